@@ -1,0 +1,31 @@
+# One-command set-up, run and test on a fresh CPU machine (see README).
+PYTHON ?= python3
+CORES ?= 2
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+# Rules call `python -m lenex...`: the venv must come first on PATH.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: setup run test lint format
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The CPU wheel of torch 2.13.0; a bare `torch` would pull a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: setup
+	snakemake --cores $(CORES)
+
+test: setup
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python -m pytest
+
+lint: setup
+	snakemake --lint
+	snakefmt --check Snakefile workflow/rules
+
+format: setup
+	snakefmt Snakefile workflow/rules

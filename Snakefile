@@ -1,0 +1,19 @@
+# lenex: regenerate the tables and figures of three length-extrapolation papers.
+#   snakemake --cores 2                                   # every table of config `preset`
+#   snakemake --cores 2 results/tiny/tables/lex/table2.md # one table, at one scale
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(config["preset"]),

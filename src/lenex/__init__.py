@@ -1,0 +1,1 @@
+"""lenex: regenerate the results of three length-extrapolation papers."""

@@ -1,0 +1,176 @@
+"""Split a corpus by work group, tokenise it and write flat uint16 token files.
+
+    python -m lenex.data.prepare --source-spec '{"source": "shakespeare"}' \
+        --resources resources --out results/tiny/data/pg22 --tokenizer gpt2 --seed 1234
+
+Output directory: ``train.bin``, ``valid.bin``, ``test.bin`` (uint16, EOT after every
+document) and ``meta.json`` (written last). Everything is built in a temporary sibling
+directory and renamed into place, so ``out`` either is complete or does not exist.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from .corpus import Document, read_corpus
+from .fetch import SOURCE_FILE
+from .tokenizer import get_tokenizer
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "valid", "test")
+DTYPE = np.uint16
+META_FILE = "meta.json"
+FORMAT_VERSION = 1
+
+
+def split_groups(groups: list[str], seed: int, valid_fraction: float,
+                 test_fraction: float) -> dict[str, list[str]]:
+    """Deterministic group -> split assignment: shuffle the *sorted* keys with
+    ``random.Random(seed)`` (so input order never matters), take test, then valid, then
+    train. A positive fraction always gets at least one group; train keeps at least one."""
+    order = sorted(set(groups))
+    random.Random(seed).shuffle(order)
+    n = len(order)
+    n_test = max(1, round(n * test_fraction)) if test_fraction > 0 else 0
+    n_valid = max(1, round(n * valid_fraction)) if valid_fraction > 0 else 0
+    if n_test + n_valid >= n:
+        raise ValueError(f"{n} groups cannot fill test ({n_test}) and valid ({n_valid}) "
+                         "and still leave one for train; lower the fractions")
+    return {"test": order[:n_test], "valid": order[n_test:n_test + n_valid],
+            "train": order[n_test + n_valid:]}
+
+
+def _grow_test(assign: dict[str, list[str]], tokens_per_group: dict[str, int],
+               min_test_tokens: int) -> None:
+    """Move train groups (in their shuffled order) to test until test is long enough
+    to hold the longest evaluation sequence."""
+    have = sum(tokens_per_group[g] for g in assign["test"])
+    while have < min_test_tokens:
+        if len(assign["train"]) <= 1:
+            raise ValueError(f"corpus too small: test has {have} tokens < "
+                             f"--min-test-tokens {min_test_tokens}")
+        group = assign["train"].pop(0)
+        assign["test"].append(group)
+        have += tokens_per_group[group]
+
+
+def source_record(spec: dict, resources_dir: str | os.PathLike) -> dict:
+    """The spec plus SOURCE.json (package, version, sha256...) when the source has one."""
+    record = dict(spec)
+    if spec.get("source") == "shakespeare":
+        path = Path(spec.get("path") or Path(resources_dir) / "shakespeare") / SOURCE_FILE
+        if path.is_file():
+            record["fetched"] = json.loads(path.read_text())
+    return record
+
+
+def _write_split(directory: Path, split: str, docs: list[Document],
+                 token_lists: list[list[int]], eot: int) -> dict:
+    lengths = np.array([len(t) + 1 for t in token_lists], dtype=np.int64)  # +1: EOT
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    flat = np.empty(int(offsets[-1]), dtype=DTYPE)
+    for start, ids in zip(offsets[:-1], token_lists):
+        flat[start:start + len(ids)] = ids
+        flat[start + len(ids)] = eot
+    flat.tofile(directory / f"{split}.bin")
+    info = {
+        "file": f"{split}.bin",
+        "n_docs": len(docs),
+        "n_tokens": int(offsets[-1]),
+        "doc_ids": [d.doc_id for d in docs],
+        "doc_offsets": offsets.tolist(),
+        "groups": sorted({d.group for d in docs}),
+        "latin1_doc_ids": [d.doc_id for d in docs if d.encoding != "utf-8"],
+    }
+    log.info("%s: %d groups, %d docs, %d tokens", split, len(info["groups"]),
+             info["n_docs"], info["n_tokens"])
+    return info
+
+
+def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike,
+            tokenizer: str = "gpt2", seed: int = 1234, valid_fraction: float = 0.1,
+            test_fraction: float = 0.1, min_test_tokens: int = 0) -> dict:
+    """Build ``out`` (see module docstring) and return its meta.json contents."""
+    out = Path(out)
+    tok = get_tokenizer(tokenizer)
+    if tok.vocab_size > np.iinfo(DTYPE).max + 1:
+        raise ValueError(f"tokenizer {tok.name!r} has {tok.vocab_size} ids; uint16 holds 65536")
+    docs = sorted(read_corpus(spec, resources_dir), key=lambda d: d.doc_id)
+
+    batch = 8  # small batches only so that tqdm can show progress on big corpora
+    token_lists: list[list[int]] = []
+    for i in tqdm(range(0, len(docs), batch), desc="tokenize", unit="batch", file=sys.stderr):
+        token_lists.extend(tok.encode_batch([d.text for d in docs[i:i + batch]]))
+    tokens_per_group: dict[str, int] = {}
+    for d, ids in zip(docs, token_lists):
+        tokens_per_group[d.group] = tokens_per_group.get(d.group, 0) + len(ids) + 1
+
+    assign = split_groups(list(tokens_per_group), seed, valid_fraction, test_fraction)
+    _grow_test(assign, tokens_per_group, min_test_tokens)
+    split_of = {g: s for s, gs in assign.items() for g in gs}
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        meta = {
+            "format_version": FORMAT_VERSION, "tokenizer": tok.name,
+            "vocab_size": tok.vocab_size, "eot_token": tok.eot_token,
+            "dtype": np.dtype(DTYPE).name, "seed": seed, "valid_fraction": valid_fraction,
+            "test_fraction": test_fraction, "min_test_tokens": min_test_tokens,
+            "source": source_record(spec, resources_dir), "splits": {},
+        }
+        for split in SPLITS:
+            idx = [i for i, d in enumerate(docs) if split_of[d.group] == split]
+            meta["splits"][split] = _write_split(
+                tmp, split, [docs[i] for i in idx], [token_lists[i] for i in idx], tok.eot_token)
+        # meta.json last: its presence marks the directory as complete.
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return meta
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    # rename() cannot overwrite a non-empty directory: move the old one aside first.
+    old = None
+    if target.exists():
+        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        os.replace(target, old)
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Split, tokenise and write a corpus.")
+    ap.add_argument("--source-spec", required=True, help="JSON corpus spec, e.g. "
+                    '\'{"source": "shakespeare"}\' (a `corpora:` entry of the config)')
+    ap.add_argument("--resources", default="resources")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tokenizer", default="gpt2")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--valid-fraction", type=float, default=0.1)
+    ap.add_argument("--test-fraction", type=float, default=0.1)
+    ap.add_argument("--min-test-tokens", type=int, default=0)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    prepare(json.loads(args.source_spec), args.resources, args.out, args.tokenizer,
+            args.seed, args.valid_fraction, args.test_fraction, args.min_test_tokens)
+
+
+if __name__ == "__main__":
+    main()

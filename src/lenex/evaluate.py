@@ -1,0 +1,128 @@
+"""Perplexity at one evaluation length with the LEX protocol (LEX paper section 4.2):
+`python -m lenex.evaluate --checkpoint M.pt --data DIR --length L --span S --out R.json`.
+
+The same test text is divided into pieces of the target length, so every length scores
+the same tokens: each test document contributes its first floor(len/S)*S tokens, S (the
+span, the longest length of the table) being a multiple of every evaluated length. Each
+piece is fed as [EOT, t_0 .. t_{L-2}] and predicts t_0 .. t_{L-1}, so every token of the
+span is scored exactly once at every length, the first one of a piece from the
+document-separator token alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .checkpoint import atomic_write, load_model
+from .data.tokens import load_split
+from .masks import build_mask, default_mask_options
+
+log = logging.getLogger("lenex.evaluate")
+
+
+def scored_span(documents, span: int, max_tokens: int) -> tuple[np.ndarray, int]:
+    """Concatenate whole multiples of `span` tokens from each document, up to max_tokens
+    (rounded down to a multiple of span). Returns (tokens, documents skipped as too short)."""
+    if span < 2:
+        raise ValueError(f"the scored span must be at least 2 tokens, got {span}")
+    budget = (max_tokens // span) * span
+    if budget == 0:
+        raise ValueError(f"max_tokens {max_tokens} is smaller than one span of {span} tokens")
+    parts, total, skipped = [], 0, 0
+    for doc in documents:
+        usable = (len(doc) // span) * span
+        if usable == 0:
+            skipped += 1
+            continue
+        take = min(usable, budget - total)
+        parts.append(np.asarray(doc[:take], dtype=np.int64))
+        total += take
+        if total >= budget:
+            break
+    if total == 0:
+        raise ValueError(f"no test document has {span} tokens: the protocol cannot use this span")
+    return np.concatenate(parts), skipped
+
+
+def pieces(tokens: np.ndarray, length: int, span: int, bos: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs, targets) of shape (n, length); inputs are targets shifted right behind `bos`."""
+    if length < 1 or span % length:
+        raise ValueError(f"evaluation length {length} does not divide the scored span {span}")
+    targets = torch.from_numpy(tokens).view(-1, length)
+    inputs = torch.cat([torch.full((targets.shape[0], 1), bos, dtype=torch.long), targets[:, :-1]], dim=1)
+    return inputs, targets
+
+
+def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos: int, batch_tokens: int) -> dict:
+    inputs, targets = pieces(tokens, length, span, bos)
+    batch = max(1, batch_tokens // length)
+    total_nll = 0.0
+    for start in tqdm(range(0, len(inputs), batch), desc=f"eval L={length}", unit="batch", mininterval=5):
+        nll = model.token_nll(inputs[start : start + batch], targets[start : start + batch], mask=mask)
+        total_nll += nll.double().sum().item()
+    mean = total_nll / targets.numel()
+    return {"nll": mean, "ppl": math.exp(mean), "tokens": int(targets.numel()), "pieces": int(len(inputs))}
+
+
+def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_options=None,
+        split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None) -> dict:
+    overrides = {"position_options": position_options} if position_options else {}
+    model, payload = load_model(checkpoint, **overrides)
+    cfg = model.config
+    mask_name = mask_name or cfg.mask
+    # A windowed model keeps its own window unless told otherwise; other masks take the papers' defaults.
+    base = cfg.mask_options if mask_name == cfg.mask else default_mask_options(mask_name, cfg.train_length)
+    mask = build_mask(mask_name, {**base, **(mask_options or {})})
+    mask.check_length(length)
+    data = load_split(data_dir, split)
+    tokens, skipped = scored_span(data.documents(), span, max_tokens)
+    started = time.time()
+    result = evaluate_length(model, tokens, length, span, mask, data.meta["dataset"]["eot_token"], batch_tokens)
+    result.update(
+        length=length, span=span, train_length=cfg.train_length, mask=mask_name, mask_options=mask.options(),
+        protocol="lex", split=split, documents_skipped=skipped,
+        scored_tokens_sha256=hashlib.sha256(tokens.astype(np.uint16).tobytes()).hexdigest(),
+        checkpoint=str(checkpoint), model_config=cfg.to_dict(), params=model.num_parameters(),
+        steps=payload.get("step"), tokens_seen=payload.get("tokens_seen"), seconds=time.time() - started,
+        **(extra or {}),
+    )
+    atomic_write(out, lambda tmp: Path(tmp).write_text(json.dumps(result, indent=1) + "\n"))
+    log.info("L=%d mask=%s ppl=%.3f over %d tokens", length, mask_name, result["ppl"], result["tokens"])
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--data", required=True, help="prepared corpus directory")
+    parser.add_argument("--length", type=int, required=True, help="evaluation length in tokens")
+    parser.add_argument("--span", type=int, required=True, help="scored span: the longest length of the table")
+    parser.add_argument("--mask", default=None, help="attention mask at evaluation (default: the training mask)")
+    parser.add_argument("--mask-options", default="{}", help="JSON, e.g. '{\"block\": 32}'")
+    parser.add_argument("--position-options", default="{}", help="JSON overrides, e.g. '{\"interpolate_to\": 4096}'")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--max-tokens", type=int, default=65536)
+    parser.add_argument("--batch-tokens", type=int, default=16384)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--extra", default="{}", help="JSON merged into the result (e.g. variant, corpus)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, json.loads(args.mask_options),
+        args.split, args.max_tokens, args.batch_tokens, json.loads(args.position_options), json.loads(args.extra))
+
+
+if __name__ == "__main__":
+    main()

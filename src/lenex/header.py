@@ -1,0 +1,77 @@
+"""Build a table's header facts (JSON): at which scale our numbers were produced, on what
+data, from which code. `python -m lenex.header --preset-file P --corpora JSON --metas M..
+--results R.. --out H.json`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import subprocess
+from pathlib import Path
+
+import torch
+import yaml
+
+from .checkpoint import atomic_write
+
+def git_revision() -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict]) -> dict:
+    models = {(r.get("variant"), r.get("params"), r.get("steps"), r.get("tokens_seen")) for r in results}
+    first = results[0] if results else {}
+    model = preset["model"]
+    stand_ins = {}
+    for corpus, meta in metas.items():
+        spec = corpora.get(corpus, {})
+        test = meta.get("splits", {}).get("test", {})
+        stand_ins[corpus] = (
+            f"{spec.get('stands_in_for', corpus)} -> {spec.get('description', '?')}; "
+            f"test split {test.get('n_docs', '?')} documents, {test.get('n_tokens', '?')} tokens"
+        )
+    return {
+        "preset": preset["name"],
+        "preset_description": preset["description"],
+        "n_params": first.get("params"),
+        "params_by_variant": {v: p for v, p, _, _ in sorted(models, key=str) if v},
+        "n_layer": model["n_layer"],
+        "d_model": model["d_model"],
+        "n_head": model["n_head"],
+        "d_ff": model["d_ff"],
+        "train_length": model["train_length"],
+        "steps": first.get("steps"),
+        "tokens_seen": first.get("tokens_seen"),
+        "scored_tokens": first.get("tokens"),
+        "stand_ins": stand_ins,
+        "git_rev": git_revision(),
+        "device": f"{platform.machine()} CPU, torch {torch.__version__}"
+        + (f", CUDA {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""),
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset-file", required=True)
+    parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
+    parser.add_argument("--metas", nargs="*", default=[], help="meta.json of each corpus the table reads")
+    parser.add_argument("--results", nargs="*", default=[], help="evaluation JSON files")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    preset = yaml.safe_load(Path(args.preset_file).read_text())
+    metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
+    results = [json.loads(Path(r).read_text()) for r in args.results]
+    header = build_header(preset, json.loads(args.corpora), metas, results)
+    atomic_write(args.out, lambda tmp: Path(tmp).write_text(json.dumps(header, indent=1) + "\n"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""Full causal attention: every token sees itself and all tokens before it."""
+
+from __future__ import annotations
+
+import torch
+
+from .base import AttentionMask
+
+
+class CausalMask(AttentionMask):
+    name = "causal"
+
+    def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
+        return k_idx[None, :] <= q_idx[:, None]

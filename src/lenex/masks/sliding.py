@@ -1,0 +1,41 @@
+"""Sliding-window causal attention and the receptive-field paper's windowed attention.
+
+`sliding`: each token sees itself and the W-1 tokens before it; an evaluation-time
+choice (LEX Table 5). `windowed`: the same rule (receptive-field paper section 3.3,
+l_mn defined iff n + w > m >= n) but meant to be used in training too, so a model
+trained with it is evaluated with it by default.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import AttentionMask
+
+
+class SlidingMask(AttentionMask):
+    name = "sliding"
+    banded = True
+
+    def __init__(self, window: int):
+        if int(window) < 1:
+            raise ValueError(f"{self.name} mask: window must be a positive integer, got {window!r}")
+        self.window = int(window)
+
+    def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
+        distance = q_idx[:, None] - k_idx[None, :]
+        return (distance >= 0) & (distance < self.window)
+
+    def chunk(self, length: int) -> int:
+        # Query chunks as long as the window keep each chunk's key range at 2W.
+        return self.window
+
+    def key_range(self, q_start: int, q_end: int) -> tuple[int, int]:
+        return max(0, q_start - self.window + 1), q_end
+
+    def options(self) -> dict:
+        return {"window": self.window}
+
+
+class WindowedMask(SlidingMask):
+    name = "windowed"

@@ -1,0 +1,69 @@
+"""Multi-head attention over an attention plan.
+
+The plan is built once per forward pass (bias and mask do not depend on the layer) and
+lists query/key spans with their additive float masks. A full causal mask with no bias
+becomes one span with SDPA's `is_causal` fast path. Banded masks (blockwise, sliding,
+windowed) on long inputs become one span per query chunk, each seeing only its key
+range, so memory grows linearly with the length instead of building an L x L matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ..masks import AttentionMask
+from ..positions import PositionScheme
+
+
+@dataclass
+class Span:
+    q: slice
+    k: slice
+    mask: torch.Tensor | None  # additive, broadcastable to (B, H, q, k); None: causal fast path
+
+
+def _additive(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    blocked = torch.zeros(allowed.shape, device=allowed.device).masked_fill(~allowed, float("-inf"))
+    return blocked if bias is None else bias + blocked
+
+
+def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
+    """Spans covering all queries of a sequence of len(positions[-1]) tokens."""
+    length = positions.shape[-1]
+    mask.check_length(length)
+    idx = torch.arange(length, device=positions.device)
+    chunk = mask.chunk(length)
+    if not mask.banded or length <= 2 * chunk:
+        bias = scheme.bias(positions, positions)
+        if bias is None and mask.name == "causal":
+            return [Span(slice(0, length), slice(0, length), None)]
+        return [Span(slice(0, length), slice(0, length), _additive(mask.allowed(idx, idx), bias))]
+    spans = []
+    for q_start in range(0, length, chunk):
+        q_end = min(q_start + chunk, length)
+        k_start, k_end = mask.key_range(q_start, q_end)
+        allowed = mask.allowed(idx[q_start:q_end], idx[k_start:k_end])
+        bias = scheme.bias(positions[..., q_start:q_end], positions[..., k_start:k_end])
+        spans.append(Span(slice(q_start, q_end), slice(k_start, k_end), _additive(allowed, bias)))
+    return spans
+
+
+def attend(q, k, v, plan: list[Span], dropout_p: float = 0.0) -> torch.Tensor:
+    """q, k, v: (B, H, T, hd), already rotated. Returns (B, H, T, hd)."""
+    outputs = []
+    for span in plan:
+        attn_mask = None if span.mask is None else span.mask.to(q.dtype)
+        outputs.append(
+            F.scaled_dot_product_attention(
+                q[:, :, span.q],
+                k[:, :, span.k],
+                v[:, :, span.k],
+                attn_mask=attn_mask,
+                is_causal=span.mask is None,
+                dropout_p=dropout_p,
+            )
+        )
+    return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=2)

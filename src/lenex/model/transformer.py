@@ -1,0 +1,118 @@
+"""Decoder-only pre-LayerNorm transformer language model (GPT style)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..config import ModelConfig
+from ..masks import AttentionMask, build_mask, default_mask_options
+from ..positions import PositionScheme, build_position
+from .attention import attend, plan_attention
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_head, self.head_dim, self.dropout = cfg.n_head, cfg.head_dim, cfg.dropout
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+
+    def forward(self, x, positions, scheme: PositionScheme, plan):
+        batch, length, width = x.shape
+        q, k, v = self.qkv(x).view(batch, length, 3, self.n_head, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k = scheme.rotate(q, k, positions, positions)
+        out = attend(q, k, v, plan, self.dropout if self.training else 0.0)
+        return self.proj(out.transpose(1, 2).reshape(batch, length, width))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln_attn = nn.LayerNorm(cfg.d_model)
+        self.attn = SelfAttention(cfg)
+        self.ln_mlp = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, positions, scheme, plan):
+        x = x + self.drop(self.attn(self.ln_attn(x), positions, scheme, plan))
+        return x + self.drop(self.mlp(self.ln_mlp(x)))
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.config = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.position = build_position(
+            cfg.position,
+            cfg.position_options,
+            d_model=cfg.d_model,
+            n_heads=cfg.n_head,
+            head_dim=cfg.head_dim,
+            max_length=cfg.train_length,
+        )
+        self.train_mask = build_mask(cfg.mask, {**default_mask_options(cfg.mask, cfg.train_length), **cfg.mask_options})
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.apply(self._init_weights)
+        # GPT-2 scaling of residual projections keeps the residual stream's variance flat in depth.
+        for block in self.blocks:
+            for proj in (block.attn.proj, block.mlp[2]):
+                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * cfg.n_layer))
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def hidden(self, idx: torch.Tensor, positions: torch.Tensor | None = None, mask: AttentionMask | None = None):
+        """Final-layer hidden states (B, T, D). `positions` defaults to 0..T-1 (original ids may have gaps)."""
+        if positions is None:
+            positions = torch.arange(idx.shape[1], device=idx.device)
+        mask = mask or self.train_mask
+        x = self.tok_emb(idx)
+        added = self.position.embed(positions)
+        if added is not None:
+            x = x + added
+        x = self.drop(x)
+        plan = plan_attention(positions, self.position, mask)
+        for block in self.blocks:
+            x = block(x, positions, self.position, plan)
+        return self.ln_f(x)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return hidden @ self.tok_emb.weight.T  # tied input/output embeddings
+
+    def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
+        logits = self.logits(self.hidden(idx, positions, mask))
+        if targets is None:
+            return logits, None
+        losses = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
+        if loss_mask is None:
+            return logits, losses.mean()
+        weights = loss_mask.flatten().to(losses.dtype)
+        return logits, (losses * weights).sum() / weights.sum()
+
+    @torch.no_grad()
+    def token_nll(self, idx, targets, positions=None, mask=None, vocab_chunk: int = 2048) -> torch.Tensor:
+        """Per-token negative log-likelihood (B, T), projecting to the vocabulary in chunks of
+        tokens so long evaluations never hold a (T x 50257) logits matrix."""
+        hidden = self.hidden(idx, positions, mask)
+        out = torch.empty(targets.shape, dtype=torch.float32, device=idx.device)
+        for start in range(0, idx.shape[1], vocab_chunk):
+            piece = self.logits(hidden[:, start : start + vocab_chunk]).float()
+            out[:, start : start + vocab_chunk] = F.cross_entropy(
+                piece.transpose(1, 2), targets[:, start : start + vocab_chunk], reduction="none"
+            )
+        return out

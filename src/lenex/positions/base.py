@@ -1,0 +1,61 @@
+"""The interface every position scheme implements, plus helpers shared by the schemes.
+
+Positions are integer tensors of *original* position ids. They may have gaps (segmented
+training keeps each token's original position), so every scheme computes from the given
+values and never from arange(T).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import nn
+
+
+class PositionScheme(nn.Module):
+    """Base class: by default a scheme adds nothing, rotates nothing and biases nothing."""
+
+    name: str = ""
+    kind: str = "none"  # "embedding" | "rotary" | "bias" | "none"
+    Options: type = None  # a dataclass of the scheme's options; set by each subclass
+
+    def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):
+        super().__init__()
+        self.options = options
+        self.d_model, self.n_heads, self.head_dim, self.max_length = d_model, n_heads, head_dim, max_length
+
+    def embed(self, positions: torch.Tensor) -> torch.Tensor | None:
+        """(T,) -> (T, D) or (B, T) -> (B, T, D), added to the token embeddings."""
+        return None
+
+    def rotate(self, q, k, q_pos, k_pos) -> tuple[torch.Tensor, torch.Tensor]:
+        """q: (B, H, Tq, hd), k: (B, H, Tk, hd); returns transformed (q, k)."""
+        return q, k
+
+    def bias(self, q_pos, k_pos) -> torch.Tensor | None:
+        """Additive bias on the scaled logits: (H, Tq, Tk), or (B, H, Tq, Tk) for batched positions."""
+        return None
+
+
+def make_options(scheme: str, options_cls: type, options: dict | None):
+    """Build the scheme's options dataclass; an unknown key raises a ValueError naming it."""
+    options = dict(options or {})
+    allowed = [f.name for f in dataclasses.fields(options_cls)]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"position scheme {scheme!r}: unknown option {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}"
+        )
+    return options_cls(**options)
+
+
+def relative_distance(q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
+    """q_pos - k_pos as (..., Tq, Tk); >= 0 for the causal pairs a query may attend."""
+    return q_pos.unsqueeze(-1) - k_pos.unsqueeze(-2)
+
+
+def per_head(values, distance: torch.Tensor) -> torch.Tensor:
+    """Per-head constants shaped (H, 1, 1) to broadcast against (..., 1, Tq, Tk)."""
+    values = torch.as_tensor(values, dtype=torch.float32, device=distance.device)
+    return values.view(-1, 1, 1)

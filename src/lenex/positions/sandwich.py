@@ -1,0 +1,54 @@
+"""Sandwich (receptive-field paper, Section 6.1, Eq. 6): a parameter-free relative bias.
+
+The inner product of two sinusoidal embeddings depends only on m - n:
+p_m . p_n = sum_{i=1}^{dbar/2} cos((m - n) / 10000^(2i/dbar)). Sandwich subtracts its maximum
+dbar/2 (reached at m = n) and divides by ALiBi's compression ratios h_k = k * 8/H:
+bias_k(m, n) = (p_m . p_n - dbar/2) / h_k. The sum runs over i = 1..dbar/2 as printed in the paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .base import PositionScheme, per_head, relative_distance
+
+
+def compression_ratios(n_heads: int) -> list[float]:
+    return [k * 8.0 / n_heads for k in range(1, n_heads + 1)]
+
+
+def sandwich_profile(distance: torch.Tensor, dbar: int = 128) -> torch.Tensor:
+    """p_m . p_n - dbar/2 for integer distances m - n, in float64 (before dividing by h)."""
+    i = torch.arange(1, dbar // 2 + 1, dtype=torch.float64, device=distance.device)
+    angle = distance.to(torch.float64).unsqueeze(-1) / 10000.0 ** (2 * i / dbar)
+    return angle.cos().sum(-1) - dbar / 2
+
+
+def sandwich_bias(length: int, n_heads: int, dbar: int = 128) -> torch.Tensor:
+    """The full (H, L, L) Sandwich bias for positions 0..L-1 (symmetric in m, n)."""
+    positions = torch.arange(length)
+    profile = sandwich_profile(relative_distance(positions, positions), dbar)
+    ratios = torch.tensor(compression_ratios(n_heads), dtype=torch.float64).view(-1, 1, 1)
+    return (profile / ratios).to(torch.float32)
+
+
+@dataclass(frozen=True)
+class SandwichOptions:
+    dbar: int = 128  # the paper's choice for all experiments
+
+
+class Sandwich(PositionScheme):
+    name = "sandwich"
+    kind = "bias"
+    Options = SandwichOptions
+
+    def bias(self, q_pos, k_pos):
+        distance = relative_distance(q_pos, k_pos).abs()
+        # Evaluate the profile once per distinct distance (a 1-D table), then gather: the
+        # direct (Tq, Tk, dbar/2) evaluation would need dbar/2 times the memory.
+        span = int(distance.max()) + 1 if distance.numel() else 1
+        table = sandwich_profile(torch.arange(span, device=distance.device), self.options.dbar)
+        profile = table.to(torch.float32)[distance].unsqueeze(-3)
+        return profile / per_head(compression_ratios(self.n_heads), profile)

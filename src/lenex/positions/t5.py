@@ -1,0 +1,49 @@
+"""T5 relative position bias (Raffel et al., 2020), unidirectional (causal) bucketing.
+
+Distances n = query - key below num_buckets/2 get a bucket each; larger ones share
+logarithmically wider buckets up to max_distance, and everything beyond falls into the last
+bucket. Each head learns one scalar per bucket.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .base import PositionScheme, relative_distance
+
+
+def t5_relative_bucket(relative_position: torch.Tensor, num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
+    """relative_position = key - query (<= 0 for causal pairs) -> bucket ids in [0, num_buckets)."""
+    n = (-relative_position).clamp(min=0)  # keys after the query (masked anyway) share bucket 0
+    max_exact = num_buckets // 2
+    # Clamp before the log so n = 0 does not produce -inf; those entries take the exact branch.
+    scaled = torch.log(n.clamp(min=max_exact).float() / max_exact) / math.log(max_distance / max_exact)
+    large = (max_exact + (scaled * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return torch.where(n < max_exact, n, large).long()
+
+
+@dataclass(frozen=True)
+class T5Options:
+    num_buckets: int = 32
+    max_distance: int = 128
+
+
+class T5Bias(PositionScheme):
+    name = "t5"
+    kind = "bias"
+    Options = T5Options
+
+    def __init__(self, options, **sizes):
+        super().__init__(options, **sizes)
+        # Small normal init, the same N(0, 0.02) LanguageModel gives every embedding table,
+        # so the scheme behaves the same whether or not the model re-initialises it.
+        self.table = nn.Embedding(options.num_buckets, self.n_heads)
+        nn.init.normal_(self.table.weight, std=0.02)
+
+    def bias(self, q_pos, k_pos):
+        buckets = t5_relative_bucket(-relative_distance(q_pos, k_pos), self.options.num_buckets, self.options.max_distance)
+        return self.table(buckets).movedim(-1, -3)  # (..., Tq, Tk, H) -> (..., H, Tq, Tk)

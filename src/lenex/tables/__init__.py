@@ -1,0 +1,1 @@
+"""Paper-vs-ours result tables: the papers' numbers, cell lookup and rendering."""

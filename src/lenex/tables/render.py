@@ -1,0 +1,117 @@
+"""Render a paper-vs-ours table to markdown and LaTeX, and the CLI the workflow calls.
+
+    python -m lenex.tables.render --spec config/experiments/lex.yaml --table-key table2 \
+        --results r1.json r2.json --header header.json --out-md t.md --out-tex t.tex
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
+from .paper_results import load_paper_results
+from .table_data import TableData, build_table
+
+__all__ = ["build_table", "render_markdown", "render_latex", "load_table_spec",
+           "load_results", "write_atomic", "main"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _environment(**delimiters) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True, **delimiters)
+    env.filters.update(md=md_escape, md_multiple=multiple_md,
+                       tex=tex_escape, tex_multiple=multiple_tex)
+    return env
+
+
+def render_markdown(table: TableData) -> str:
+    return _environment().get_template("table.md.j2").render(t=table)
+
+
+def render_latex(table: TableData) -> str:
+    # LaTeX is full of braces and '{#', so the LaTeX template uses ((( ))) / ((* *)) instead.
+    env = _environment(block_start_string="((*", block_end_string="*))",
+                       variable_start_string="(((", variable_end_string=")))",
+                       comment_start_string="((=", comment_end_string="=))")
+    return env.get_template("table.tex.j2").render(t=table)
+
+
+def load_table_spec(path: str | Path, key: str) -> dict:
+    """The spec under ``tables.<key>`` of an experiment YAML file."""
+    with open(path, encoding="utf-8") as fh:
+        experiment = yaml.safe_load(fh) or {}
+    tables = experiment.get("tables") or {}
+    if key not in tables:
+        known = ", ".join(sorted(tables)) or "(none)"
+        raise KeyError(f"table key '{key}' not found in {path}; known table keys: {known}")
+    return tables[key]
+
+
+def load_results(paths: list[str | Path]) -> list[dict]:
+    """One evaluator JSON per file (a dict, or a list of dicts)."""
+    results = []
+    for path in paths:
+        data = _load_json(path, "results file")
+        results.extend(data if isinstance(data, list) else [data])
+    return results
+
+
+def _load_json(path: str | Path, what: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{what} {path} is not valid JSON: {err}") from err
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    # Temp file in the same directory + os.replace: Snakemake never sees half a table.
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lenex.tables.render", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spec", required=True, help="experiment YAML with a top-level 'tables'")
+    parser.add_argument("--table-key", required=True, help="key under 'tables', e.g. table2")
+    parser.add_argument("--results", nargs="*", default=[], help="evaluator JSON files")
+    parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
+    parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
+    parser.add_argument("--out-md", required=True)
+    parser.add_argument("--out-tex", required=True)
+    args = parser.parse_args(argv)
+    try:
+        spec = load_table_spec(args.spec, args.table_key)
+        results = load_results(args.results)
+        header = _load_json(args.header, "header file")
+        table = build_table(spec, results, load_paper_results(args.paper_results), header)
+    except (KeyError, ValueError, OSError) as err:
+        # KeyError's str() adds quotes; print the message itself.
+        print(f"error: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    write_atomic(args.out_md, render_markdown(table))
+    write_atomic(args.out_tex, render_latex(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

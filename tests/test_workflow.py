@@ -1,0 +1,97 @@
+"""The Snakemake DAG: what a table target builds, lint, config validation, and (slow)
+the whole tiny run of LEX Table 2 end to end."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE2 = "results/tiny/tables/lex/table2.md"
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, cwd=REPO, timeout=600):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    block = output.split("Job stats:")[1]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M) if m[1] != "total"}
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A scratch copy of the workflow so runs never touch the repository's results/."""
+    for name in ("Snakefile", "workflow", "config"):
+        (tmp_path / name).symlink_to(REPO / name)
+    return tmp_path
+
+
+def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
+    run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    # 4 variants x 6 lengths = 24 evaluations (LEX's 3 beyond-L_tr cells use BCA instead of causal).
+    assert job_counts(run.stdout) == {
+        "fetch_shakespeare": 1, "prepare_corpus": 1, "train": 4, "evaluate": 24, "table_header": 1, "render_table": 1,
+    }
+    assert "xpos/pg22/blockwise/L128.json" in run.stdout and "xpos/pg22/causal/L128.json" not in run.stdout
+
+
+def test_paper_preset_dry_run_asks_for_gpus(workdir):
+    run = snakemake("-n", "--forceall", "results/paper/tables/lex/table2.md", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert "L8192.json" in run.stdout and "gpu=1" in run.stdout
+
+
+def test_lint_and_format_are_clean():
+    lint = snakemake("--lint")
+    assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+    snakefmt = shutil.which("snakefmt", path=str(Path(sys.executable).parent))
+    if snakefmt is None:
+        pytest.skip("snakefmt not installed")
+    fmt = subprocess.run([snakefmt, "--check", "Snakefile", "workflow/rules"], cwd=REPO, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stderr
+
+
+def test_unknown_config_key_is_named(workdir):
+    run = snakemake("-n", "--config", "presett=tiny", cwd=workdir)
+    assert run.returncode != 0 and "presett" in run.stdout + run.stderr
+
+
+def test_unknown_preset_is_named(workdir):
+    run = snakemake("-n", "results/huge/tables/lex/table2.md", cwd=workdir)
+    assert run.returncode != 0 and "unknown preset 'huge'" in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("kind,schema", [("presets/tiny", "preset"), ("experiments/lex", "experiment")])
+def test_every_config_file_key_is_checked(kind, schema):
+    from snakemake.utils import validate
+
+    values = yaml.safe_load((REPO / "config" / f"{kind}.yaml").read_text())
+    validate(values, str(REPO / "workflow" / "schemas" / f"{schema}.schema.yaml"))
+    values["modle"] = {}
+    with pytest.raises(Exception, match="modle"):
+        validate(values, str(REPO / "workflow" / "schemas" / f"{schema}.schema.yaml"))
+
+
+@pytest.mark.slow
+def test_tiny_table2_end_to_end_then_nothing_to_do(workdir):
+    run = snakemake("--cores", "2", TABLE2, cwd=workdir, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    table = (workdir / TABLE2).read_text()
+    assert "preset `tiny`" in table and "NOT the paper's scale" in table
+    # Every PG22 cell of ours holds a number: paper / ours / delta.
+    pg22 = table.split("## PG22")[1].split("## QMSum")[0]
+    cells = re.findall(r"\| ([\d.]+) / ([\d.]+) / ([+-][\d.]+)", pg22)
+    assert len(cells) == 4 * 6
+    assert "not computed yet" in table.split("## QMSum")[1]
+    assert (workdir / TABLE2.replace(".md", ".tex")).exists()
+    again = snakemake("-n", TABLE2, cwd=workdir)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,37 @@
+# Evaluation stage: perplexity of one model on one corpus at one length under one mask,
+# with the LEX protocol (every length scores the same span of the test split).
+
+
+rule evaluate:
+    input:
+        model="results/{preset}/models/{paper}/{variant}.pt",
+        data=lambda wc: data_files(wc.preset, wc.corpus),
+    output:
+        "results/{preset}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
+    log:
+        "results/{preset}/logs/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000),
+        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30),
+        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0),
+    params:
+        data="results/{preset}/data/{corpus}",
+        span=lambda wc: eval_length(wc.preset, experiment(wc.paper)["span_multiple"]),
+        max_tokens=lambda wc: preset(wc.preset)["eval"]["max_tokens"],
+        batch_tokens=lambda wc: preset(wc.preset)["eval"]["batch_tokens"],
+        extra=lambda wc: quoted_json(
+            {
+                "variant": wc.variant,
+                "corpus": wc.corpus,
+                "paper": wc.paper,
+                "preset": wc.preset,
+            }
+        ),
+    shell:
+        "python -m lenex.evaluate --checkpoint {input.model} --data {params.data}"
+        " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
+        " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
+        " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"

@@ -1,0 +1,37 @@
+# Table stage: paper / ours / difference for every cell, with the scale in the header.
+
+
+rule table_header:
+    input:
+        evaluations=table_evaluations,
+        metas=table_corpora,
+    output:
+        "results/{preset}/tables/{paper}/table{table}.header.json",
+    log:
+        "results/{preset}/logs/tables/{paper}/table{table}.header.log",
+    conda:
+        ENV
+    params:
+        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
+        corpora=lambda wc: quoted_json(config["corpora"]),
+    shell:
+        "python -m lenex.header --preset-file {params.preset_file} --corpora {params.corpora}"
+        " --metas {input.metas} --results {input.evaluations} --out {output} > {log} 2>&1"
+
+
+rule render_table:
+    input:
+        evaluations=table_evaluations,
+        header="results/{preset}/tables/{paper}/table{table}.header.json",
+        spec="config/experiments/{paper}.yaml",
+    output:
+        md="results/{preset}/tables/{paper}/table{table}.md",
+        tex="results/{preset}/tables/{paper}/table{table}.tex",
+    log:
+        "results/{preset}/logs/tables/{paper}/table{table}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
+        " --results {input.evaluations} --header {input.header}"
+        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
