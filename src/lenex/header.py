@@ -26,7 +26,6 @@ def git_revision() -> str:
 
 
 def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict]) -> dict:
-    models = {(r.get("variant"), r.get("params"), r.get("steps"), r.get("tokens_seen")) for r in results}
     first = results[0] if results else {}
     model = preset["model"]
     stand_ins = {}
@@ -41,11 +40,9 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "preset": preset["name"],
         "preset_description": preset["description"],
         "n_params": first.get("params"),
-        "params_by_variant": {v: p for v, p, _, _ in sorted(models, key=str) if v},
         "n_layer": model["n_layer"],
         "d_model": model["d_model"],
         "n_head": model["n_head"],
-        "d_ff": model["d_ff"],
         "train_length": model["train_length"],
         "steps": first.get("steps"),
         "tokens_seen": first.get("tokens_seen"),

@@ -105,14 +105,13 @@ class LanguageModel(nn.Module):
         return logits, (losses * weights).sum() / weights.sum()
 
     @torch.no_grad()
-    def token_nll(self, idx, targets, positions=None, mask=None, vocab_chunk: int = 2048) -> torch.Tensor:
-        """Per-token negative log-likelihood (B, T), projecting to the vocabulary in chunks of
-        tokens so long evaluations never hold a (T x 50257) logits matrix."""
-        hidden = self.hidden(idx, positions, mask)
-        out = torch.empty(targets.shape, dtype=torch.float32, device=idx.device)
-        for start in range(0, idx.shape[1], vocab_chunk):
-            piece = self.logits(hidden[:, start : start + vocab_chunk]).float()
-            out[:, start : start + vocab_chunk] = F.cross_entropy(
-                piece.transpose(1, 2), targets[:, start : start + vocab_chunk], reduction="none"
-            )
-        return out
+    def token_nll(self, idx, targets, positions=None, mask=None, vocab_chunk: int = 1024) -> torch.Tensor:
+        """Per-token negative log-likelihood (B, T). Tokens are projected to the vocabulary
+        `vocab_chunk` at a time, so evaluation never holds a (B*T x 50257) logits matrix."""
+        hidden = self.hidden(idx, positions, mask).flatten(0, 1)
+        flat_targets = targets.flatten()
+        out = torch.empty(flat_targets.shape, dtype=torch.float32, device=idx.device)
+        for start in range(0, len(flat_targets), vocab_chunk):
+            rows = slice(start, start + vocab_chunk)
+            out[rows] = F.cross_entropy(self.logits(hidden[rows]).float(), flat_targets[rows], reduction="none")
+        return out.view(targets.shape)
