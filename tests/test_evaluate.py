@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 import torch
-
 from corpus_fixture import make_corpus
+
 from lenex.checkpoint import save_checkpoint
 from lenex.config import ModelConfig
 from lenex.evaluate import pieces, run, scored_span

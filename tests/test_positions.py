@@ -6,8 +6,14 @@ import pytest
 import torch
 
 from lenex.positions import (
-    POSITIONS, alibi_slopes, build_position, fit_log_curve, interpolate_position_table, sandwich_bias,
-    t5_relative_bucket, xpos_zeta,
+    POSITIONS,
+    alibi_slopes,
+    build_position,
+    fit_log_curve,
+    interpolate_position_table,
+    sandwich_bias,
+    t5_relative_bucket,
+    xpos_zeta,
 )
 
 SIZES = dict(d_model=32, n_heads=4, head_dim=8, max_length=16)

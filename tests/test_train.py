@@ -4,8 +4,8 @@ import json
 
 import pytest
 import torch
-
 from corpus_fixture import make_corpus
+
 from lenex.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
 from lenex.schedule import learning_rate

@@ -6,6 +6,15 @@ import dataclasses
 from dataclasses import dataclass, field
 
 
+def build_dataclass(cls, values: dict, what: str, context: str = ""):
+    """cls(**values), but an unknown key is one ValueError naming it and the known ones."""
+    known = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"{context}unknown {what} {unknown[0]!r}; known: {', '.join(known) or 'none'}")
+    return cls(**values)
+
+
 @dataclass
 class ModelConfig:
     n_layer: int = 2
@@ -35,8 +44,4 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> "ModelConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown model config key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        return cls(**values)
+        return build_dataclass(cls, values, "model config key")

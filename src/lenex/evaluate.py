@@ -24,7 +24,9 @@ import torch
 from tqdm import tqdm
 
 from .checkpoint import atomic_write, load_model
+from .cli import run_cli
 from .data.tokens import load_split
+from .device import autocast, pick_device
 from .masks import build_mask, default_mask_options
 
 log = logging.getLogger("lenex.evaluate")
@@ -66,18 +68,21 @@ def pieces(tokens: np.ndarray, length: int, span: int, bos: int) -> tuple[torch.
 def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos: int, batch_tokens: int) -> dict:
     inputs, targets = pieces(tokens, length, span, bos)
     batch = max(1, batch_tokens // length)
-    total_nll = 0.0
+    total_nll, device = 0.0, next(model.parameters()).device
     for start in tqdm(range(0, len(inputs), batch), desc=f"eval L={length}", unit="batch", mininterval=5):
-        nll = model.token_nll(inputs[start : start + batch], targets[start : start + batch], mask=mask)
+        rows = slice(start, start + batch)
+        with autocast(device):
+            nll = model.token_nll(inputs[rows].to(device), targets[rows].to(device), mask=mask)
         total_nll += nll.double().sum().item()
     mean = total_nll / targets.numel()
     return {"nll": mean, "ppl": math.exp(mean), "tokens": int(targets.numel()), "pieces": int(len(inputs))}
 
 
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_options=None,
-        split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None) -> dict:
+        split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None, device="auto") -> dict:
     overrides = {"position_options": position_options} if position_options else {}
     model, payload = load_model(checkpoint, **overrides)
+    model.to(pick_device(device))
     cfg = model.config
     mask_name = mask_name or cfg.mask
     # A windowed model keeps its own window unless told otherwise; other masks take the papers' defaults.
@@ -114,6 +119,7 @@ def main(argv=None) -> None:
     parser.add_argument("--max-tokens", type=int, default=65536)
     parser.add_argument("--batch-tokens", type=int, default=16384)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda ...")
     parser.add_argument("--extra", default="{}", help="JSON merged into the result (e.g. variant, corpus)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
@@ -121,8 +127,8 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, json.loads(args.mask_options),
-        args.split, args.max_tokens, args.batch_tokens, json.loads(args.position_options), json.loads(args.extra))
+        args.split, args.max_tokens, args.batch_tokens, json.loads(args.position_options), json.loads(args.extra), args.device)
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -15,6 +15,8 @@ import torch
 import yaml
 
 from .checkpoint import atomic_write
+from .cli import run_cli
+
 
 def git_revision() -> str:
     try:
@@ -71,4 +73,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -21,8 +21,10 @@ import torch
 from tqdm import tqdm
 
 from .checkpoint import atomic_write, save_checkpoint
-from .config import ModelConfig
+from .cli import run_cli
+from .config import ModelConfig, build_dataclass
 from .data.tokens import load_split
+from .device import autocast, pick_device
 from .model import LanguageModel
 from .schedule import learning_rate
 
@@ -51,11 +53,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown train config key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        return cls(**values)
+        return build_dataclass(cls, values, "train config key")
 
 
 def sample_windows(tokens: np.ndarray, length: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -87,12 +85,13 @@ def build_optimizer(model: LanguageModel, cfg: TrainConfig) -> torch.optim.Optim
 
 
 @torch.no_grad()
-def validation_loss(model: LanguageModel, tokens: np.ndarray, cfg: TrainConfig, length: int) -> float:
+def validation_loss(model: LanguageModel, tokens: np.ndarray, cfg: TrainConfig, length: int, device) -> float:
     model.eval()
     losses = []
     for i in range(cfg.eval_batches):
         x, y = sample_windows(tokens, length, cfg.micro_batch_size or cfg.batch_size, seed=10_000_019 + i)
-        losses.append(model(x, y)[1].item())
+        with autocast(device):
+            losses.append(model(x.to(device), y.to(device))[1].item())
     model.train()
     return float(np.mean(losses))
 
@@ -118,7 +117,8 @@ def _truncate_metrics(path: Path, step: int) -> None:
         path.write_text("".join(line + "\n" for line in kept))
 
 
-def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None) -> dict | None:
+def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
+          device: str = "auto") -> dict | None:
     """Train to `cfg.steps` (or stop early after `stop_after` steps of this run, leaving a
     resumable checkpoint). Returns the summary written into `out`, or None when stopped early."""
     workdir = Path(workdir)
@@ -126,7 +126,8 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
     train_tokens = load_split(data_dir, "train").tokens
     valid_tokens = load_split(data_dir, "valid").tokens
     torch.manual_seed(cfg.seed)
-    model = LanguageModel(model_cfg)
+    device = pick_device(device)
+    model = LanguageModel(model_cfg).to(device)
     model.train()
     optimizer = build_optimizer(model, cfg)
     identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve())}
@@ -147,9 +148,11 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
             for group in optimizer.param_groups:
                 group["lr"] = rate
             x, y = sample_windows(train_tokens, length, cfg.batch_size, batch_seed(cfg.seed, step))
+            x, y = x.to(device), y.to(device)
             loss_value = 0.0
             for start in range(0, cfg.batch_size, micro):
-                loss = model(x[start : start + micro], y[start : start + micro])[1] * (micro / cfg.batch_size)
+                with autocast(device):
+                    loss = model(x[start : start + micro], y[start : start + micro])[1] * (micro / cfg.batch_size)
                 loss.backward()
                 loss_value += loss.item()
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip).item()
@@ -159,7 +162,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
             progress.update(1)
             record = {"step": step, "loss": loss_value, "lr": rate, "grad_norm": grad_norm}
             if cfg.eval_every and step % cfg.eval_every == 0:
-                record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length)
+                record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length, device)
             if step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record:
                 record["tokens_per_s"] = run_steps * cfg.batch_size * length / (time.time() - started)
                 metrics.write(json.dumps(record) + "\n")
@@ -174,7 +177,8 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
         "train_config": dataclasses.asdict(cfg),
         "step": step,
         "final_loss": loss_value,
-        "valid_loss": validation_loss(model, valid_tokens, cfg, length),
+        "valid_loss": validation_loss(model, valid_tokens, cfg, length, device),
+        "device": str(device),
         "tokens_seen": step * cfg.batch_size * length,
         "params": model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
@@ -193,6 +197,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, help="final checkpoint path")
     parser.add_argument("--workdir", required=True, help="resumable state and metrics.jsonl")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:1 ...")
     parser.add_argument("--stop-after", type=int, default=None, help="stop after N steps of this run (resumable)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -200,8 +205,8 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     model_cfg = ModelConfig.from_dict(json.loads(args.model_config))
     cfg = TrainConfig.from_dict(json.loads(args.train_config))
-    train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after)
+    train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after, device=args.device)
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -14,11 +14,12 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from ..cli import run_cli
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +116,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, help="directory for the sdist and SOURCE.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        fetch(args.name, args.out)
-    except RuntimeError as e:
-        sys.exit(f"error: {e}")
+    fetch(args.name, args.out)
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

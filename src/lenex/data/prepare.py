@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from ..cli import run_cli
 from .corpus import Document, read_corpus
 from .fetch import SOURCE_FILE
 from .tokenizer import get_tokenizer
@@ -173,4 +174,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -7,10 +7,10 @@ values and never from arange(T).
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 from torch import nn
+
+from ..config import build_dataclass
 
 
 class PositionScheme(nn.Module):
@@ -40,14 +40,7 @@ class PositionScheme(nn.Module):
 
 def make_options(scheme: str, options_cls: type, options: dict | None):
     """Build the scheme's options dataclass; an unknown key raises a ValueError naming it."""
-    options = dict(options or {})
-    allowed = [f.name for f in dataclasses.fields(options_cls)]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"position scheme {scheme!r}: unknown option {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}"
-        )
-    return options_cls(**options)
+    return build_dataclass(options_cls, dict(options or {}), "option", context=f"position scheme {scheme!r}: ")
 
 
 def relative_distance(q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
