@@ -19,6 +19,7 @@ $(VENV)/.installed: pyproject.toml
 
 run: setup
 	snakemake --cores $(CORES)
+	@echo "tables: $$(ls results/*/tables/*/*.md | tr '\n' ' ')"
 
 test: setup
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python -m pytest
