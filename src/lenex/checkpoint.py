@@ -4,30 +4,15 @@ never leaves a truncated file that looks complete."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 
 from .config import ModelConfig
+from .files import atomic_write
 from .model import LanguageModel
 
 FORMAT = "lenex-checkpoint-v1"
-
-
-def atomic_write(path: str | Path, write) -> None:
-    """Call write(tmp_path) and move the result to `path` only once it is complete."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def save_checkpoint(path, model: LanguageModel, **extra) -> None:

@@ -17,16 +17,16 @@ import json
 import logging
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import atomic_write, load_model
+from .checkpoint import load_model
 from .cli import run_cli
 from .data.tokens import load_split
 from .device import autocast, pick_device
+from .files import atomic_write_text
 from .masks import build_mask, default_mask_options
 
 log = logging.getLogger("lenex.evaluate")
@@ -101,7 +101,7 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_
         steps=payload.get("step"), tokens_seen=payload.get("tokens_seen"), seconds=time.time() - started,
         **(extra or {}),
     )
-    atomic_write(out, lambda tmp: Path(tmp).write_text(json.dumps(result, indent=1) + "\n"))
+    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
     log.info("L=%d mask=%s ppl=%.3f over %d tokens", length, mask_name, result["ppl"], result["tokens"])
     return result
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 import yaml
 
-from .checkpoint import atomic_write
 from .cli import run_cli
+from .files import atomic_write_text
 
 
 def git_revision() -> str:
@@ -69,7 +69,7 @@ def main(argv=None) -> None:
     metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
     results = [json.loads(Path(r).read_text()) for r in args.results]
     header = build_header(preset, json.loads(args.corpora), metas, results)
-    atomic_write(args.out, lambda tmp: Path(tmp).write_text(json.dumps(header, indent=1) + "\n"))
+    atomic_write_text(args.out, json.dumps(header, indent=1) + "\n")
 
 
 if __name__ == "__main__":

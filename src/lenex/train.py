@@ -20,11 +20,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import atomic_write, save_checkpoint
+from .checkpoint import save_checkpoint
 from .cli import run_cli
 from .config import ModelConfig, build_dataclass
 from .data.tokens import load_split
 from .device import autocast, pick_device
+from .files import atomic_write
 from .model import LanguageModel
 from .schedule import learning_rate
 

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import jinja2
 import yaml
 
+from ..files import atomic_write_text
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table
 
 __all__ = ["build_table", "render_markdown", "render_latex", "load_table_spec",
-           "load_results", "write_atomic", "main"]
+           "load_results", "main"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
@@ -74,20 +73,6 @@ def _load_json(path: str | Path, what: str):
         raise ValueError(f"{what} {path} is not valid JSON: {err}") from err
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    # Temp file in the same directory + os.replace: Snakemake never sees half a table.
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lenex.tables.render", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -108,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         # KeyError's str() adds quotes; print the message itself.
         print(f"error: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
-    write_atomic(args.out_md, render_markdown(table))
-    write_atomic(args.out_tex, render_latex(table))
+    atomic_write_text(args.out_md, render_markdown(table))
+    atomic_write_text(args.out_tex, render_latex(table))
     return 0
 
 
