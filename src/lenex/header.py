@@ -27,7 +27,17 @@ def git_revision() -> str:
         return "unknown"
 
 
-def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict]) -> dict:
+def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str) -> str:
+    train = meta.get("splits", {}).get("train", {})
+    spec = corpora.get(corpus, {})
+    return (
+        f"train split of `{corpus}` ({spec.get('description', '?')}): {train.get('n_docs', '?')} documents, "
+        f"{train.get('n_tokens', '?')} tokens; stands in for {stands_in_for}"
+    )
+
+
+def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict],
+                 training_data: str | None = None) -> dict:
     first = results[0] if results else {}
     model = preset["model"]
     stand_ins = {}
@@ -48,6 +58,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "train_length": model["train_length"],
         "steps": first.get("steps"),
         "tokens_seen": first.get("tokens_seen"),
+        "training_data": training_data,
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
         "git_rev": git_revision(),
@@ -62,13 +73,21 @@ def main(argv=None) -> None:
     parser.add_argument("--preset-file", required=True)
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of each corpus the table reads")
+    parser.add_argument("--train-meta", default=None, help="meta.json of the training corpus")
+    parser.add_argument("--train-stands-in-for", default="the paper's training data")
     parser.add_argument("--results", nargs="*", default=[], help="evaluation JSON files")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     preset = yaml.safe_load(Path(args.preset_file).read_text())
     metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
     results = [json.loads(Path(r).read_text()) for r in args.results]
-    header = build_header(preset, json.loads(args.corpora), metas, results)
+    corpora = json.loads(args.corpora)
+    training = None
+    if args.train_meta:
+        meta_path = Path(args.train_meta)
+        training = describe_training(meta_path.parent.name, json.loads(meta_path.read_text()), corpora,
+                                     args.train_stands_in_for)
+    header = build_header(preset, corpora, metas, results, training)
     atomic_write_text(args.out, json.dumps(header, indent=1) + "\n")
 
 

@@ -5,6 +5,9 @@ rule table_header:
     input:
         evaluations=table_evaluations,
         metas=table_corpora,
+        train_meta=lambda wc: data_files(
+            wc.preset, experiment(wc.paper)["train_corpus"]
+        )[-1],
     output:
         "results/{preset}/tables/{paper}/table{table}.header.json",
     log:
@@ -14,9 +17,11 @@ rule table_header:
     params:
         preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
         corpora=lambda wc: quoted_json(config["corpora"]),
+        train_note=lambda wc: shlex.quote(experiment(wc.paper)["train_stands_in_for"]),
     shell:
         "python -m lenex.header --preset-file {params.preset_file} --corpora {params.corpora}"
-        " --metas {input.metas} --results {input.evaluations} --out {output} > {log} 2>&1"
+        " --metas {input.metas} --train-meta {input.train_meta} --train-stands-in-for {params.train_note}"
+        " --results {input.evaluations} --out {output} > {log} 2>&1"
 
 
 rule render_table:
