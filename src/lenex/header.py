@@ -21,7 +21,10 @@ from .files import atomic_write_text
 def git_revision() -> str:
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+        # "+dirty" means changed code or config; outputs under results/ do not count (Snakemake
+        # deletes a job's old outputs before running it, and tables of reference runs are tracked).
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"],
+                               capture_output=True, text=True)
         return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
