@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lenex.cli import run_cli
 from lenex.tables.paper_results import load_paper_results, paper_value
 from lenex.tables.render import build_table, main, render_latex, render_markdown
 
@@ -163,18 +164,22 @@ def test_cli_writes_files_and_reports_errors(tmp_path, capsys):
     out_md, out_tex = tmp_path / "out/t.md", tmp_path / "out/t.tex"
     args = ["--spec", str(spec_file), "--header", str(header),
             "--out-md", str(out_md), "--out-tex", str(out_tex), "--results", *map(str, paths)]
-    assert main(["--table-key", "table2", *args]) == 0
+    run_cli(main, ["--table-key", "table2", *args])
     assert "30.54 / 31.00 / +0.46" in out_md.read_text()
     assert r"\end{tabular}" in out_tex.read_text()
     assert sorted(p.name for p in out_md.parent.iterdir()) == ["t.md", "t.tex"]
 
-    assert main(["--table-key", "table9", *args]) == 2
+    with pytest.raises(SystemExit) as stop:
+        run_cli(main, ["--table-key", "table9", *args])
+    assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "table9" in err and "table2" in err
 
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["--table-key", "table2", *args, str(bad)]) == 2
+    with pytest.raises(SystemExit) as stop:
+        run_cli(main, ["--table-key", "table2", *args, str(bad)])
+    assert stop.value.code == 2
     assert str(bad) in capsys.readouterr().err
 
 

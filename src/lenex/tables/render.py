@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import jinja2
 import yaml
 
+from ..cli import run_cli
 from ..files import atomic_write_text
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
@@ -73,7 +73,7 @@ def _load_json(path: str | Path, what: str):
         raise ValueError(f"{what} {path} is not valid JSON: {err}") from err
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lenex.tables.render", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", required=True, help="experiment YAML with a top-level 'tables'")
@@ -84,19 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     args = parser.parse_args(argv)
-    try:
-        spec = load_table_spec(args.spec, args.table_key)
-        results = load_results(args.results)
-        header = _load_json(args.header, "header file")
-        table = build_table(spec, results, load_paper_results(args.paper_results), header)
-    except (KeyError, ValueError, OSError) as err:
-        # KeyError's str() adds quotes; print the message itself.
-        print(f"error: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
-        return 2
+    spec = load_table_spec(args.spec, args.table_key)
+    results = load_results(args.results)
+    header = _load_json(args.header, "header file")
+    table = build_table(spec, results, load_paper_results(args.paper_results), header)
     atomic_write_text(args.out_md, render_markdown(table))
     atomic_write_text(args.out_tex, render_latex(table))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
