@@ -1,15 +1,22 @@
 """Pretrain one model variant: `python -m lenex.train --model-config JSON --train-config JSON
---data DIR --out FILE --workdir DIR`.
+--data DIR --out FILE --workdir DIR`, or the same under `torchrun --nproc_per_node N -m lenex.train`.
 
 Resumable and deterministic: batches are drawn from a generator seeded by (seed, step) and
-the dropout RNG state is saved in every checkpoint, so a run interrupted and resumed gives
-the same final loss, bit for bit on CPU, as an uninterrupted one.
+the dropout RNG states (CPU and CUDA, of every rank) are saved in every checkpoint, so a run
+interrupted and resumed gives the same final loss, bit for bit on CPU, as an uninterrupted one.
+
+Data-parallel: under torchrun each rank draws the same global batch and trains on its slice
+(DistributedDataParallel averages the gradients), so N processes see exactly the sequences one
+process sees and the global batch stays the preset's `batch_size`; fewer devices accumulate
+more micro-batches. Rank 0 alone writes checkpoints, metrics and logs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import json
 import logging
 import time
@@ -24,7 +31,8 @@ from .checkpoint import save_checkpoint
 from .cli import run_cli
 from .config import ModelConfig, build_dataclass
 from .data.tokens import load_split
-from .device import autocast, pick_device
+from . import distributed
+from .device import autocast
 from .files import atomic_write
 from .model import LanguageModel
 from .schedule import learning_rate
@@ -97,19 +105,58 @@ def validation_loss(model: LanguageModel, tokens: np.ndarray, cfg: TrainConfig, 
     return float(np.mean(losses))
 
 
-def _resume(workdir: Path, model, optimizer, identity: dict) -> int:
+def _rng_state(device: torch.device) -> dict:
+    cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+    return {"cpu": torch.get_rng_state(), "cuda": cuda}
+
+
+def _seed_rank(seed: int, rank: int, step: int = 0) -> None:
+    # Rank 0 keeps `seed` itself (a single process is unchanged); other ranks get their own
+    # dropout streams, derived from (seed, rank, step) so they are reproducible too.
+    torch.manual_seed(seed if rank == 0 and step == 0 else batch_seed(seed + 7919 * rank, step))
+
+
+def _restore_rng(state: dict, ctx: distributed.Context, seed: int, step: int) -> None:
+    by_rank = state.get("rng_by_rank")
+    if by_rank is not None and len(by_rank) == ctx.world_size:
+        mine = by_rank[ctx.rank]
+    elif by_rank is None and ctx.world_size == 1:  # checkpoints from before distributed training
+        mine = {"cpu": state["rng"], "cuda": state.get("cuda_rng")}
+    else:
+        log.warning("checkpoint was written by %d processes, resuming with %d: dropout streams are "
+                    "reseeded, so a run with dropout will not match an uninterrupted one bit for bit",
+                    len(by_rank or [None]), ctx.world_size)
+        _seed_rank(seed, ctx.rank, step)
+        return
+    torch.set_rng_state(mine["cpu"])
+    if mine.get("cuda") is not None and ctx.device.type == "cuda":
+        torch.cuda.set_rng_state(mine["cuda"], ctx.device)
+
+
+def _resume(workdir: Path, model, optimizer, identity: dict, ctx: distributed.Context, seed: int) -> int:
     last = workdir / "last.pt"
     if not last.exists():
         return 0
     state = torch.load(last, map_location="cpu", weights_only=False)
     if state.get("identity") != identity:
-        log.warning("ignoring %s: it was written for a different model/train config or data", last)
+        if ctx.is_main:
+            log.warning("ignoring %s: it was written for a different model/train config or data", last)
         return 0
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    torch.set_rng_state(state["rng"])
+    _restore_rng(state, ctx, seed, int(state["step"]))
     log.info("resumed from %s at step %d", last, state["step"])
     return int(state["step"])
+
+
+def _save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: int, model, optimizer) -> None:
+    rng_by_rank = distributed.gather_objects(ctx, _rng_state(ctx.device))  # every rank takes part
+    if not ctx.is_main:
+        return
+    state = {"identity": identity, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "rng": rng_by_rank[0]["cpu"], "cuda_rng": rng_by_rank[0]["cuda"], "rng_by_rank": rng_by_rank,
+             "world_size": ctx.world_size}
+    atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
 
 
 def _truncate_metrics(path: Path, step: int) -> None:
@@ -121,26 +168,46 @@ def _truncate_metrics(path: Path, step: int) -> None:
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
           device: str = "auto") -> dict | None:
     """Train to `cfg.steps` (or stop early after `stop_after` steps of this run, leaving a
-    resumable checkpoint). Returns the summary written into `out`, or None when stopped early."""
-    workdir = Path(workdir)
+    resumable checkpoint). Returns the summary written into `out`, or None when stopped early.
+    Under torchrun every rank calls this; rank 0 writes, every rank returns the summary."""
+    ctx = distributed.setup(device)
+    try:
+        return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx)
+    finally:
+        distributed.shutdown(ctx)
+
+
+def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Path, stop_after: int | None,
+           ctx: distributed.Context) -> dict | None:
+    per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
+    if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
+        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
     workdir.mkdir(parents=True, exist_ok=True)
     train_tokens = load_split(data_dir, "train").tokens
     valid_tokens = load_split(data_dir, "valid").tokens
-    torch.manual_seed(cfg.seed)
-    device = pick_device(device)
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    device = ctx.device
     model = LanguageModel(model_cfg).to(device)
     model.train()
+    if ctx.rank:
+        _seed_rank(cfg.seed, ctx.rank)
     optimizer = build_optimizer(model, cfg)
     identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve())}
-    step = _resume(workdir, model, optimizer, identity)
+    step = _resume(workdir, model, optimizer, identity, ctx, cfg.seed)
     metrics_path = workdir / "metrics.jsonl"
-    _truncate_metrics(metrics_path, step)
-    micro = cfg.micro_batch_size or cfg.batch_size
-    if cfg.batch_size % micro:
-        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {micro}")
+    if ctx.is_main:
+        _truncate_metrics(metrics_path, step)
+    distributed.barrier(ctx)
+    forward = model
+    if ctx.distributed:
+        forward = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device] if device.type == "cuda" else None)
+    mine = distributed.rank_slice(cfg.batch_size, ctx.world_size, ctx.rank)
     length, loss_value, started, run_steps = model_cfg.train_length, float("nan"), time.time(), 0
-    progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5)
-    with metrics_path.open("a") as metrics:
+    progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5,
+                    disable=not ctx.is_main)
+    metrics = metrics_path.open("a") if ctx.is_main else contextlib.nullcontext()
+    with metrics:
         while step < cfg.steps:
             if stop_after is not None and run_steps >= stop_after:
                 progress.close()
@@ -148,14 +215,20 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
             rate = learning_rate(step, lr=cfg.lr, warmup=cfg.warmup, total=cfg.steps, end_lr=cfg.end_lr, power=cfg.power)
             for group in optimizer.param_groups:
                 group["lr"] = rate
+            # Every rank draws the whole global batch from the (seed, step) generator and keeps its slice.
             x, y = sample_windows(train_tokens, length, cfg.batch_size, batch_seed(cfg.seed, step))
-            x, y = x.to(device), y.to(device)
+            x, y = x[mine].to(device), y[mine].to(device)
             loss_value = 0.0
-            for start in range(0, cfg.batch_size, micro):
-                with autocast(device):
-                    loss = model(x[start : start + micro], y[start : start + micro])[1] * (micro / cfg.batch_size)
-                loss.backward()
+            for start in range(0, per_rank, micro):
+                last_micro = start + micro >= per_rank
+                # DDP all-reduces (averages over ranks) only on the last micro-batch of the step.
+                sync = forward.no_sync() if ctx.distributed and not last_micro else contextlib.nullcontext()
+                with sync:
+                    with autocast(device):
+                        loss = forward(x[start : start + micro], y[start : start + micro])[1] * (micro / per_rank)
+                    loss.backward()
                 loss_value += loss.item()
+            loss_value = distributed.mean_over_ranks(ctx, loss_value)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip).item()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -164,15 +237,13 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
             record = {"step": step, "loss": loss_value, "lr": rate, "grad_norm": grad_norm}
             if cfg.eval_every and step % cfg.eval_every == 0:
                 record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length, device)
-            if step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record:
+            if ctx.is_main and (step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record):
                 record["tokens_per_s"] = run_steps * cfg.batch_size * length / (time.time() - started)
                 metrics.write(json.dumps(record) + "\n")
                 metrics.flush()
                 progress.set_postfix(loss=f"{loss_value:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
-                state = {"identity": identity, "step": step, "model": model.state_dict(),
-                         "optimizer": optimizer.state_dict(), "rng": torch.get_rng_state()}
-                atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
+                _save_state(workdir, ctx, identity, step, model, optimizer)
     progress.close()
     summary = {
         "train_config": dataclasses.asdict(cfg),
@@ -180,13 +251,16 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
         "final_loss": loss_value,
         "valid_loss": validation_loss(model, valid_tokens, cfg, length, device),
         "device": str(device),
+        "world_size": ctx.world_size,
         "tokens_seen": step * cfg.batch_size * length,
         "params": model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
         "data": str(data_dir),
     }
-    save_checkpoint(out, model, **summary)
-    log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
+    if ctx.is_main:
+        save_checkpoint(out, model, **summary)
+        log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
+    distributed.barrier(ctx)  # no rank reports success before the checkpoint exists
     return summary
 
 
@@ -201,7 +275,9 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:1 ...")
     parser.add_argument("--stop-after", type=int, default=None, help="stop after N steps of this run (resumable)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    rank = os.environ.get("RANK", "0")
+    level = logging.INFO if rank == "0" else logging.WARNING  # one log: rank 0's
+    logging.basicConfig(level=level, format=f"%(asctime)s rank{rank} %(name)s %(levelname)s %(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
     model_cfg = ModelConfig.from_dict(json.loads(args.model_config))
