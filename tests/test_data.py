@@ -64,7 +64,9 @@ def text_corpus(tmp_path):
 
 
 def test_read_text_dir(text_corpus):
-    docs = read_text_dir(text_corpus)
+    with pytest.raises(ValueError, match=r"latin\.txt is not valid UTF-8.*fallback_encoding"):
+        read_text_dir(text_corpus)  # non-UTF-8 bytes are an error unless the spec allows them
+    docs = read_text_dir(text_corpus, fallback_encoding="latin-1")
     assert len(docs) == 12 and "notes" not in {d.doc_id for d in docs}
     latin = next(d for d in docs if d.doc_id == "sub/latin")
     assert latin.text == "Café crème, naïve." and latin.encoding == "latin-1"
@@ -96,7 +98,7 @@ def test_split_groups_deterministic_and_disjoint():
 
 
 def _prepare(text_corpus, out, **kw):
-    spec = {"source": "text_dir", "path": str(text_corpus)}
+    spec = {"source": "text_dir", "path": str(text_corpus), "fallback_encoding": "latin-1"}
     return prep.prepare(spec, text_corpus.parent, out, seed=kw.pop("seed", 1234), **kw)
 
 
@@ -104,7 +106,7 @@ def test_prepare_round_trip(text_corpus, tmp_path):
     out = tmp_path / "data"
     meta = _prepare(text_corpus, out)
     tok = get_tokenizer()
-    texts = {d.doc_id: d.text for d in read_text_dir(text_corpus)}
+    texts = {d.doc_id: d.text for d in read_text_dir(text_corpus, fallback_encoding="latin-1")}
     seen_groups, seen_docs = set(), []
     for split in prep.SPLITS:
         s = load_split(out, split)
@@ -117,7 +119,7 @@ def test_prepare_round_trip(text_corpus, tmp_path):
             assert tok.decode(ids) == texts[doc_id]
             seen_docs.append(doc_id)
     assert sorted(seen_docs) == sorted(texts)
-    assert meta["splits"]["test"]["latin1_doc_ids"] in ([], ["sub/latin"])
+    assert meta["splits"]["test"]["non_utf8_doc_ids"] in ([], ["sub/latin"])
     on_disk = json.loads((out / "meta.json").read_text())
     assert on_disk["seed"] == 1234 and on_disk["dtype"] == "uint16"
     assert on_disk["tokenizer"] == "gpt2" and on_disk["source"]["source"] == "text_dir"
@@ -186,7 +188,7 @@ def test_load_split_missing_and_corrupt(text_corpus, tmp_path):
 
 
 def test_prepare_cli(text_corpus, tmp_path):
-    spec = json.dumps({"source": "text_dir", "path": str(text_corpus)})
+    spec = json.dumps({"source": "text_dir", "path": str(text_corpus), "fallback_encoding": "latin-1"})
     prep.main(["--source-spec", spec, "--resources", str(tmp_path), "--out",
                str(tmp_path / "cli"), "--seed", "3", "--valid-fraction", "0.2"])
     meta = json.loads((tmp_path / "cli" / "meta.json").read_text())

@@ -19,14 +19,20 @@ class Document:
     encoding: str = "utf-8"  # "latin-1" when the bytes were not valid UTF-8
 
 
-def decode_bytes(data: bytes, name: str = "<bytes>") -> tuple[str, str]:
-    """Decode as UTF-8 (dropping a BOM), else latin-1, which never fails; returns
-    (text, encoding) so the fallback is recorded instead of silently guessed."""
+def decode_bytes(data: bytes, name: str = "<bytes>", fallback: str | None = None) -> tuple[str, str]:
+    """Decode as UTF-8 (dropping a BOM). Bytes that are not UTF-8 are an error naming the
+    file, unless the corpus spec allows a ``fallback`` encoding (``"latin-1"`` for old
+    Gutenberg mirrors): then the fallback is used and recorded, never silently guessed."""
     try:
         return data.decode("utf-8-sig"), "utf-8"
-    except UnicodeDecodeError:
-        log.warning("%s is not valid UTF-8; decoding as latin-1", name)
-        return data.decode("latin-1"), "latin-1"
+    except UnicodeDecodeError as e:
+        if fallback is None:
+            raise ValueError(
+                f"{name} is not valid UTF-8 (byte {e.start}: {data[e.start:e.start + 1]!r}); "
+                "convert it, or set `fallback_encoding: latin-1` in the corpus spec"
+            ) from None
+        log.warning("%s is not valid UTF-8; decoding as %s", name, fallback)
+        return data.decode(fallback), fallback
 
 
 # Project Gutenberg wraps each book in a licence. Newer files use "*** START OF ..." /

