@@ -20,7 +20,7 @@ def _split(docs):
 
 
 # lengths 7, 3, 8 (+ EOT each); values say which document a token came from
-SPLIT = _split([range(0, 7), range(10, 13), range(20, 28)])
+SPLIT = _split([range(7), range(10, 13), range(20, 28)])
 
 
 def test_pieces_without_eot():

@@ -17,7 +17,7 @@ import argparse
 import json
 import logging
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 

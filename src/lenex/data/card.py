@@ -117,8 +117,8 @@ def render_card(meta: dict, role: str, figure: str | None) -> str:
            f"- stands in for: {source.get('stands_in_for', 'not recorded')}",
            f"- description: {source.get('description', 'not recorded')}",
            f"- licence: {source.get('licence', 'not recorded')}",
-           f"- tokenizer: `{meta['tokenizer']}` (vocabulary {meta['vocab_size']}, "
-           f"EOT id {meta.get('eot_token', '?')}, EOT after every document)"]
+           (f"- tokenizer: `{meta['tokenizer']}` (vocabulary {meta['vocab_size']}, "
+            f"EOT id {meta.get('eot_token', '?')}, EOT after every document)")]
     if "valid_fraction" in meta:  # a mixture keeps its components' splits instead
         out.append(f"- split: seed {meta.get('seed', '?')}, valid fraction "
                    f"{meta['valid_fraction']}, test fraction {meta.get('test_fraction', '?')}"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 import tiktoken
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
@@ -130,7 +130,7 @@ def _build_bpe(content: bytes, path: str) -> BpeTokenizer:
         raise ValueError(f"tokenizer file {path} holds a {model_type} model, not BPE")
     try:
         tok = HFTokenizer.from_str(content.decode("utf-8"))
-    except Exception as e:  # tokenizers raises a bare Exception on malformed JSON
+    except Exception as e:  # noqa: BLE001 -- tokenizers raises a bare Exception on bad JSON
         raise ValueError(f"tokenizer file {path} is corrupt: {e}; retrain it with "
                          "`python -m lenex.data.bpe`") from None
     eot = tok.token_to_id(_EOT)
@@ -162,7 +162,7 @@ def get_tokenizer(name: str = "gpt2") -> Tokenizer | BpeTokenizer:
     return _get_named(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _get_named(name: str) -> Tokenizer:
     try:
         builder = _BUILDERS[name]
