@@ -12,6 +12,7 @@ from ..config import ModelConfig
 from ..masks import AttentionMask, build_mask, default_mask_options
 from ..positions import PositionScheme, build_position
 from .attention import attend, plan_attention
+from .fused_loss import linear_cross_entropy
 
 
 class SelfAttention(nn.Module):
@@ -21,12 +22,20 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 
+    def heads(self, x):
+        """(B, T, D) -> q, k, v as (B, H, T, hd), before any position rotation."""
+        batch, length, _ = x.shape
+        return self.qkv(x).view(batch, length, 3, self.n_head, self.head_dim).permute(2, 0, 3, 1, 4)
+
+    def merge(self, out):
+        """(B, H, T, hd) attention output -> (B, T, D) after the output projection."""
+        batch, _, length, _ = out.shape
+        return self.proj(out.transpose(1, 2).reshape(batch, length, -1))
+
     def forward(self, x, positions, scheme: PositionScheme, plan):
-        batch, length, width = x.shape
-        q, k, v = self.qkv(x).view(batch, length, 3, self.n_head, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = self.heads(x)
         q, k = scheme.rotate(q, k, positions, positions)
-        out = attend(q, k, v, plan, self.dropout if self.training else 0.0)
-        return self.proj(out.transpose(1, 2).reshape(batch, length, width))
+        return self.merge(attend(q, k, v, plan, self.dropout if self.training else 0.0))
 
 
 class Block(nn.Module):
@@ -94,8 +103,20 @@ class LanguageModel(nn.Module):
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden @ self.tok_emb.weight.T  # tied input/output embeddings
 
+    @staticmethod
+    def _fused_loss_applies(hidden: torch.Tensor) -> bool:
+        # CPU fp32 training only: on GPU the bf16 autocast path is already cheap and keeps its casts.
+        return (torch.is_grad_enabled() and hidden.device.type == "cpu" and hidden.dtype == torch.float32
+                and not torch.is_autocast_enabled("cpu"))
+
     def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
-        logits = self.logits(self.hidden(idx, positions, mask))
+        """(logits, loss). When training on CPU with targets, the loss comes from the fused
+        projection + cross-entropy (`fused_loss`), which never builds the logits: logits is None."""
+        hidden = self.hidden(idx, positions, mask)
+        if targets is not None and self._fused_loss_applies(hidden):
+            flat_mask = None if loss_mask is None else loss_mask.flatten()
+            return None, linear_cross_entropy(hidden.flatten(0, 1), self.tok_emb.weight, targets.flatten(), flat_mask)
+        logits = self.logits(hidden)
         if targets is None:
             return logits, None
         losses = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
