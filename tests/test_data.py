@@ -193,3 +193,20 @@ def test_prepare_cli(text_corpus, tmp_path):
                str(tmp_path / "cli"), "--seed", "3", "--valid-fraction", "0.2"])
     meta = json.loads((tmp_path / "cli" / "meta.json").read_text())
     assert meta["valid_fraction"] == 0.2 and len(meta["splits"]["valid"]["groups"]) == 2
+
+
+def test_short_documents_are_skipped_counted_and_do_not_move_splits(text_corpus, tmp_path):
+    full = _prepare(text_corpus, tmp_path / "a")
+    sizes = {doc: n for s in full["splits"].values()
+             for doc, n in zip(s["doc_ids"], np.diff(s["doc_offsets"]) - 1)}
+    cut = sorted(sizes.values())[3]  # the three shortest documents fall below it
+    short = _prepare(text_corpus, tmp_path / "b", min_doc_tokens=cut)
+    skipped = short["skipped"]["too_short"]
+    assert skipped["count"] == 3 and skipped["min_tokens"] == cut
+    assert sorted(skipped["doc_ids"]) == sorted(d for d, n in sizes.items() if n < cut)
+    for split in prep.SPLITS:  # everything kept stays in the split it had
+        kept = set(short["splits"][split]["doc_ids"])
+        assert kept == set(full["splits"][split]["doc_ids"]) - set(skipped["doc_ids"])
+    with pytest.raises(ValueError, match="every document is shorter than 1000000 tokens"):
+        _prepare(text_corpus, tmp_path / "c", min_doc_tokens=10**6)
+    assert not (tmp_path / "c").exists()

@@ -107,6 +107,15 @@ def test_corpus_null_section_is_not_computed_yet(table):
     assert "5.00" not in render_markdown(table)  # the qmsum result must not leak in
 
 
+def test_unavailable_corpus_says_why(paper_df):
+    header = {**HEADER, "unavailable": {"pg22": "this machine has no apt-get"}}
+    t = build_table(SPEC, RESULTS, paper_df, header)
+    cells = [c for r in t.sections[0].rows for c in r.cells]
+    assert all(c.status == "not computed" and c.ours is None for c in cells)
+    assert t.sections[0].stand_in == "not computed: this machine has no apt-get"
+    assert "not computed: this machine has no apt-get" in render_markdown(t)
+
+
 def test_missing_paper_number_is_dash(paper_df):
     spec = dict(SPEC, columns=[0.5, 3])  # 3x = 3072 tokens: not in the paper
     t = build_table(spec, [result("transformer", "causal", 192, 40.0)], paper_df, HEADER)

@@ -40,7 +40,7 @@ def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str
 
 
 def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict],
-                 training_data: str | None = None) -> dict:
+                 training_data: str | None = None, unavailable: dict | None = None) -> dict:
     first = results[0] if results else {}
     model = preset["model"]
     stand_ins = {}
@@ -64,6 +64,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "training_data": training_data,
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
+        "unavailable": dict(unavailable or {}),
         "git_rev": git_revision(),
         "device": f"{platform.machine()} CPU, torch {torch.__version__}"
         + (f", CUDA {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""),
@@ -79,6 +80,8 @@ def main(argv=None) -> None:
     parser.add_argument("--train-meta", default=None, help="meta.json of the training corpus")
     parser.add_argument("--train-stands-in-for", default="the paper's training data")
     parser.add_argument("--results", nargs="*", default=[], help="evaluation JSON files")
+    parser.add_argument("--unavailable", default="{}",
+                        help="JSON: corpus -> why this machine could not build it")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     preset = yaml.safe_load(Path(args.preset_file).read_text())
@@ -90,7 +93,7 @@ def main(argv=None) -> None:
         meta_path = Path(args.train_meta)
         training = describe_training(meta_path.parent.name, json.loads(meta_path.read_text()), corpora,
                                      args.train_stands_in_for)
-    header = build_header(preset, corpora, metas, results, training)
+    header = build_header(preset, corpora, metas, results, training, json.loads(args.unavailable))
     atomic_write_text(args.out, json.dumps(header, indent=1) + "\n")
 
 

@@ -127,16 +127,20 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
     token_lists: list[list[int]] = []
     for i in tqdm(range(0, len(docs), batch), desc=f"tokenize {role}", unit="batch", file=sys.stderr):
         token_lists.extend(tok.encode_batch([d.text for d in docs[i:i + batch]]))
-    docs, token_lists, too_short = drop_short(docs, token_lists, min_doc_tokens)
-    if not docs:
-        raise ValueError(f"{role}: every document is shorter than {min_doc_tokens} tokens")
+    # Splits are assigned over every document's group *before* short ones are dropped, so
+    # the assignment does not depend on the tokenizer (a BPE trained on the train split by
+    # lenex.data.bpe sees exactly the groups that land in train here).
     tokens_per_group: dict[str, int] = {}
     for d, ids in zip(docs, token_lists):
         tokens_per_group[d.group] = tokens_per_group.get(d.group, 0) + len(ids) + 1
-
     assign = split_groups(list(tokens_per_group), seed, valid_fraction, test_fraction)
+    initial_train = set(assign["train"])
     _grow_test(assign, tokens_per_group, min_test_tokens)
+    moved_to_test = sorted(initial_train - set(assign["train"]))  # tokenizer-dependent: recorded
     split_of = {g: s for s, gs in assign.items() for g in gs}
+    docs, token_lists, too_short = drop_short(docs, token_lists, min_doc_tokens)
+    if not docs:
+        raise ValueError(f"{role}: every document is shorter than {min_doc_tokens} tokens")
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
@@ -148,7 +152,7 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
             "dtype": np.dtype(DTYPE).name, "seed": seed, "valid_fraction": valid_fraction,
             "test_fraction": test_fraction, "min_test_tokens": min_test_tokens,
             "role": role, "source": source_record(spec, resources_dir),
-            "skipped": {"too_short": too_short}, "splits": {},
+            "skipped": {"too_short": too_short}, "moved_to_test": moved_to_test, "splits": {},
         }
         for split in SPLITS:
             idx = [i for i, d in enumerate(docs) if split_of[d.group] == split]

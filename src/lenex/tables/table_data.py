@@ -82,12 +82,15 @@ def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> Tabl
                       scale_statement=scale_statement(header, spec),
                       header_lines=_header_lines(header), columns=columns)
     stand_ins = header.get("stand_ins") or {}
+    unavailable = header.get("unavailable") or {}
     for sec in spec["sections"]:
         corpus = sec.get("corpus")
         stand_in = next((stand_ins[k] for k in (sec["dataset"], corpus, sec.get("label"))
                          if k in stand_ins), None)
+        if corpus in unavailable:  # this machine could not build the corpus: say why
+            stand_in = f"not computed: {unavailable[corpus]}"
         rows = [Row(r["label"], r["method"], r.get("variant"),
-                    [_cell(spec, sec, r, col, own, paper_df, train_length, metric)
+                    [_cell(spec, sec, r, col, own, paper_df, train_length, metric, unavailable)
                      for col in columns])
                 for r in sec["rows"]]
         table.sections.append(Section(sec.get("label", sec["dataset"]), sec["dataset"],
@@ -95,12 +98,14 @@ def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> Tabl
     return table
 
 
-def _cell(spec, sec, row, col, results, paper_df, train_length, metric) -> Cell:
+def _cell(spec, sec, row, col, results, paper_df, train_length, metric, unavailable) -> Cell:
     paper_text = paper_value_text(paper_df, spec["paper"], spec["table"], sec["dataset"],
                                   row["method"], col.paper_length, metric)
     paper = None if paper_text is None else float(paper_text)
     if sec.get("corpus") is None:
         return Cell(paper_text or MISSING, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
+    if sec["corpus"] in unavailable:
+        return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
     beyond = row.get("mask_beyond_train")
     mask = beyond if beyond and col.our_length > train_length else row.get("mask")
     matches = [r for r in results if r.get("variant") == row.get("variant")
