@@ -103,7 +103,7 @@ def drop_short(docs: list[Document], token_lists: list[list[int]], min_tokens: i
     one evaluation window on their own: skip them and count them, never use them silently."""
     keep = [i for i, ids in enumerate(token_lists) if len(ids) >= min_tokens]
     dropped = sorted(set(range(len(docs))) - set(keep))
-    record = {"count": len(dropped), "min_tokens": min_tokens,
+    record = {"count": len(dropped), "min_tokens": int(min_tokens),
               "doc_ids": [docs[i].doc_id for i in dropped]}
     if dropped:
         log.warning("skipped %d documents shorter than %d tokens", len(dropped), min_tokens)
