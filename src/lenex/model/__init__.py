@@ -1,4 +1,4 @@
-from .attention import Span, attend, plan_attention
+from .attention import Span, additive_mask, attend, plan_attention
 from .transformer import LanguageModel
 
-__all__ = ["LanguageModel", "Span", "attend", "plan_attention"]
+__all__ = ["LanguageModel", "Span", "additive_mask", "attend", "plan_attention"]

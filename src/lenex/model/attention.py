@@ -25,7 +25,8 @@ class Span:
     mask: torch.Tensor | None  # additive, broadcastable to (B, H, q, k); None: causal fast path
 
 
-def _additive(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def additive_mask(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """Boolean `allowed` (Tq, Tk) plus an optional bias -> the additive float mask SDPA takes."""
     blocked = torch.zeros(allowed.shape, device=allowed.device).masked_fill(~allowed, float("-inf"))
     return blocked if bias is None else bias + blocked
 
@@ -40,14 +41,14 @@ def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: Attent
         bias = scheme.bias(positions, positions)
         if bias is None and mask.name == "causal":
             return [Span(slice(0, length), slice(0, length), None)]
-        return [Span(slice(0, length), slice(0, length), _additive(mask.allowed(idx, idx), bias))]
+        return [Span(slice(0, length), slice(0, length), additive_mask(mask.allowed(idx, idx), bias))]
     spans = []
     for q_start in range(0, length, chunk):
         q_end = min(q_start + chunk, length)
         k_start, k_end = mask.key_range(q_start, q_end)
         allowed = mask.allowed(idx[q_start:q_end], idx[k_start:k_end])
         bias = scheme.bias(positions[..., q_start:q_end], positions[..., k_start:k_end])
-        spans.append(Span(slice(q_start, q_end), slice(k_start, k_end), _additive(allowed, bias)))
+        spans.append(Span(slice(q_start, q_end), slice(k_start, k_end), additive_mask(allowed, bias)))
     return spans
 
 
