@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import platform
 import sysconfig
 from fnmatch import fnmatch
@@ -49,8 +50,15 @@ def stdlib_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
     root = Path(root) if root is not None else default_stdlib_root()
     if not root.is_dir():
         raise FileNotFoundError(f"Python standard library folder not found: {root}")
-    files = sorted(p.relative_to(root) for p in root.rglob("*.py")
-                   if p.is_file() and is_included(p.relative_to(root)))
+    files = []
+    for folder, subfolders, names in os.walk(root):
+        # Prune excluded folders here so site-packages is never even walked.
+        subfolders[:] = [d for d in subfolders
+                         if not any(fnmatch(d, pattern) for pattern in EXCLUDED_DIRS)]
+        rel_folder = Path(folder).relative_to(root)
+        files += [rel_folder / n for n in names if is_included(rel_folder / n)
+                  and (Path(folder) / n).is_file()]
+    files.sort()
     if not files:
         raise ValueError(f"no *.py files outside test folders under {root}")
     return root, files
