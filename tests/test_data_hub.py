@@ -124,6 +124,9 @@ def test_pile_jsonl_zst(tmp_path):
 def test_local_path_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no json/jsonl/parquet data files at"):
         hub.read_github({"path": str(tmp_path / "missing")})
+    (tmp_path / "bad.jsonl").write_text('{"text": "a", "meta": {"pile_set_name": "Github"}}\n{oops\n')
+    with pytest.raises(ValueError, match=r"github: malformed json in \[.*bad\.jsonl'\]"):
+        hub.read_github({"path": str(tmp_path / "bad.jsonl")})
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match="cannot tell the format"):
         hub.read_arxiv({"data_files": str(tmp_path / "notes.txt")})

@@ -143,9 +143,9 @@ def test_cli(catalog_and_mirror, tmp_path):
     catalog, mirror = catalog_and_mirror
     cmd = [sys.executable, "-m", "lenex.data.pg22", "--catalog", str(catalog),
            "--mirror", str(mirror), "--out", str(tmp_path / "o"), "--after", "2021-12-31"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "kept=1 missing_in_mirror=1 empty_after_strip=1 selected=3" in proc.stdout
     bad = subprocess.run(cmd[:6] + [str(tmp_path / "none"), "--out", str(tmp_path / "o2")],
-                         capture_output=True, text=True, timeout=60)
+                         check=False, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("error: Gutenberg mirror folder")

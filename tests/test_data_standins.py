@@ -63,7 +63,7 @@ def test_stdlib_record_fingerprints_the_file_list(tmp_path):
 
 
 def test_stdlib_real_listing():
-    root, files = stdlib.stdlib_files()
+    _, files = stdlib.stdlib_files()
     names = {f.as_posix() for f in files}
     assert {"argparse.py", "json/decoder.py", "asyncio/tasks.py"} <= names
     assert len(files) > 300
@@ -109,7 +109,7 @@ def test_chitchat_wheel_transcripts(tmp_path):
     assert docs[1].text == "A: a\nB: b\nC: c"  # the empty last turn is dropped
     assert docs[0].group == "chitchat/c2"
     everything = chitchat.read_chitchat_wheel(tmp_path / "c.whl", min_speakers=1)
-    assert [d.text for d in everything][0] == "A: anyone there?"
+    assert everything[0].text == "A: anyone there?"
 
 
 def test_chitchat_errors(tmp_path):

@@ -90,7 +90,8 @@ def read_chitchat_wheel(path: str | os.PathLike, min_speakers: int = 2) -> list[
         raise ValueError(f"{path} is not a wheel (zip): {e}") from None
     data = json.loads(raw)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}:{DATASET_MEMBER} is not a JSON object of conversations")
+        # ValueError, not TypeError: bad input data, reported by run_cli as one line
+        raise ValueError(f"{path}:{DATASET_MEMBER} is not a JSON object of conversations")  # noqa: TRY004
     docs = []
     for conv_id in sorted(data):
         try:

