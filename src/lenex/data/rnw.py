@@ -1,0 +1,123 @@
+"""Science stand-in (for arXiv, Cohan et al. 2018): the LaTeX/Sweave vignettes of
+journal papers shipped in Debian ``r-cran-*`` packages.
+
+Most are Journal of Statistical Software articles (sandwich, zoo, lme4, strucchange,
+partykit, ...); the rest are R News articles and technical reports by the same authors
+(survival, robustbase, mcmc). Unlike Cohan et al.'s arXiv set (plain text with math
+replaced by @xmath tokens) this is the raw LaTeX source, R code chunks included.
+
+Layout read (``root`` is the ``--out`` folder of ``python -m lenex.data.debian``)::
+
+    <root>/<debian pkg>/root/usr/lib/R/site-library/<R pkg>/doc/*.Rnw   (and *.tex)
+    <root>/<debian pkg>/root/usr/lib/R/library/<R pkg>/doc/*.Rnw        (survival: a
+                                                    "recommended" package lives there)
+
+What one Document keeps: the text strictly between ``\\begin{document}`` and
+``\\end{document}``, verbatim (LaTeX markup, comments and ``<<>>= ... @`` code chunks
+stay). The preamble is dropped because it is package loading, macro definitions and
+Sweave/vignette options repeated across files, not prose; for the ``jss`` class this
+also drops the title and abstract, which that class takes in the preamble. Text after
+``\\end{document}`` is ignored by LaTeX and dropped too. A file without
+``\\begin{document}`` (a child file) is kept whole. Bodies shorter than
+``MIN_BODY_CHARS`` are stubs (e.g. a vignette that only runs code, or points to a PDF)
+and are dropped. A ``.tex`` with the stem of an ``.Rnw`` next to it is Sweave's output,
+not a second paper, and is skipped; files with the same bytes as one already read
+(in any package) are dropped.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from pathlib import Path
+from typing import Iterable
+
+from .debian import read_utf8, unpacked_root
+from .documents import Document
+
+log = logging.getLogger(__name__)
+
+# Chosen from bookworm's r-cran-* packages whose doc/ holds paper vignettes (every
+# package with vignettes was downloaded and measured, see the d1 report): 39 packages,
+# ~1.1M GPT-2 tokens. Left out: packages whose .Rnw files are stubs pointing to
+# PDFs (r-cran-rcpp, most of r-cran-surveillance), changelogs rather than papers
+# (r-cran-spatstat's updates/bugfixes), and big packages with little paper text
+# (r-cran-matrix, r-cran-vegan, r-cran-ape, r-cran-sp).
+RNW_PACKAGES = (
+    "r-cran-actuar", "r-cran-aer", "r-cran-bbmle", "r-cran-coin", "r-cran-colorspace",
+    "r-cran-desolve", "r-cran-e1071", "r-cran-elliptic", "r-cran-erm", "r-cran-flexmix",
+    "r-cran-formula", "r-cran-gsl", "r-cran-gstat", "r-cran-kernlab", "r-cran-ks",
+    "r-cran-lme4", "r-cran-lmtest", "r-cran-maxlik", "r-cran-mcmc", "r-cran-mixtools",
+    "r-cran-multcomp", "r-cran-mvtnorm", "r-cran-ordinal", "r-cran-partitions",
+    "r-cran-party", "r-cran-partykit", "r-cran-pscl", "r-cran-rcppeigen",
+    "r-cran-robustbase", "r-cran-sandwich", "r-cran-sets", "r-cran-spacetime",
+    "r-cran-strucchange", "r-cran-survival", "r-cran-systemfit", "r-cran-tm",
+    "r-cran-vcd", "r-cran-xts", "r-cran-zoo",
+)
+MIN_BODY_CHARS = 1000
+LAYOUT = "<root>/<r-cran-pkg>/root/usr/lib/R/{site-library,library}/<R pkg>/doc/*.Rnw|*.tex"
+_BEGIN = re.compile(r"\\begin\s*\{document\}")
+_END = re.compile(r"\\end\s*\{document\}")
+
+
+def paper_body(source: str) -> str:
+    """The text between \\begin{document} and \\end{document} (whole file if there is
+    no \\begin{document}; to the end of the file if there is no \\end{document})."""
+    begin = _BEGIN.search(source)
+    if begin is None:
+        return source.strip()
+    end = _END.search(source, begin.end())
+    return source[begin.end(): end.start() if end else len(source)].strip()
+
+
+def vignette_files(package_root: Path) -> list[Path]:
+    """Vignette sources under one unpacked package: *.Rnw, and *.tex without an .Rnw twin."""
+    files = []
+    for doc_dir in sorted(package_root.glob("usr/lib/R/*/*/doc")):
+        rnw = sorted(doc_dir.glob("*.Rnw"))
+        stems = {p.stem for p in rnw}
+        files += rnw + [p for p in sorted(doc_dir.glob("*.tex")) if p.stem not in stems]
+    return [p for p in files if p.is_file()]
+
+
+def read_rnw_vignettes(root: str | Path, packages: Iterable[str] = RNW_PACKAGES) -> list[Document]:
+    """One Document per paper vignette of ``packages`` under ``root``, sorted by doc_id;
+    doc_id = group = "<R package>/<vignette stem>" (e.g. "sandwich/sandwich-OOP")."""
+    root = Path(root)
+    packages = list(packages)
+    missing = [p for p in packages if not unpacked_root(root, p).is_dir()]
+    if len(missing) == len(packages):
+        raise FileNotFoundError(f"no unpacked r-cran packages under {root} (expected {LAYOUT}); "
+                                f"fetch them with: python -m lenex.data.debian --role rnw --out {root}")
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} of the science packages are missing under {root}: "
+                                f"{missing} (expected {LAYOUT}); fetch them with: python -m lenex.data.debian --role rnw --out {root}")
+    found = []
+    for package in packages:
+        files = vignette_files(unpacked_root(root, package))
+        if not files:
+            log.warning("%s has no vignette sources (expected %s)", package, LAYOUT)
+        found += [(f"{path.parent.parent.name}/{path.stem}", path) for path in files]
+    if not found:
+        raise FileNotFoundError(f"no vignettes under {root} (expected {LAYOUT})")
+
+    ids = [doc_id for doc_id, _ in found]
+    clashes = sorted({i for i in ids if ids.count(i) > 1})
+    if clashes:
+        raise ValueError(f"vignettes with the same <R package>/<stem> under {root}: {clashes}")
+    docs, seen = [], {}
+    for doc_id, path in sorted(found):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest in seen:
+            log.info("skipping %s: same bytes as %s", doc_id, seen[digest])
+            continue
+        seen[digest] = doc_id
+        body = paper_body(read_utf8(path))
+        if len(body) < MIN_BODY_CHARS:
+            log.info("skipping %s: a %d-character stub, not a paper", doc_id, len(body))
+            continue
+        docs.append(Document(doc_id, doc_id, body))
+    if not docs:
+        raise FileNotFoundError(f"no vignette under {root} has a paper body of at least "
+                                f"{MIN_BODY_CHARS} characters (expected {LAYOUT})")
+    return docs
