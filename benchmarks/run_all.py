@@ -1,0 +1,82 @@
+"""Run every benchmark section, print its table and write its JSON.
+
+    python -m benchmarks                 # everything, on the GPU if there is one
+    python -m benchmarks --quick         # under a minute: proves the scripts work, numbers mean little
+    python -m benchmarks --only peak,train --device cpu --threads 2
+
+JSON goes to benchmarks/results/<device tag>/<section>.json (--out to change), with the machine
+and its load average in every file. Run from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+# Fixed glibc mmap threshold, read at process start: big frees go back to the kernel at once,
+# so the per-block peak RSS that eval_length measures is that block's own (see common.PeakMemory).
+if os.environ.get("MALLOC_MMAP_THRESHOLD_") is None and __name__ != "__main__":
+    os.environ["MALLOC_MMAP_THRESHOLD_"] = "1048576"
+    os.execv(sys.executable, [sys.executable, "-m", "benchmarks", *sys.argv[1:]])
+
+import torch  # noqa: E402
+
+from lenex.device import pick_device  # noqa: E402
+
+from . import eval_length, peak, pipeline, train_throughput  # noqa: E402
+from .common import machine, write_json  # noqa: E402
+
+SECTIONS = ["peak", "train", "eval", "pipeline"]
+log = logging.getLogger("benchmarks")
+
+
+def device_tag(device: torch.device) -> str:
+    if device.type != "cuda":
+        return "cpu"
+    return "cuda-" + torch.cuda.get_device_name(device).lower().replace("nvidia ", "").split()[0]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one or two samples: under a minute")
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}")
+    parser.add_argument("--out", default=None, help="folder for the JSON (default benchmarks/results/<device>[-quick])")
+    parser.add_argument("--no-fairseq", action="store_true", help="skip fairseq even when it is installed")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        raise ValueError(f"unknown section {unknown[0]!r}; known: {', '.join(SECTIONS)}")
+    torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    tag = device_tag(device) + ("-quick" if args.quick else "")
+    out = Path(args.out) if args.out else Path(__file__).resolve().parent / "results" / tag
+    context = {"machine": machine(device), "quick": args.quick, "command": " ".join(["python -m benchmarks", *(argv or sys.argv[1:])])}
+    peak_flops = None
+    for section in sections:
+        if section == "peak" or (section == "train" and peak_flops is None):
+            result = peak.run(device, args.quick)
+            peak_flops = result["peak_flops"]
+            if section == "peak":
+                _report(out, "peak", context, result, peak.table(result))
+        if section == "train":
+            result = train_throughput.run(device, args.quick, peak_flops, with_fairseq=not args.no_fairseq)
+            _report(out, "train", context, result, train_throughput.table(result))
+        elif section == "eval":
+            result = eval_length.run(device, args.quick)
+            _report(out, "eval", context, result, eval_length.table(result))
+        elif section == "pipeline":
+            result = pipeline.run(args.quick)
+            _report(out, "pipeline", context, result, pipeline.table(result))
+
+
+def _report(out: Path, section: str, context: dict, result: dict, text: str) -> None:
+    payload = {**context, "load_average_after": list(os.getloadavg()), "result": result}
+    write_json(out / f"{section}.json", payload)
+    print(f"\n## {section}\n{text}\n(written {out / (section + '.json')})", flush=True)
