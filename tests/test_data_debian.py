@@ -1,0 +1,286 @@
+"""Debian stand-in corpora: the fetcher (apt-get download + dpkg-deb -x) and the readers
+for R paper vignettes, Python doc essays and Jane Austen, on hand-made trees laid out
+like the real packages (no network except the one slow test)."""
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+import rdata
+
+from lenex.data import austen, debian, pydoc, rnw
+
+SITE = "usr/lib/R/site-library"
+
+
+def write_files(root, files):
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def unpacked(tmp_path, package, files):
+    write_files(debian.unpacked_root(tmp_path, package), files)
+
+
+PROSE = "We estimate the covariance of the coefficients. " * 30  # > MIN_BODY_CHARS
+PAPER = ("\\documentclass{jss}\n\\title{Sandwiches}\n%\\VignetteIndexEntry{Sandwiches}\n"
+         "\\begin{document}\n\\section{Intro}\n" + PROSE + "\n<<fit>>=\nlm(y ~ x)\n@\n"
+         "\\end{document}\nignored trailer\n")
+
+
+# --- science: R vignettes -------------------------------------------------------
+
+def test_paper_body_keeps_only_the_document_environment():
+    assert rnw.paper_body("pre\n\\begin{document}\n body \n\\end{document}\npost") == "body"
+    assert rnw.paper_body("\\begin {document}x\\end{document}") == "x"
+    assert rnw.paper_body("no environment: a child file\n") == "no environment: a child file"
+    assert rnw.paper_body("\\begin{document}\nunterminated\n") == "unterminated"
+
+
+def test_rnw_reader_one_document_per_paper(tmp_path):
+    child = "\\section{A child file}\n" + PROSE  # no \begin{document}: kept whole
+    unpacked(tmp_path, "r-cran-sandwich", {
+        f"{SITE}/sandwich/doc/sandwich.Rnw": PAPER,
+        f"{SITE}/sandwich/doc/sandwich.tex": "Sweave output of sandwich.Rnw",  # skipped
+        f"{SITE}/sandwich/doc/stub.Rnw": "\\begin{document}see the PDF\\end{document}",
+        f"{SITE}/sandwich/doc/sandwich.R": "lm(y ~ x)",  # extracted code, not a vignette
+    })
+    unpacked(tmp_path, "r-cran-survival", {  # a "recommended" package: R's own library
+        "usr/lib/R/library/survival/doc/timedep.Rnw": child,
+        "usr/lib/R/library/survival/doc/other.tex": "\\begin{document}" + PROSE + "\\end{document}",
+    })
+    unpacked(tmp_path, "r-cran-zoo", {f"{SITE}/zoo/doc/copy.Rnw": PAPER})  # same bytes
+
+    docs = rnw.read_rnw_vignettes(tmp_path, ["r-cran-zoo", "r-cran-survival", "r-cran-sandwich"])
+
+    assert [d.doc_id for d in docs] == ["sandwich/sandwich", "survival/other", "survival/timedep"]
+    assert [d.group for d in docs] == [d.doc_id for d in docs]
+    body = docs[0].text
+    assert body.startswith("\\section{Intro}\nWe estimate") and body.endswith("lm(y ~ x)\n@")
+    assert "VignetteIndexEntry" not in body and "trailer" not in body
+    assert docs[1].text == PROSE.strip()
+    assert docs[2].text == child.strip()
+    assert all(d.encoding == "utf-8" for d in docs)
+
+
+def test_rnw_reader_rejects_bytes_that_are_not_utf8(tmp_path):
+    unpacked(tmp_path, "r-cran-zoo", {f"{SITE}/zoo/doc/zoo.Rnw": PAPER.encode().replace(b"Intro", b"Intr\xf6")})
+    with pytest.raises(ValueError, match=r"zoo/doc/zoo\.Rnw is not valid UTF-8"):
+        rnw.read_rnw_vignettes(tmp_path, ["r-cran-zoo"])
+
+
+def test_rnw_reader_names_root_layout_and_missing_packages(tmp_path):
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}.*site-library.*doc/\*\.Rnw"):
+        rnw.read_rnw_vignettes(tmp_path)
+    unpacked(tmp_path, "r-cran-zoo", {f"{SITE}/zoo/doc/zoo.Rnw": PAPER})
+    with pytest.raises(FileNotFoundError, match=r"missing.*\['r-cran-lme4'\].*--role rnw"):
+        rnw.read_rnw_vignettes(tmp_path, ["r-cran-zoo", "r-cran-lme4"])
+    unpacked(tmp_path, "r-cran-lme4", {f"{SITE}/lme4/DESCRIPTION": "no doc folder"})
+    assert [d.doc_id for d in rnw.read_rnw_vignettes(tmp_path, ["r-cran-zoo", "r-cran-lme4"])] == ["zoo/zoo"]
+
+
+def test_rnw_package_list_is_debian_names_without_repeats():
+    assert len(set(rnw.RNW_PACKAGES)) == len(rnw.RNW_PACKAGES) >= 30
+    assert all(p.startswith("r-cran-") and p == p.lower() for p in rnw.RNW_PACKAGES)
+    assert debian.role_packages("rnw") == list(rnw.RNW_PACKAGES)
+
+
+# --- web-like prose: Python documentation ---------------------------------------
+
+def pydoc_tree(tmp_path, pages):
+    unpacked(tmp_path, pydoc.PYDOC_PACKAGE, {f"{pydoc.SOURCES_DIR}/{k}.rst.txt": v for k, v in pages.items()})
+
+
+def test_pydoc_reader_one_document_per_page(tmp_path):
+    essay = "Sorting HOW TO\n**************\n\n" + "Python lists have a sort method. " * 40
+    pydoc_tree(tmp_path, {
+        "howto/sorting": essay, "howto/index": ".. toctree::\n   sorting.rst\n",
+        "whatsnew/3.11": essay.replace("Sorting", "New"), "tutorial/intro": essay + "\r\n",
+        "library/os": essay,  # a part that was not asked for
+    })
+    docs = pydoc.read_python_doc_essays(tmp_path)
+    assert [d.doc_id for d in docs] == ["howto/sorting", "tutorial/intro", "whatsnew/3.11"]
+    assert [d.group for d in docs] == [d.doc_id for d in docs]
+    assert docs[0].text == essay.strip() and docs[1].text == essay.strip()
+    assert [d.doc_id for d in pydoc.read_python_doc_essays(tmp_path, parts=("library",))] == ["library/os"]
+
+
+def test_pydoc_reader_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}.*python3.11-doc/root/.*_sources/<part>"):
+        pydoc.read_python_doc_essays(tmp_path)
+    pydoc_tree(tmp_path, {"howto/regex": b"caf\xe9 " * 400})
+    with pytest.raises(ValueError, match=r"howto/regex\.rst\.txt is not valid UTF-8"):
+        pydoc.read_python_doc_essays(tmp_path, parts=("howto",))
+    with pytest.raises(FileNotFoundError, match="part 'tutorial'"):
+        pydoc.read_python_doc_essays(tmp_path, parts=("tutorial",))
+    with pytest.raises(ValueError, match="tuple"):
+        pydoc.read_python_doc_essays(tmp_path, parts="howto")
+
+
+# --- books: Jane Austen from an R lazy-load database -----------------------------
+
+def serialize(tmp_path, value) -> bytes:
+    path = tmp_path / "object.rds"
+    rdata.write_rds(path, value, compression=None)
+    return path.read_bytes()
+
+
+def lazyload_db(tmp_path, novels: dict[str, bytes]):
+    """Write Rdata.rdx/.rdb as R does (zlib records after a 4-byte size)."""
+    data_dir = debian.unpacked_root(tmp_path, austen.AUSTEN_PACKAGE) / austen.DATA_DIR
+    data_dir.mkdir(parents=True)
+    blob, variables = b"", {}
+    for name, serialized in novels.items():
+        record = struct.pack(">I", len(serialized)) + zlib.compress(serialized)
+        variables[name] = np.array([len(blob), len(record)], dtype=np.int32)
+        blob += record
+    (data_dir / "Rdata.rdb").write_bytes(blob)
+    index = {"variables": variables, "references": {}, "compressed": np.array([True])}
+    rdata.write_rds(data_dir / "Rdata.rdx", index)  # gzip, as R writes it
+    return data_dir
+
+
+def test_austen_reader_joins_lines_and_keeps_paragraphs(tmp_path):
+    lines = {n: np.array([n.upper(), "", "Chapter 1", "", "It is a truth", "universally known.", ""])
+             for n in austen.NOVELS}
+    lazyload_db(tmp_path, {n: serialize(tmp_path, v) for n, v in reversed(lines.items())})
+    docs = austen.read_austen(tmp_path)
+    assert [d.doc_id for d in docs] == sorted(austen.NOVELS) and [d.group for d in docs] == sorted(austen.NOVELS)
+    assert docs[0].text == "EMMA\n\nChapter 1\n\nIt is a truth\nuniversally known."
+
+
+def test_austen_reader_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}.*janeaustenr/data/Rdata\.rdx"):
+        austen.read_austen(tmp_path)
+    good = serialize(tmp_path, np.array(["Caf\u00e9 society", ""]))
+    bad = good.replace(b"Caf\xc3\xa9", b"Caf\xe9\xe9")
+    lazyload_db(tmp_path, {n: (bad if n == "persuasion" else good) for n in austen.NOVELS})
+    with pytest.raises(ValueError, match=r"Rdata\.rdb\[persuasion\].*not valid UTF-8"):
+        austen.read_austen(tmp_path)
+
+
+def test_austen_reader_names_missing_novels(tmp_path):
+    lazyload_db(tmp_path, {"emma": serialize(tmp_path, np.array(["EMMA"]))})
+    with pytest.raises(KeyError, match=r"lacks the novels \['mansfieldpark'"):
+        austen.read_austen(tmp_path)
+
+
+def test_lazyload_record_with_type_byte():
+    import lzma
+    payload = b"X\nserialized"
+    record = struct.pack(">I", len(payload)) + b"X" + lzma.compress(payload)
+    assert austen.decode_record(record, 3, "r") == payload
+    with pytest.raises(ValueError, match="header says 99"):
+        austen.decode_record(struct.pack(">I", 99) + zlib.compress(payload), True, "r")
+
+
+# --- the fetcher ------------------------------------------------------------------
+
+def fake_cached_package(out, name="r-cran-zoo"):
+    pkg = out / name
+    (pkg / "root").mkdir(parents=True)
+    deb = pkg / f"{name}_1.0-1_all.deb"
+    deb.write_bytes(b"pretend deb")
+    meta = {"package": name, "version": "1.0-1", "filename": deb.name, "sha256": debian.sha256_file(deb)}
+    (pkg / debian.SOURCE_FILE).write_text(json.dumps(meta))
+    return deb, meta
+
+
+def test_fetch_is_idempotent(tmp_path, monkeypatch):
+    deb, meta = fake_cached_package(tmp_path)
+
+    def no_apt(*a, **k):
+        raise AssertionError("apt-get was called although the package is fetched")
+    monkeypatch.setattr(subprocess, "run", no_apt)
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # a cached package needs no apt
+    assert debian.fetch_debian(["r-cran-zoo"], tmp_path) == {"r-cran-zoo": meta}
+
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    deb.write_bytes(b"tampered")  # sha256 no longer matches -> fetched again
+    with pytest.raises(AssertionError, match="apt-get was called"):
+        debian.fetch_debian(["r-cran-zoo"], tmp_path)
+    deb.write_bytes(b"pretend deb")
+    (tmp_path / "r-cran-zoo" / "root").rmdir()  # unpacked tree gone -> fetched again
+    with pytest.raises(AssertionError, match="apt-get was called"):
+        debian.fetch_debian(["r-cran-zoo"], tmp_path)
+
+
+def test_no_apt_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "apt-get" else f"/usr/bin/{name}")
+    assert debian.have_apt() is False
+    with pytest.raises(RuntimeError, match=r"'r-cran-sandwich': apt-get not found.*needs a Debian machine"):
+        debian.fetch_debian(["r-cran-sandwich"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def fake_apt(tmp_path, monkeypatch):
+    """A real .deb (built with dpkg-deb) served by an apt-get stand-in on PATH that, like a
+    fresh container, cannot find any package until `apt-get update` has run."""
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb not installed")
+    src = tmp_path / "src"
+    write_files(src, {
+        "DEBIAN/control": "Package: r-cran-toy\nVersion: 0.1-1\nArchitecture: all\n"
+                          "Maintainer: lenex <lenex@example.org>\nDescription: toy\n",
+        f"{SITE}/toy/doc/toy.Rnw": PAPER,
+    })
+    deb = tmp_path / "r-cran-toy_0.1-1_all.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(src), str(deb)],
+                   check=True, capture_output=True)
+    bin_dir, state = tmp_path / "bin", tmp_path / "state"
+    bin_dir.mkdir(), state.mkdir()
+    script = bin_dir / "apt-get"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = update ]; then touch "$STATE/updated"; exit 0; fi\n'
+        'if [ "$1" = download ] && [ -e "$STATE/updated" ] && [ "$2" = r-cran-toy ]; then cp "$DEB" .; exit 0; fi\n'
+        'echo "E: Unable to locate package $2" >&2; exit 100\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{shutil.os.environ['PATH']}")
+    monkeypatch.setenv("STATE", str(state)), monkeypatch.setenv("DEB", str(deb))
+    return deb, state
+
+
+def test_fetch_updates_empty_lists_once_and_unpacks(tmp_path, fake_apt):
+    deb, state = fake_apt
+    out = tmp_path / "out"
+    meta = debian.fetch_debian(["r-cran-toy"], out)["r-cran-toy"]
+    assert (state / "updated").exists()
+    assert {k: meta[k] for k in ("package", "version", "architecture", "filename", "fetched_with")} == {
+        "package": "r-cran-toy", "version": "0.1-1", "architecture": "all",
+        "filename": deb.name, "fetched_with": "apt-get download"}
+    assert meta["sha256"] == debian.sha256_file(deb)
+    assert json.loads((out / "r-cran-toy" / "SOURCE.json").read_text()) == meta
+    assert sorted(p.name for p in out.iterdir()) == ["r-cran-toy"]  # no temp folders left
+    assert sorted(p.name for p in (out / "r-cran-toy").iterdir()) == sorted(["SOURCE.json", "root", deb.name])
+    assert [d.doc_id for d in rnw.read_rnw_vignettes(out, ["r-cran-toy"])] == ["toy/toy"]
+
+
+def test_failed_download_leaves_nothing_that_looks_complete(tmp_path, fake_apt):
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match=r"'r-cran-nosuch'(.|\n)*download r-cran-nosuch(.|\n)*Unable to locate"):
+        debian.fetch_debian(["r-cran-toy", "r-cran-nosuch"], out)
+    assert sorted(p.name for p in out.iterdir()) == ["r-cran-toy"]  # the good one stays complete
+
+
+def test_cli_needs_a_package(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        debian.run_cli(debian.main, ["--out", str(tmp_path)])
+    assert exit_.value.code == 2 and "name at least one Debian package" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_real_fetch_of_r_cran_sandwich(tmp_path):
+    if not debian.have_apt():
+        pytest.skip("apt-get/dpkg-deb not installed: the Debian stand-ins need a Debian machine")
+    meta = debian.fetch_debian(["r-cran-sandwich"], tmp_path)["r-cran-sandwich"]
+    assert meta["filename"].endswith(".deb") and meta["fetched_with"] == "apt-get download"
+    docs = rnw.read_rnw_vignettes(tmp_path, ["r-cran-sandwich"])
+    assert {"sandwich/sandwich", "sandwich/sandwich-OOP"} <= {d.doc_id for d in docs}
+    assert all(len(d.text) >= rnw.MIN_BODY_CHARS and "\\section" in d.text for d in docs)
