@@ -68,6 +68,14 @@ def test_rnw_reader_one_document_per_paper(tmp_path):
     assert all(d.encoding == "utf-8" for d in docs)
 
 
+def test_rnw_republished_paper_shares_the_original_group(tmp_path):
+    unpacked(tmp_path, "r-cran-party", {f"{SITE}/party/doc/party.Rnw": PAPER})
+    unpacked(tmp_path, "r-cran-partykit", {f"{SITE}/partykit/doc/ctree.Rnw": PAPER.replace("Intro", "Trees")})
+    docs = rnw.read_rnw_vignettes(tmp_path, ["r-cran-party", "r-cran-partykit"])
+    assert [(d.doc_id, d.group) for d in docs] == [("party/party", "party/party"),
+                                                   ("partykit/ctree", "party/party")]
+
+
 def test_rnw_reader_rejects_bytes_that_are_not_utf8(tmp_path):
     unpacked(tmp_path, "r-cran-zoo", {f"{SITE}/zoo/doc/zoo.Rnw": PAPER.encode().replace(b"Intro", b"Intr\xf6")})
     with pytest.raises(ValueError, match=r"zoo/doc/zoo\.Rnw is not valid UTF-8"):
