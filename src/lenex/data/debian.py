@@ -90,7 +90,7 @@ def _tools(package: str) -> tuple[str, str]:
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)  # callers check
 
 
 def _failure(what: str, cmd: list[str], proc: subprocess.CompletedProcess) -> RuntimeError:

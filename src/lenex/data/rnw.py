@@ -29,8 +29,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .debian import read_utf8, unpacked_root
 from .documents import Document
