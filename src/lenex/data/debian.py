@@ -90,7 +90,9 @@ def _tools(package: str) -> tuple[str, str]:
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)  # callers check
+    # LC_ALL=C: _LISTS_MISSING matches apt's English messages, not a translation.
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, "LC_ALL": "C"})
 
 
 def _failure(what: str, cmd: list[str], proc: subprocess.CompletedProcess) -> RuntimeError:
