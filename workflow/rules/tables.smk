@@ -18,10 +18,11 @@ rule table_header:
         preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
         corpora=lambda wc: quoted_json(config["corpora"]),
         train_note=lambda wc: shlex.quote(experiment(wc.paper)["train_stands_in_for"]),
+        unavailable=lambda wc: quoted_json(table_unavailable(wc)),
     shell:
         "python -m lenex.header --preset-file {params.preset_file} --corpora {params.corpora}"
         " --metas {input.metas} --train-meta {input.train_meta} --train-stands-in-for {params.train_note}"
-        " --results {input.evaluations} --out {output} > {log} 2>&1"
+        " --unavailable {params.unavailable} --results {input.evaluations} --out {output} > {log} 2>&1"
 
 
 rule render_table:

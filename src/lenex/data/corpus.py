@@ -96,27 +96,29 @@ def _fetched_dir(spec: dict, resources_dir, default: str) -> Path:
     return Path(spec.get("path") or Path(resources_dir) / default)
 
 
-def _debian_roots(spec: dict, resources_dir, default_packages) -> list[Path]:
-    """Unpacked trees of the Debian packages a debian_* source reads (``path``: one tree)."""
-    if spec.get("path"):
-        return [Path(spec["path"])]
-    packages = spec.get("packages") or default_packages
-    return [Path(resources_dir) / "debian" / p / "root" for p in packages]
+def _debian_root(spec: dict, resources_dir) -> Path:
+    """Where debian_* sources find their packages: <root>/<package>/root/... as fetched by
+    ``python -m lenex.data.debian --out <root>`` (``path`` overrides resources/debian)."""
+    return Path(spec.get("path") or Path(resources_dir) / "debian")
+
+
+def debian_packages(spec: dict) -> list[str]:
+    """The Debian packages a debian_* source reads (the spec's ``packages`` or the reader's)."""
+    from . import austen, pydoc, rnw
+    if spec.get("packages"):
+        return list(spec["packages"])
+    return list({"debian_rnw": rnw.RNW_PACKAGES, "debian_pydoc": (pydoc.PYDOC_PACKAGE,),
+                 "debian_austen": (austen.AUSTEN_PACKAGE,)}[spec["source"]])
 
 
 def _read_debian(spec: dict, resources_dir) -> list[Document]:
     from . import austen, pydoc, rnw  # the readers; only these sources need them
-    source = spec["source"]
-    if source == "debian_rnw":
-        docs = rnw.read_rnw_vignettes(_debian_roots(spec, resources_dir, rnw.RNW_PACKAGES))
-    elif source == "debian_pydoc":
-        roots = _debian_roots(spec, resources_dir, pydoc.PYDOC_PACKAGES)
-        parts = tuple(spec.get("parts") or pydoc.DEFAULT_PARTS)
-        docs = [d for root in roots for d in pydoc.read_python_doc_essays(root, parts)]
-    else:
-        roots = _debian_roots(spec, resources_dir, austen.AUSTEN_PACKAGES)
-        docs = [d for root in roots for d in austen.read_austen(root)]
-    return docs
+    root = _debian_root(spec, resources_dir)
+    if spec["source"] == "debian_rnw":
+        return rnw.read_rnw_vignettes(root, debian_packages(spec))
+    if spec["source"] == "debian_pydoc":
+        return pydoc.read_python_doc_essays(root, tuple(spec.get("parts") or pydoc.PARTS))
+    return austen.read_austen(root)
 
 
 def _read_hub(spec: dict, resources_dir) -> list[Document]:
@@ -129,7 +131,7 @@ def _read_hub(spec: dict, resources_dir) -> list[Document]:
 
 def _read_chitchat(spec: dict, resources_dir) -> list[Document]:
     from .chitchat import read_chitchat
-    return read_chitchat(_fetched_dir(spec, resources_dir, "chitchat"))
+    return read_chitchat(_fetched_dir(spec, resources_dir, "chitchat"), spec.get("min_speakers", 2))
 
 
 def _read_stdlib(spec: dict, resources_dir) -> list[Document]:
@@ -183,7 +185,7 @@ def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -
     """Exactly what a source read: the fetched package(s) (package, version, sha256) or,
     for the machine's standard library, its version and a hash of the files."""
     source = spec.get("source")
-    if spec.get("path") and source not in ("python_stdlib",):
+    if spec.get("path") and not (source or "").startswith("debian_") and source != "python_stdlib":
         return None
     if source in ("shakespeare", "chitchat"):
         return _source_json(Path(resources_dir) / source)
@@ -191,12 +193,6 @@ def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -
         from .stdlib import stdlib_source_record
         return stdlib_source_record(spec.get("path"))
     if source and source.startswith("debian_"):
-        roots = _debian_roots(spec, resources_dir, _default_debian_packages(source))
-        return {root.parent.name: _source_json(root.parent) for root in roots}
+        root = _debian_root(spec, resources_dir)
+        return {p: _source_json(root / p) for p in debian_packages(spec)}
     return None
-
-
-def _default_debian_packages(source: str) -> list[str]:
-    from . import austen, pydoc, rnw
-    return {"debian_rnw": rnw.RNW_PACKAGES, "debian_pydoc": pydoc.PYDOC_PACKAGES,
-            "debian_austen": austen.AUSTEN_PACKAGES}[source]
