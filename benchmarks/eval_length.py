@@ -52,7 +52,7 @@ def run(device: torch.device, quick: bool) -> dict:
     elif device.type == "cuda":
         shape, train_length, multiples, reps, cache_chunk = dict(n_layer=12, d_model=768, n_head=12), 512, MULTIPLES, 2, 64
     else:
-        shape, train_length, multiples, reps, cache_chunk = dict(n_layer=2, d_model=256, n_head=8), 128, MULTIPLES, 2, 1
+        shape, train_length, multiples, reps, cache_chunk = dict(n_layer=2, d_model=256, n_head=8), 64, MULTIPLES, 1, 1
     results = {"model": {**shape, "train_length": train_length, "vocab": 50257}, "cache_chunk": cache_chunk,
                "vocab_chunk": VOCAB_CHUNK, "schemes": {}}
     generator = torch.Generator().manual_seed(0)
