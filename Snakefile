@@ -11,6 +11,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/plan.smk"
 
 
 rule all:

@@ -29,7 +29,13 @@ fi
 mkdir -p "$state"
 state=$(cd "$state" && pwd)
 pids=$state/pids
-mkdir -p "$pids" "$state/ctld" "$state/d" "$state/munge"
+mkdir -p "$pids" "$state/ctld" "$state/d"
+# munged and mariadbd run as their own users, who cannot enter a private STATE_DIR (pytest's
+# are 0700): their files go to a directory of their own, removed by stop_cluster.sh.
+runtime=$(mktemp -d /tmp/lenex-slurm-run.XXXXXX)
+chmod 755 "$runtime"
+echo "$runtime" >"$state/runtime_dir"
+mkdir -p "$runtime/munge"
 started=$(date +%s%N)
 
 # Wait (bounded) until a command succeeds.
@@ -46,15 +52,20 @@ record_pid() {
     cp "$pidfile" "$pids/$name.pid"
 }
 
-# munge: its own socket and pid file under STATE_DIR, so a system munged is left alone.
-chown munge:munge "$state/munge"
+# munge on its default socket (commands inside jobs, and slurmd before it has fetched its
+# configuration, look there). A munged already answering is used, not replaced.
 [[ -s /etc/munge/munge.key ]] || { mungekey --create --keyfile /etc/munge/munge.key 2>/dev/null \
     || dd if=/dev/urandom bs=1 count=1024 of=/etc/munge/munge.key 2>/dev/null; }
 chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
-socket=$state/munge/munge.socket
-runuser -u munge -- munged --socket="$socket" --pid-file="$state/munge/munged.pid" \
-    --log-file="$state/munge/munged.log" --seed-file="$state/munge/munged.seed"
-record_pid munged "$state/munge/munged.pid"
+if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+    echo "using the munged already running"
+else
+    mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
+    chown munge:munge "$runtime/munge"
+    runuser -u munge -- munged --pid-file="$runtime/munge/munged.pid" \
+        --log-file="$runtime/munge/munged.log" --seed-file="$runtime/munge/munged.seed"
+    record_pid munged "$runtime/munge/munged.pid"
+fi
 
 # The node line from the hardware slurmd sees, with RealMemory cut to ~85% (the rest is the
 # OS's) and the node on loopback.
@@ -80,7 +91,6 @@ SlurmUser=root
 SlurmctldPort=6817
 SlurmdPort=6818
 AuthType=auth/munge
-AuthInfo=socket=$socket
 StateSaveLocation=$state/ctld
 SlurmdSpoolDir=$state/d
 SlurmctldPidFile=$state/slurmctld.pid
@@ -93,6 +103,9 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
 MinJobAge=300
+# Configless: slurmd fetches this file from slurmctld and caches it, so commands inside a job
+# find it without SLURM_CONF (the SLURM executor's job step drops SLURM_* variables).
+SlurmctldParameters=enable_configless
 ReturnToService=2
 SlurmctldTimeout=30
 SlurmdTimeout=30
@@ -104,17 +117,16 @@ export SLURM_CONF=$state/slurm.conf
 
 if [[ -n $accounting ]]; then
     # MariaDB on a socket only (--skip-networking), its data under STATE_DIR.
-    mkdir -p "$state/mysql" && chown mysql:mysql "$state/mysql"
-    [[ -d $state/mysql/mysql ]] || mariadb-install-db --user=mysql --datadir="$state/mysql" --auth-root-authentication-method=socket >"$state/mysql-install.log" 2>&1
-    runuser -u mysql -- mariadbd --datadir="$state/mysql" --socket="$state/mysql/mysql.sock" \
-        --pid-file="$state/mysql/mariadbd.pid" --skip-networking --log-error="$state/mysql/error.log" &
-    record_pid mariadbd "$state/mysql/mariadbd.pid"
-    wait_for "mariadb" 30 mariadb --socket="$state/mysql/mysql.sock" -e "select 1"
-    mariadb --socket="$state/mysql/mysql.sock" -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'lenex';
+    mkdir -p "$runtime/mysql" && chown mysql:mysql "$runtime/mysql"
+    [[ -d $runtime/mysql/mysql ]] || mariadb-install-db --user=mysql --datadir="$runtime/mysql" --auth-root-authentication-method=socket >"$runtime/mysql-install.log" 2>&1
+    runuser -u mysql -- mariadbd --datadir="$runtime/mysql" --socket="$runtime/mysql/mysql.sock" \
+        --pid-file="$runtime/mysql/mariadbd.pid" --skip-networking --log-error="$runtime/mysql/error.log" &
+    record_pid mariadbd "$runtime/mysql/mariadbd.pid"
+    wait_for "mariadb" 30 mariadb --socket="$runtime/mysql/mysql.sock" -e "select 1"
+    mariadb --socket="$runtime/mysql/mysql.sock" -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'lenex';
         GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';"
     cat >"$state/slurmdbd.conf" <<EOF
 AuthType=auth/munge
-AuthInfo=socket=$socket
 DbdHost=localhost
 DbdAddr=127.0.0.1
 DbdPort=6819
@@ -130,7 +142,7 @@ LogFile=$state/slurmdbd.log
 EOF
     # MariaDB listens on the socket only; the client library reads it from MYSQL_UNIX_PORT.
     chmod 600 "$state/slurmdbd.conf"
-    MYSQL_UNIX_PORT=$state/mysql/mysql.sock SLURM_CONF=$state/slurm.conf slurmdbd -f "$state/slurmdbd.conf"
+    MYSQL_UNIX_PORT=$runtime/mysql/mysql.sock SLURM_CONF=$state/slurm.conf slurmdbd -f "$state/slurmdbd.conf"
     record_pid slurmdbd "$state/slurmdbd.pid"
     wait_for "slurmdbd" 30 sacctmgr -i show cluster
 fi
@@ -142,7 +154,7 @@ if [[ -n $accounting ]]; then
     sacctmgr -i add account lenex Description=lenex Organization=lenex >/dev/null 2>&1 || true
     sacctmgr -i add user "$(id -un)" Account=lenex >/dev/null 2>&1 || true
 fi
-slurmd -f "$state/slurm.conf"
+slurmd --conf-server 127.0.0.1:6817
 record_pid slurmd "$state/slurmd.pid"
 wait_for "node $nodename idle" 30 bash -c "sinfo -h -n '$nodename' -o %t | grep -qx idle"
 elapsed_ms=$((($(date +%s%N) - started) / 1000000))

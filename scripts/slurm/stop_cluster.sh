@@ -26,4 +26,12 @@ for name in slurmd slurmctld slurmdbd mariadbd munged; do
     rm -f "$file"
     echo "stopped $name ($pid)"
 done
+# slurmd (configless) links /run/slurm/conf to its cache under STATE_DIR.
+[[ -L /run/slurm/conf && $(readlink /run/slurm/conf) == "$state"/* ]] && rm -f /run/slurm/conf
+runtime_file=$state/runtime_dir
+if [[ -s $runtime_file ]]; then
+    runtime=$(<"$runtime_file")
+    [[ $runtime == /tmp/lenex-slurm-run.* ]] && rm -rf "$runtime"
+    rm -f "$runtime_file"
+fi
 exit $status

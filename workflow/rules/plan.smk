@@ -1,0 +1,28 @@
+# Paper-scale plan: every job of a paper's tables at one preset, with its declared resources
+# and GPU-hours (training from the preset's measured throughput), before anything runs:
+#   snakemake --cores 1 results/paper/plan/lex.md
+
+
+def paper_table_targets(wc):
+    return [
+        f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
+        for key in experiment(wc.paper)["tables"]
+    ]
+
+
+rule plan:
+    input:
+        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
+        experiment_file=lambda wc: str(CONFIG_DIR / "experiments" / f"{wc.paper}.yaml"),
+    output:
+        md="results/{preset}/plan/{paper}.md",
+        json="results/{preset}/plan/{paper}.json",
+    log:
+        "results/{preset}/logs/plan/{paper}.log",
+    conda:
+        ENV
+    params:
+        targets=paper_table_targets,
+    shell:
+        "python -m lenex.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
+        " --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"
