@@ -9,6 +9,7 @@ slurm-client) unless LENEX_REQUIRE_SLURM=1, which CI (.ci/run) sets after instal
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +27,8 @@ MODEL = "results/tiny/models/lex/xpos.pt"
 # Blockwise attention at a length that is not a multiple of its block (L_tr/2 = 32): the
 # evaluation job starts and exits 2 with "length 40 is not divisible by the block size 32".
 BAD = "results/tiny/eval/lex/xpos/pg22/blockwise/L40.json"
-LOCAL_TIMEOUT, SLURM_TIMEOUT = 300, 240
+# Bounds for a loaded 2-core machine; on a quiet one the local part takes ~100 s, SLURM's ~130 s.
+LOCAL_TIMEOUT, SLURM_TIMEOUT = 400, 400
 
 
 def _missing_reason():
@@ -105,10 +107,10 @@ def test_tiny_jobs_through_slurm_match_the_local_run(cluster, tmp_path):
                            timeout=SLURM_TIMEOUT)
     print(f"SLURM run: {time.time() - started:.0f} s")
     # The good jobs ran on the cluster ...
-    assert "SLURM jobid" in out, out[-4000:]
-    slurm_logs = list((tmp_path / ".snakemake" / "slurm_logs" / "rule_train").rglob("*.log"))
-    assert slurm_logs, out[-4000:]
-    assert (tmp_path / MODEL).exists(), out[-6000:] + "".join(p.read_text()[-3000:] for p in slurm_logs)
+    submitted = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S+/slurm_logs/(rule_\w+)/", out)
+    rules = sorted(rule for _, rule in submitted)
+    assert rules == ["rule_evaluate", "rule_evaluate", "rule_train"], out[-4000:]
+    assert (tmp_path / MODEL).exists(), out[-6000:]
     slurm = _numbers(tmp_path)
     assert slurm[1:3] == local[1:3]  # final and validation loss, bit for bit (CPU, one thread)
     assert all(torch.equal(slurm[3][k], local[3][k]) for k in local[3])

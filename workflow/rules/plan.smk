@@ -3,13 +3,6 @@
 #   snakemake --cores 1 results/paper/plan/lex.md
 
 
-def paper_table_targets(wc):
-    return [
-        f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
-        for key in experiment(wc.paper)["tables"]
-    ]
-
-
 rule plan:
     input:
         preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
@@ -22,7 +15,10 @@ rule plan:
     conda:
         ENV
     params:
-        targets=paper_table_targets,
+        targets=lambda wc: [
+            f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
+            for key in experiment(wc.paper)["tables"]
+        ],
     shell:
         "python -m lenex.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
         " --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"
