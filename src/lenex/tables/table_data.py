@@ -12,7 +12,9 @@ from .paper_results import paper_value_text
 OK, NOT_COMPUTED, NOT_COMPUTED_YET = "ok", "not computed", "not computed yet"
 MISSING = "—"
 # Header keys that feed the scale statement or the sections; everything else is listed as-is.
-_SCALE_KEYS = {"preset", "n_layer", "d_model", "n_head", "train_length", "steps", "stand_ins"}
+# Shown elsewhere (the scale statement, the section notes), not as header lines.
+_SCALE_KEYS = {"preset", "n_layer", "d_model", "n_head", "train_length", "steps", "stand_ins",
+               "unavailable"}
 _LABELS = {"n_params": "Model size", "model_size": "Model size", "tokens_seen": "Tokens seen",
            "git_rev": "Git revision", "git_revision": "Git revision"}
 _PARAM_KEYS, _COUNT_KEYS = {"n_params", "model_size"}, {"tokens_seen"}
