@@ -58,14 +58,17 @@ def setup(device_name: str = "auto") -> Context:
         device = torch.device("cuda", local_rank if world_size > 1 else torch.cuda.current_device())
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    if world_size > 1 and not dist.is_initialized():
+    # Under torchrun (WORLD_SIZE set) the group is joined even for one process, so
+    # `--nproc_per_node 1` exercises the same NCCL/gloo path as many.
+    if "WORLD_SIZE" in os.environ and not dist.is_initialized():
         kwargs = {"device_id": device} if device.type == "cuda" else {}
         dist.init_process_group(backend=backend_for(device), **kwargs)
+        dist.barrier()  # a first collective: a broken backend fails here, not mid-training
     return Context(rank=rank, world_size=world_size, local_rank=local_rank, device=device)
 
 
 def shutdown(ctx: Context) -> None:
-    if ctx.distributed and dist.is_initialized():
+    if dist.is_initialized():
         dist.destroy_process_group()
 
 
