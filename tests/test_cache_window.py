@@ -41,10 +41,19 @@ def test_cache_window_keeps_explicit_positions_with_gaps(position):
 
 
 @pytest.mark.parametrize("position", RELATIVE_SCHEMES)
-def test_one_layer_relative_scheme_cache_equals_reencoding(position):
+@pytest.mark.parametrize("chunk", [1, 4, 9])  # 9 > window: a chunk's last queries no longer see its first tokens
+def test_one_layer_relative_scheme_cache_equals_reencoding(position, chunk):
     model, (idx, targets) = _model(position, n_layer=1), _tokens()
     reencoded = score_by_reencoding(model, idx, targets, window=6, batch_windows=5)
-    torch.testing.assert_close(score_with_cache(model, idx, targets, window=6), reencoded)
+    torch.testing.assert_close(score_with_cache(model, idx, targets, window=6, chunk=chunk), reencoded)
+
+
+@pytest.mark.parametrize("position", ["xpos", "alibi"])
+def test_chunked_cache_window_is_the_token_by_token_one(position):
+    model, (idx, targets) = _model(position), _tokens(40)
+    one_by_one = score_with_cache(model, idx, targets, window=7)
+    for chunk in (5, 16):
+        torch.testing.assert_close(score_with_cache(model, idx, targets, window=7, chunk=chunk), one_by_one)
 
 
 def test_reencoding_scores_each_token_from_its_own_window():

@@ -131,3 +131,34 @@ def test_fused_training_loss_equals_the_loss_of_the_logits():
     with torch.no_grad():  # evaluation keeps returning the logits
         logits, loss = model(idx, targets)
     torch.testing.assert_close(loss, F.cross_entropy(logits.transpose(1, 2), targets))
+
+
+@pytest.mark.parametrize("position", ["learned", "rope", "xpos", "alibi", "sandwich", "kerple", "t5"])
+@pytest.mark.parametrize("mask", ["causal", "sliding"])
+def test_cached_position_tables_and_plans_change_no_number(position, mask):
+    # Default positions are a marked run (cached tables, cached plan); explicit ones are computed afresh.
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(**SMALL, position=position))
+    attention = build_mask(mask, {"window": 4} if mask == "sliding" else {})
+    idx = torch.randint(0, 101, (2, 16))
+    runs = []
+    for positions in (None, None, torch.arange(16)):  # fill the cache, read it, bypass it
+        model.zero_grad()
+        logits, _ = model(idx, positions=positions, mask=attention)
+        F.cross_entropy(logits.flatten(0, 1), idx.flatten()).backward()
+        runs.append((logits, [p.grad.clone() for p in model.parameters()]))
+    # Banded plans are sliced into spans; with a learned bias (KERPLE, T5) nothing there is cached.
+    assert len(model.position.tables) > 0 or (mask == "sliding" and model.position.learned_bias)
+    for logits, grads in runs[:2]:
+        torch.testing.assert_close(logits, runs[2][0], rtol=0, atol=0)
+        for grad, expected in zip(grads, runs[2][1], strict=True):
+            torch.testing.assert_close(grad, expected, rtol=0, atol=0)
+
+
+def test_tables_built_in_inference_mode_do_not_reach_training():
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(**SMALL, position="xpos"))
+    idx = torch.randint(0, 101, (1, 16))
+    with torch.inference_mode():
+        model(idx)
+    model(idx, idx)[1].backward()  # x * cos saves cos for backward: an inference tensor there would fail

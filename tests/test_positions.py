@@ -7,10 +7,13 @@ import torch
 
 from lenex.positions import (
     POSITIONS,
+    TableCache,
     alibi_slopes,
     build_position,
+    contiguous_positions,
     fit_log_curve,
     interpolate_position_table,
+    run_of,
     sandwich_bias,
     t5_relative_bucket,
     xpos_zeta,
@@ -227,3 +230,104 @@ def test_unknown_names_and_options_are_named():
         build("xpos", {"gama": 0.5})
     with pytest.raises(ValueError, match="'vectorial'"):
         build("xpos", {"zeta": "vectorial"})
+
+
+# Position-table cache: cached tables must be the uncached ones, bit for bit.
+
+CACHED = [("rope", {}), ("xpos", {}), ("xpos", {"rotation": False}), ("alibi", {}), ("sandwich", {}),
+          ("smoothed_sandwich", {}), ("kerple", {}), ("t5", {})]
+
+
+def rotate_and_bias(scheme, q_pos, k_pos, dtype=torch.float32):
+    generator = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 4, len(q_pos), 8, generator=generator, dtype=dtype)
+    k = torch.randn(2, 4, len(k_pos), 8, generator=generator, dtype=dtype)
+    return (*scheme.rotate(q, k, q_pos, k_pos), scheme.bias(q_pos, k_pos))
+
+
+def assert_same(got, expected):
+    for a, b in zip(got, expected, strict=True):
+        assert (a is None and b is None) or torch.equal(a, b)
+
+
+@pytest.mark.parametrize("name,options", CACHED)
+def test_cached_position_tables_equal_uncached_ones(name, options):
+    scheme = build(name, options)
+    runs = (contiguous_positions(10, 14), contiguous_positions(5, 14))  # a cache-window step: 4 queries, 9 keys
+    first = rotate_and_bias(scheme, *runs)
+    assert len(scheme.tables) > 0
+    again = rotate_and_bias(scheme, contiguous_positions(10, 14), contiguous_positions(5, 14))  # from the cache
+    scheme.tables.enabled = False
+    fresh = rotate_and_bias(scheme, torch.arange(10, 14), torch.arange(5, 14))
+    assert_same(first, fresh)
+    assert_same(again, fresh)
+
+
+@pytest.mark.parametrize("name", ["alibi", "sandwich", "t5", "kerple"])
+def test_relative_tables_are_shared_by_shifted_runs_and_stay_exact(name):
+    scheme = build(name)
+    scheme.bias(contiguous_positions(0, 6), contiguous_positions(0, 6))
+    entries = len(scheme.tables)
+    shifted = scheme.bias(contiguous_positions(40, 46), contiguous_positions(40, 46))  # same q - k: a hit
+    assert len(scheme.tables) == entries
+    scheme.tables.enabled = False
+    assert torch.equal(shifted, scheme.bias(torch.arange(40, 46), torch.arange(40, 46)))
+
+
+@pytest.mark.parametrize("name", ["rope", "xpos", "alibi"])
+def test_explicit_positions_with_gaps_are_never_cached(name):
+    scheme = build(name)
+    gaps = torch.tensor([0, 1, 4, 5, 9])
+    got = rotate_and_bias(scheme, gaps, gaps)
+    assert len(scheme.tables) == 0
+    scheme.tables.enabled = False
+    assert_same(got, rotate_and_bias(scheme, gaps, gaps))
+
+
+def test_rotation_tables_are_kept_apart_by_dtype_and_dropped_on_to():
+    scheme = build("xpos")
+    run = contiguous_positions(0, 7)
+    q32, k32, _ = rotate_and_bias(scheme, run, run, torch.float32)
+    q64, k64, _ = rotate_and_bias(scheme, run, run, torch.float64)
+    assert q32.dtype == torch.float32 and q64.dtype == torch.float64
+    assert len(scheme.tables) == 2
+    scheme.to(torch.float64)
+    assert len(scheme.tables) == 0
+    scheme.tables.enabled = False
+    assert_same((q32, k32), rotate_and_bias(scheme, run, run, torch.float32)[:2])
+    assert_same((q64, k64), rotate_and_bias(scheme, run, run, torch.float64)[:2])
+
+
+def test_learned_bias_keeps_its_gradient_through_the_cache():
+    scheme = build("kerple")
+    run = contiguous_positions(0, 5)
+    scheme.bias(run, run)  # fills the cache
+    scheme.bias(run, run).sum().backward()
+    assert scheme.raw_r1.grad is not None and scheme.raw_r1.grad.abs().sum() > 0
+
+
+def test_table_cache_is_a_bounded_lru_that_refuses_big_tables():
+    cache = TableCache(capacity=2, max_elements=10)
+    builds = []
+
+    def table(n):
+        return lambda: builds.append(n) or torch.zeros(n)
+
+    cache.get(("a",), table(3))
+    cache.get(("b",), table(4))
+    cache.get(("a",), table(3))  # hit: "a" becomes the most recent
+    cache.get(("c",), table(5))  # evicts "b"
+    cache.get(("b",), table(4))  # rebuilt
+    assert builds == [3, 4, 5, 4]
+    cache.get(("big",), table(11))
+    cache.get(("big",), table(11))  # never stored: built twice
+    assert builds[-2:] == [11, 11] and len(cache) == 2
+    with torch.inference_mode():
+        cache.get(("a",), table(3))  # inference tensors get their own entry
+    assert builds[-1] == 3
+
+
+def test_only_marked_runs_have_a_run():
+    assert run_of(contiguous_positions(3, 8)) == (3, 5)
+    assert run_of(torch.arange(3, 8)) is None
+    assert run_of(contiguous_positions(3, 8)[1:]) is None  # a slice is another tensor

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from .model import LanguageModel, additive_mask
+from .positions import contiguous_positions
 
 
 def _check(idx: torch.Tensor, targets: torch.Tensor, window: int) -> None:
@@ -32,6 +33,11 @@ def _check(idx: torch.Tensor, targets: torch.Tensor, window: int) -> None:
         raise ValueError(f"cache window must be a positive number of tokens, got {window!r}")
     if idx.dim() != 2 or idx.shape != targets.shape:
         raise ValueError(f"idx and targets must both be (batch, length); got {tuple(idx.shape)} and {tuple(targets.shape)}")
+
+
+def _positions(positions: torch.Tensor | None, start: int, end: int, device) -> torch.Tensor:
+    """Position ids of sequence indices start..end-1: given ones, or a marked run (cached tables)."""
+    return contiguous_positions(start, end, device) if positions is None else positions[start:end]
 
 
 @torch.no_grad()
@@ -42,36 +48,35 @@ def score_with_cache(model: LanguageModel, idx: torch.Tensor, targets: torch.Ten
     _check(idx, targets, window)
     if int(chunk) < 1:
         raise ValueError(f"chunk must be a positive number of tokens, got {chunk!r}")
-    length = idx.shape[1]
-    positions = torch.arange(length, device=idx.device) if positions is None else positions.to(idx.device)
-    order = torch.arange(length, device=idx.device)  # sequence indices: the window cuts the input
+    length, window, chunk = idx.shape[1], int(window), int(chunk)
+    if positions is not None:
+        positions = positions.to(idx.device)
     scheme = model.position
-    caches = [None] * len(model.blocks)  # per layer: (raw keys, values, positions, indices)
+    caches = [None] * len(model.blocks)  # per layer: raw (unrotated) keys and values of the last tokens
     out = torch.empty(targets.shape, dtype=torch.float32, device=idx.device)
     for start in range(0, length, chunk):
-        new = slice(start, min(start + chunk, length))
-        x = model.tok_emb(idx[:, new])
-        added = scheme.embed(positions[new])
+        end = min(start + chunk, length)
+        first_key = max(0, start - (window - 1))  # the step's first query sees w-1 tokens back
+        q_pos, k_pos = _positions(positions, start, end, idx.device), _positions(positions, first_key, end, idx.device)
+        # Query i of the chunk (sequence index start+i) sees keys first_key+j with 0 <= distance < w.
+        distance = torch.arange(start, end, device=idx.device)[:, None] - torch.arange(first_key, end, device=idx.device)
+        step_mask = additive_mask((distance >= 0) & (distance < window), scheme.bias(q_pos, k_pos))
+        x = model.tok_emb(idx[:, start:end])
+        added = scheme.embed(q_pos)
         if added is not None:
             x = x + added
         for layer, block in enumerate(model.blocks):
             q, k, v = block.attn.heads(block.ln_attn(x))
             if caches[layer] is not None:
-                old_k, old_v, old_pos, old_idx = caches[layer]
-                k, v = torch.cat((old_k, k), dim=2), torch.cat((old_v, v), dim=2)
-                k_pos, k_idx = torch.cat((old_pos, positions[new])), torch.cat((old_idx, order[new]))
-            else:
-                k_pos, k_idx = positions[new], order[new]
-            q_rot, k_rot = scheme.rotate(q, k, positions[new], k_pos)
-            distance = order[new][:, None] - k_idx[None, :]
-            allowed = (distance >= 0) & (distance < window)
-            attn_mask = additive_mask(allowed, scheme.bias(positions[new], k_pos)).to(q.dtype)
+                k, v = torch.cat((caches[layer][0], k), dim=2), torch.cat((caches[layer][1], v), dim=2)
+            q_rot, k_rot = scheme.rotate(q, k, q_pos, k_pos)
+            attn_mask = step_mask.to(q.dtype)
             x = x + block.attn.merge(F.scaled_dot_product_attention(q_rot, k_rot, v, attn_mask=attn_mask))
             x = x + block.mlp(block.ln_mlp(x))
             keep = slice(-(window - 1), None) if window > 1 else slice(0, 0)  # the next query sees w-1 old tokens
-            caches[layer] = (k[:, :, keep], v[:, :, keep], k_pos[keep], k_idx[keep])
+            caches[layer] = (k[:, :, keep], v[:, :, keep])
         logits = model.logits(model.ln_f(x)).float()
-        out[:, new] = F.cross_entropy(logits.transpose(1, 2), targets[:, new], reduction="none")
+        out[:, start:end] = F.cross_entropy(logits.transpose(1, 2), targets[:, start:end], reduction="none")
     return out
 
 

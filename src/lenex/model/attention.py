@@ -32,7 +32,15 @@ def additive_mask(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Ten
 
 
 def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
-    """Spans covering all queries of a sequence of len(positions[-1]) tokens."""
+    """Spans covering all queries of a sequence of len(positions[-1]) tokens. Cached per marked run
+    of positions and mask unless the scheme's bias has parameters (T5, KERPLE: it changes every step)."""
+    if scheme.learned_bias:
+        return _plan(positions, scheme, mask)
+    key = f"plan {mask.name} {sorted(mask.options().items())}"
+    return scheme.cached(key, positions, positions, lambda: _plan(positions, scheme, mask))
+
+
+def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
     length = positions.shape[-1]
     mask.check_length(length)
     idx = torch.arange(length, device=positions.device)

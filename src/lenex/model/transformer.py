@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from ..config import ModelConfig
 from ..masks import AttentionMask, build_mask, default_mask_options
-from ..positions import PositionScheme, build_position
+from ..positions import PositionScheme, build_position, contiguous_positions
 from .attention import attend, plan_attention
 from .fused_loss import linear_cross_entropy
 
@@ -86,9 +86,10 @@ class LanguageModel(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def hidden(self, idx: torch.Tensor, positions: torch.Tensor | None = None, mask: AttentionMask | None = None):
-        """Final-layer hidden states (B, T, D). `positions` defaults to 0..T-1 (original ids may have gaps)."""
+        """Final-layer hidden states (B, T, D). `positions` defaults to 0..T-1 (original ids may have gaps);
+        the default is a marked run, for which the position scheme reuses its cached tables."""
         if positions is None:
-            positions = torch.arange(idx.shape[1], device=idx.device)
+            positions = contiguous_positions(0, idx.shape[1], device=idx.device)
         mask = mask or self.train_mask
         x = self.tok_emb(idx)
         added = self.position.embed(positions)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .alibi import Alibi, alibi_slopes
 from .base import PositionScheme, make_options
+from .cache import TableCache, contiguous_positions, run_of
 from .kerple import Kerple
 from .learned import LearnedPositions, interpolate_position_table
 from .nope import NoPE
@@ -33,5 +34,5 @@ def build_position(name: str, options: dict | None, *, d_model: int, n_heads: in
 
 __all__ = [
     "PositionScheme", "POSITIONS", "build_position", "alibi_slopes", "t5_relative_bucket", "sandwich_bias",
-    "xpos_zeta", "interpolate_position_table", "fit_log_curve", "apply_rotary", "rotary_angles",
+    "xpos_zeta", "TableCache", "contiguous_positions", "run_of", "interpolate_position_table", "fit_log_curve", "apply_rotary", "rotary_angles",
 ]

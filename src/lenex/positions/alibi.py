@@ -47,6 +47,9 @@ class Alibi(PositionScheme):
         self.slopes = alibi_slopes(self.n_heads, options.shift, options.same_h).tolist()
 
     def bias(self, q_pos, k_pos):
+        return self.cached("bias", q_pos, k_pos, lambda: self.fresh_bias(q_pos, k_pos), relative=True)
+
+    def fresh_bias(self, q_pos, k_pos):
         # |m - n| keeps masked (key after query) entries finite and non-positive.
         distance = relative_distance(q_pos, k_pos).abs().to(torch.float32).unsqueeze(-3)
         return -per_head(self.slopes, distance) * distance

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from ..config import build_dataclass
+from .cache import TableCache, run_of
 
 
 class PositionScheme(nn.Module):
@@ -19,11 +20,28 @@ class PositionScheme(nn.Module):
     name: str = ""
     kind: str = "none"  # "embedding" | "rotary" | "bias" | "none"
     Options: type = None  # a dataclass of the scheme's options; set by each subclass
+    learned_bias: bool = False  # True: bias() depends on parameters, so attention plans are not cached
 
     def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):
         super().__init__()
         self.options = options
         self.d_model, self.n_heads, self.head_dim, self.max_length = d_model, n_heads, head_dim, max_length
+        self.tables = TableCache()  # position-only tables, reused across layers and steps
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to()/.half()/.cuda(): drop tables built for the old device or dtype now, not at eviction.
+        self.tables.clear()
+        return super()._apply(fn, *args, **kwargs)
+
+    def cached(self, what: str, q_pos, k_pos, build, *, relative: bool = False, dtype=None):
+        """`build()`, looked up in the table cache when both position tensors are marked runs.
+
+        relative=True: the table depends on q - k only, so runs shifted together share an entry."""
+        q_run, k_run = run_of(q_pos), run_of(k_pos)
+        if q_run is None or k_run is None:
+            return build()
+        runs = (q_run[0] - k_run[0], q_run[1], k_run[1]) if relative else (q_run, k_run)
+        return self.tables.get((what, runs, dtype, q_pos.device), build)
 
     def embed(self, positions: torch.Tensor) -> torch.Tensor | None:
         """(T,) -> (T, D) or (B, T) -> (B, T, D), added to the token embeddings."""

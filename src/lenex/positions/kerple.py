@@ -33,6 +33,7 @@ class KerpleOptions:
 class Kerple(PositionScheme):
     name = "kerple"
     kind = "bias"
+    learned_bias = True
     Options = KerpleOptions
 
     def __init__(self, options, **sizes):
@@ -48,7 +49,12 @@ class Kerple(PositionScheme):
     def r2(self) -> torch.Tensor:
         return F.softplus(self.raw_r2)
 
+    @staticmethod
+    def distance(q_pos, k_pos) -> torch.Tensor:
+        return relative_distance(q_pos, k_pos).abs().to(torch.float32).unsqueeze(-3)
+
     def bias(self, q_pos, k_pos):
-        distance = relative_distance(q_pos, k_pos).abs().to(torch.float32).unsqueeze(-3)
+        # |m - n| depends on positions only (cached); r1, r2 are learned, so the rest is recomputed.
+        distance = self.cached("distance", q_pos, k_pos, lambda: self.distance(q_pos, k_pos), relative=True)
         r1, r2 = self.r1.view(-1, 1, 1), self.r2.view(-1, 1, 1)
         return -r1 * torch.log1p(r2 * distance)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base import PositionScheme
+from .cache import run_of
 
 
 def interpolate_position_table(table: torch.Tensor, new_length: int) -> torch.Tensor:
@@ -56,12 +57,13 @@ class LearnedPositions(PositionScheme):
     def embed(self, positions: torch.Tensor) -> torch.Tensor:
         target = self.options.interpolate_to
         table = self.table.weight if target is None else self.interpolated(target)
-        if positions.numel():
-            low, high = int(positions.min()), int(positions.max())
-            if low < 0 or high >= table.shape[0]:
-                bad = low if low < 0 else high
-                hint = "" if target is not None else "; set position option interpolate_to to extend it"
-                raise ValueError(
-                    f"position {bad} is outside the learned position table of size {table.shape[0]}{hint}"
-                )
+        run = run_of(positions)
+        if run is not None:  # a marked run: its range is known without reading the tensor (no GPU sync)
+            low, high = run[0], run[0] + run[1] - 1
+        else:
+            low, high = (int(positions.min()), int(positions.max())) if positions.numel() else (0, -1)
+        if high >= low and (low < 0 or high >= table.shape[0]):
+            bad = low if low < 0 else high
+            hint = "" if target is not None else "; set position option interpolate_to to extend it"
+            raise ValueError(f"position {bad} is outside the learned position table of size {table.shape[0]}{hint}")
         return F.embedding(positions, table)

@@ -28,18 +28,29 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-second, first), dim=-1)
 
 
+def rotary_tables(angles: torch.Tensor, scale: torch.Tensor | None, dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """angles, scale: (T, hd/2) or (B, T, hd/2) -> (cos, sin) as (..., 1, T, hd) in `dtype`, scale folded in."""
+    cos, sin = angles.cos(), angles.sin()
+    if scale is not None:
+        cos, sin = cos * scale, sin * scale
+    # Both halves of a pair share one angle; unsqueeze(-3) broadcasts over heads.
+    cos = torch.cat((cos, cos), dim=-1).unsqueeze(-3).to(dtype)
+    sin = torch.cat((sin, sin), dim=-1).unsqueeze(-3).to(dtype)
+    return cos, sin
+
+
+def rotate_with(x: torch.Tensor, tables: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """x: (B, H, T, hd) rotated (and scaled) by `rotary_tables` output."""
+    cos, sin = tables
+    return x * cos + rotate_half(x) * sin
+
+
 def apply_rotary(x: torch.Tensor, angles: torch.Tensor, scale: torch.Tensor | None = None) -> torch.Tensor:
     """x: (B, H, T, hd); angles, scale: (T, hd/2) or (B, T, hd/2), one value per channel pair.
 
     Per pair (x1, x2): (x1 cos - x2 sin, x2 cos + x1 sin) * scale, i.e. Eq. (12) of LEX.
     """
-    cos, sin = angles.cos(), angles.sin()
-    if scale is not None:
-        cos, sin = cos * scale, sin * scale
-    # Both halves of a pair share one angle; unsqueeze(-3) broadcasts over heads.
-    cos = torch.cat((cos, cos), dim=-1).unsqueeze(-3).to(x.dtype)
-    sin = torch.cat((sin, sin), dim=-1).unsqueeze(-3).to(x.dtype)
-    return x * cos + rotate_half(x) * sin
+    return rotate_with(x, rotary_tables(angles, scale, x.dtype))
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,15 @@ class RotaryPositions(PositionScheme):
         """Per-pair magnitudes for q and k; plain rotary keeps norms unchanged."""
         return None, None
 
-    def rotate(self, q, k, q_pos, k_pos):
+    def rotation_tables(self, q_pos, k_pos, dtype):
+        """((cos, sin) for q, (cos, sin) for k): see `rotary_tables`."""
         q_scale, k_scale = self.scales(q_pos, k_pos)
-        return apply_rotary(q, self.angles(q_pos), q_scale), apply_rotary(k, self.angles(k_pos), k_scale)
+        q_tables = rotary_tables(self.angles(q_pos), q_scale, dtype)
+        if k_pos is q_pos and k_scale is None:  # self-attention without scales: k turns like q
+            return q_tables, q_tables
+        return q_tables, rotary_tables(self.angles(k_pos), k_scale, dtype)
+
+    def rotate(self, q, k, q_pos, k_pos):
+        q_tables, k_tables = self.cached("rotation", q_pos, k_pos, lambda: self.rotation_tables(q_pos, k_pos, q.dtype),
+                                         dtype=q.dtype)
+        return rotate_with(q, q_tables), rotate_with(k, k_tables)

@@ -45,6 +45,9 @@ class Sandwich(PositionScheme):
     Options = SandwichOptions
 
     def bias(self, q_pos, k_pos):
+        return self.cached("bias", q_pos, k_pos, lambda: self.fresh_bias(q_pos, k_pos), relative=True)
+
+    def fresh_bias(self, q_pos, k_pos):
         distance = relative_distance(q_pos, k_pos).abs()
         # Evaluate the profile once per distinct distance (a 1-D table), then gather: the
         # direct (Tq, Tk, dbar/2) evaluation would need dbar/2 times the memory.

@@ -50,5 +50,8 @@ class SmoothedSandwich(PositionScheme):
         self.offsets = [b for _, b in coefficients]
 
     def bias(self, q_pos, k_pos):
+        return self.cached("bias", q_pos, k_pos, lambda: self.fresh_bias(q_pos, k_pos), relative=True)
+
+    def fresh_bias(self, q_pos, k_pos):
         log_distance = torch.log1p(relative_distance(q_pos, k_pos).abs().to(torch.float32)).unsqueeze(-3)
         return per_head(self.slopes, log_distance) * log_distance + per_head(self.offsets, log_distance)

@@ -35,6 +35,7 @@ class T5Options:
 class T5Bias(PositionScheme):
     name = "t5"
     kind = "bias"
+    learned_bias = True
     Options = T5Options
 
     def __init__(self, options, **sizes):
@@ -44,6 +45,10 @@ class T5Bias(PositionScheme):
         self.table = nn.Embedding(options.num_buckets, self.n_heads)
         nn.init.normal_(self.table.weight, std=0.02)
 
+    def buckets(self, q_pos, k_pos) -> torch.Tensor:
+        return t5_relative_bucket(-relative_distance(q_pos, k_pos), self.options.num_buckets, self.options.max_distance)
+
     def bias(self, q_pos, k_pos):
-        buckets = t5_relative_bucket(-relative_distance(q_pos, k_pos), self.options.num_buckets, self.options.max_distance)
+        # The buckets depend on positions only (cached); the lookup stays in the graph for the gradient.
+        buckets = self.cached("buckets", q_pos, k_pos, lambda: self.buckets(q_pos, k_pos), relative=True)
         return self.table(buckets).movedim(-1, -3)  # (..., Tq, Tk, H) -> (..., H, Tq, Tk)
