@@ -3,6 +3,7 @@
     python -m benchmarks                 # everything, on the GPU if there is one
     python -m benchmarks --quick         # under a minute: proves the scripts work, numbers mean little
     python -m benchmarks --only peak,train --device cpu --threads 2
+    python -m benchmarks --only compile  # optional: torch.compile vs eager on the small shape
 
 JSON goes to benchmarks/results/<device tag>/<section>.json (--out to change), with the machine
 and its load average in every file. Run from the repository root.
@@ -26,10 +27,11 @@ import torch  # noqa: E402
 
 from lenex.device import pick_device  # noqa: E402
 
-from . import eval_length, peak, pipeline, train_throughput  # noqa: E402
+from . import compile_probe, eval_length, peak, pipeline, train_throughput  # noqa: E402
 from .common import machine, write_json  # noqa: E402
 
-SECTIONS = ["peak", "train", "eval", "pipeline"]
+SECTIONS = ["peak", "train", "eval", "pipeline"]  # the default run
+OPTIONAL = ["compile"]  # run only when named in --only
 log = logging.getLogger("benchmarks")
 
 
@@ -44,15 +46,15 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one or two samples: under a minute")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
-    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS + OPTIONAL}")
     parser.add_argument("--out", default=None, help="folder for the JSON (default benchmarks/results/<device>[-quick])")
     parser.add_argument("--no-fairseq", action="store_true", help="skip fairseq even when it is installed")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
-    unknown = sorted(set(sections) - set(SECTIONS))
+    unknown = sorted(set(sections) - set(SECTIONS + OPTIONAL))
     if unknown:
-        raise ValueError(f"unknown section {unknown[0]!r}; known: {', '.join(SECTIONS)}")
+        raise ValueError(f"unknown section {unknown[0]!r}; known: {', '.join(SECTIONS + OPTIONAL)}")
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     tag = device_tag(device) + ("-quick" if args.quick else "")
@@ -74,6 +76,9 @@ def main(argv=None) -> None:
         elif section == "pipeline":
             result = pipeline.run(args.quick)
             _report(out, "pipeline", context, result, pipeline.table(result))
+        elif section == "compile":
+            result = compile_probe.run(device, args.quick)
+            _report(out, "compile", context, result, compile_probe.table(result))
 
 
 def _report(out: Path, section: str, context: dict, result: dict, text: str) -> None:

@@ -21,7 +21,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, targets, token_weights, chunk):
         grad_hidden = torch.empty_like(hidden)
-        grad_weight = torch.zeros_like(weight)
+        grad_weight = None  # made by the first chunk's product: no separate zero-fill pass over (V x D)
         total = torch.zeros((), dtype=torch.float64, device=hidden.device)
         buffer = hidden.new_empty(min(chunk, hidden.shape[0]), weight.shape[0])
         for start in range(0, hidden.shape[0], chunk):
@@ -36,8 +36,13 @@ class _LinearCrossEntropy(torch.autograd.Function):
             # w (p - onehot): the softmax scale 1/row_sum is folded into the thin (c x D) factors.
             scale = (w / row_sum)[:, None]
             grad_hidden[start : start + h.shape[0]] = (unnormalised @ weight) * scale - weight[t] * w[:, None]
-            grad_weight.addmm_(unnormalised.T, h * scale)
+            if grad_weight is None:
+                grad_weight = unnormalised.T @ (h * scale)
+            else:
+                grad_weight.addmm_(unnormalised.T, h * scale)
             grad_weight.index_add_(0, t, h * w[:, None], alpha=-1.0)
+        if grad_weight is None:  # no tokens at all
+            grad_weight = torch.zeros_like(weight)
         ctx.save_for_backward(grad_hidden, grad_weight)
         return total.to(hidden.dtype)
 
