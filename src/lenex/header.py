@@ -16,6 +16,7 @@ import yaml
 
 from .cli import run_cli
 from .files import atomic_write_text
+from .presets import paper_view
 
 
 def git_revision() -> str:
@@ -75,6 +76,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset-file", required=True)
+    parser.add_argument("--paper", default=None, help="read the preset as this paper sees it (its papers.<paper> block)")
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of each corpus the table reads")
     parser.add_argument("--train-meta", default=None, help="meta.json of the training corpus")
@@ -85,6 +87,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     preset = yaml.safe_load(Path(args.preset_file).read_text())
+    if args.paper:
+        preset = paper_view(preset, args.paper)
     metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
     results = [json.loads(Path(r).read_text()) for r in args.results]
     corpora = json.loads(args.corpora)

@@ -25,6 +25,7 @@ import yaml
 
 from .cli import run_cli
 from .files import atomic_write_text
+from .presets import paper_view
 
 _RULE = re.compile(r"^(?:local)?rule (\w+):$")
 _FIELD = re.compile(r"^\s+(\w+): (.*)$")
@@ -169,7 +170,7 @@ def main(argv=None) -> None:
     path = Path(args.preset_file)
     if not path.is_file():
         raise FileNotFoundError(f"preset file not found: {path}")
-    preset = yaml.safe_load(path.read_text())
+    preset = paper_view(yaml.safe_load(path.read_text()), args.paper)
     text = Path(args.dry_run_file).read_text() if args.dry_run_file else dry_run(args.targets)
     jobs = parse_dry_run(text)
     if not jobs:

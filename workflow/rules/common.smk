@@ -10,6 +10,7 @@ import yaml
 from snakemake.utils import validate
 
 from lenex.data.corpus import debian_packages
+from lenex.presets import paper_view
 
 validate(config, "../schemas/config.schema.yaml")
 
@@ -50,6 +51,12 @@ def preset(name):
     if values["name"] != name:
         raise ValueError(f"preset file {name}.yaml declares name {values['name']!r}")
     return values
+
+
+@functools.cache
+def paper_preset(name, paper):
+    """The preset as one paper sees it: its `papers.<paper>` block merged over the shared sections."""
+    return paper_view(preset(name), paper)
 
 
 @functools.cache
@@ -153,11 +160,12 @@ def model_config(preset_name, paper, variant):
         raise ValueError(
             f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}"
         )
-    return {**preset(preset_name)["model"], **variants[variant]}
+    return {**paper_preset(preset_name, paper)["model"], **variants[variant]}
 
 
-def rule_resources(preset_name, stage, key, default):
-    return preset(preset_name)["resources"].get(stage, {}).get(key, default)
+def rule_resources(preset_name, stage, key, default, paper=None):
+    view = preset(preset_name) if paper is None else paper_preset(preset_name, paper)
+    return view["resources"].get(stage, {}).get(key, default)
 
 
 def data_files(preset_name, corpus):
@@ -169,8 +177,8 @@ def data_files(preset_name, corpus):
     ]
 
 
-def eval_length(preset_name, multiple):
-    train_length = preset(preset_name)["model"]["train_length"]
+def eval_length(preset_name, multiple, paper="lex"):
+    train_length = paper_preset(preset_name, paper)["model"]["train_length"]
     length = multiple * train_length
     if length != int(length):
         raise ValueError(
@@ -191,14 +199,16 @@ def table_spec(paper, table):
 def table_evaluations(wildcards):
     """Every evaluation JSON one table reads: sections x rows x columns, with the row's mask."""
     spec = table_spec(wildcards.paper, wildcards.table)
-    train_length = preset(wildcards.preset)["model"]["train_length"]
+    train_length = paper_preset(wildcards.preset, wildcards.paper)["model"][
+        "train_length"
+    ]
     paths = []
     for section in spec["sections"]:
         if section["corpus"] is None or corpus_unavailable(section["corpus"]):
             continue
         for row in section["rows"]:
             for multiple in spec["columns"]:
-                length = eval_length(wildcards.preset, multiple)
+                length = eval_length(wildcards.preset, multiple, wildcards.paper)
                 mask = (
                     row.get("mask_beyond_train", row["mask"])
                     if length > train_length

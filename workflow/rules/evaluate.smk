@@ -12,16 +12,24 @@ rule evaluate:
         "results/{preset}/logs/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1)
+    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, wc.paper)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000),
-        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0),
+        mem_mb=lambda wc: rule_resources(
+            wc.preset, "evaluate", "mem_mb", 2000, wc.paper
+        ),
+        runtime=lambda wc: rule_resources(
+            wc.preset, "evaluate", "runtime", 30, wc.paper
+        ),
+        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, wc.paper),
     params:
         data="results/{preset}/data/{corpus}",
-        span=lambda wc: eval_length(wc.preset, experiment(wc.paper)["span_multiple"]),
-        max_tokens=lambda wc: preset(wc.preset)["eval"]["max_tokens"],
-        batch_tokens=lambda wc: preset(wc.preset)["eval"]["batch_tokens"],
+        span=lambda wc: eval_length(
+            wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
+        ),
+        max_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"]["max_tokens"],
+        batch_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"][
+            "batch_tokens"
+        ],
         extra=lambda wc: quoted_json(
             {
                 "variant": wc.variant,

@@ -20,7 +20,7 @@ rule table_header:
         train_note=lambda wc: shlex.quote(experiment(wc.paper)["train_stands_in_for"]),
         unavailable=lambda wc: quoted_json(table_unavailable(wc)),
     shell:
-        "python -m lenex.header --preset-file {params.preset_file} --corpora {params.corpora}"
+        "python -m lenex.header --preset-file {params.preset_file} --paper {wildcards.paper} --corpora {params.corpora}"
         " --metas {input.metas} --train-meta {input.train_meta} --train-stands-in-for {params.train_note}"
         " --unavailable {params.unavailable} --results {input.evaluations} --out {output} > {log} 2>&1"
 

@@ -29,24 +29,25 @@ rule train:
         preset=ONE_NODE_PRESETS,
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1)
+    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, wc.paper)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60),
-        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0),
+        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, wc.paper),
+        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, wc.paper),
+        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, wc.paper),
     params:
         model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
-        train=lambda wc: quoted_json(preset(wc.preset)["train"]),
+        train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
         data=lambda wc: f"results/{wc.preset}/data/{experiment(wc.paper)['train_corpus']}",
         workdir="results/{preset}/train/{paper}/{variant}",
         # torch CPU threads per training process: the job's cores shared among its processes
         threads=lambda wc, threads: max(
-            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0))
+            1,
+            threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, wc.paper)),
         ),
         launcher=lambda wc: (
             "torchrun --standalone --nproc_per_node "
-            f"{rule_resources(wc.preset, 'train', 'gpus', 0)} -m lenex.train"
-            if rule_resources(wc.preset, "train", "gpus", 0) > 1
+            f"{rule_resources(wc.preset, 'train', 'gpus', 0, wc.paper)} -m lenex.train"
+            if rule_resources(wc.preset, "train", "gpus", 0, wc.paper) > 1
             else "python -m lenex.train"
         ),
     shell:
@@ -69,24 +70,25 @@ rule train_multinode:
         preset=MULTI_NODE_PRESETS,
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1)
+    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, wc.paper)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60),
-        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1),
-        tasks=lambda wc: rule_resources(wc.preset, "train", "nodes", 1),
+        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, wc.paper),
+        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, wc.paper),
+        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
+        tasks=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
         tasks_per_gpu=0,
-        gres=lambda wc: f"gpu:{rule_resources(wc.preset, 'train', 'gpus', 0)}",
+        gres=lambda wc: f"gpu:{rule_resources(wc.preset, 'train', 'gpus', 0, wc.paper)}",
         mpi="srun",
     params:
         model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
-        train=lambda wc: quoted_json(preset(wc.preset)["train"]),
+        train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
         data=lambda wc: f"results/{wc.preset}/data/{experiment(wc.paper)['train_corpus']}",
         workdir="results/{preset}/train/{paper}/{variant}",
-        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1),
-        gpus=lambda wc: rule_resources(wc.preset, "train", "gpus", 0),
+        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
+        gpus=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, wc.paper),
         threads=lambda wc, threads: max(
-            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0))
+            1,
+            threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, wc.paper)),
         ),
     shell:
         "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"

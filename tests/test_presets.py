@@ -1,0 +1,51 @@
+"""Per-paper views of a scale preset."""
+
+import pytest
+import yaml
+
+from lenex.presets import deep_merge, paper_view
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+BASE = {
+    "name": "p", "description": "d",
+    "model": {"n_layer": 2, "d_model": 64, "train_length": 64},
+    "train": {"steps": 10, "lr": 0.1},
+    "data": {"tokenizer": "gpt2"},
+    "papers": {"receptive-field": {"model": {"n_layer": 12}, "train": {"steps": 5}, "experiment": {"seeds": 5}}},
+}
+
+
+def test_deep_merge_keeps_unmentioned_keys_and_does_not_mutate():
+    merged = deep_merge({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"c": 9}, "e": 4})
+    assert merged == {"a": {"b": 1, "c": 9}, "d": 3, "e": 4}
+
+
+def test_paper_view_merges_the_papers_block():
+    view = paper_view(BASE, "receptive-field")
+    assert view["model"] == {"n_layer": 12, "d_model": 64, "train_length": 64}
+    assert view["train"] == {"steps": 5, "lr": 0.1}
+    assert view["experiment"] == {"seeds": 5}
+    assert view["paper"] == "receptive-field" and "papers" not in view
+    assert BASE["model"]["n_layer"] == 2  # the preset itself is untouched
+
+
+def test_paper_without_a_block_sees_the_shared_preset():
+    view = paper_view(BASE, "lex")
+    assert view["model"] == BASE["model"] and view["train"] == BASE["train"]
+
+
+def test_data_is_not_overridable():
+    preset = {**BASE, "papers": {"lex": {"data": {"tokenizer": "bpe-8192"}}}}
+    with pytest.raises(ValueError, match="papers.lex may not override 'data'"):
+        paper_view(preset, "lex")
+
+
+@pytest.mark.parametrize("name", ["tiny", "workstation", "paper"])
+def test_every_preset_has_a_view_for_every_paper(name):
+    preset = yaml.safe_load((REPO / "config" / "presets" / f"{name}.yaml").read_text())
+    for paper in ("lex", "receptive-field", "segmented"):
+        view = paper_view(preset, paper)
+        assert view["model"]["train_length"] >= 4
