@@ -247,10 +247,26 @@ def corpus_cards(preset_name):
     return [f"results/{preset_name}/data/{c}/CARD.md" for c in available_corpora()]
 
 
+def paper_tables(preset_name, paper):
+    """Every table of a paper at one preset: Markdown and LaTeX."""
+    stems = [
+        f"results/{preset_name}/tables/{paper}/{key}"
+        for key in experiment(paper)["tables"]
+    ]
+    return [f"{stem}.{ext}" for stem in stems for ext in ("md", "tex")]
+
+
+def paper_figures(preset_name, paper):
+    """Every figure of a paper at one preset: PNG and PDF."""
+    stems = [
+        f"results/{preset_name}/figures/{paper}/{key}"
+        for key in experiment(paper).get("figures", {})
+    ]
+    return [f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
+
+
 def all_targets(preset_name):
-    targets = corpus_cards(preset_name)
-    for paper in config["papers"]:
-        for key in experiment(paper)["tables"]:
-            stem = f"results/{preset_name}/tables/{paper}/{key}"
-            targets += [f"{stem}.md", f"{stem}.tex"]
-    return targets
+    """Every corpus card and the whole-paper page of every configured paper."""
+    return corpus_cards(preset_name) + [
+        f"results/{preset_name}/{paper}.md" for paper in config["papers"]
+    ]

@@ -41,3 +41,21 @@ rule render_table:
         "python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
         " --results {input.evaluations} --header {input.header}"
         " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
+
+
+# Whole-paper target: one page gathering every table and figure the experiment file declares,
+# so `snakemake --cores 2 results/<preset>/<paper>.md` regenerates the whole paper.
+rule paper_report:
+    input:
+        tables=lambda wc: paper_tables(wc.preset, wc.paper),
+        figures=lambda wc: paper_figures(wc.preset, wc.paper),
+        spec="config/experiments/{paper}.yaml",
+    output:
+        "results/{preset}/{paper}.md",
+    log:
+        "results/{preset}/logs/tables/{paper}.report.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
+        " --tables {input.tables} --figures {input.figures} --out {output} > {log} 2>&1"
