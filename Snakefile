@@ -12,6 +12,9 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/plan.smk"
+include: "workflow/rules/lex.smk"
+include: "workflow/rules/receptive_field.smk"
+include: "workflow/rules/segmented.smk"
 
 
 rule all:

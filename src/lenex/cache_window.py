@@ -42,9 +42,11 @@ def _positions(positions: torch.Tensor | None, start: int, end: int, device) -> 
 
 @torch.no_grad()
 def score_with_cache(model: LanguageModel, idx: torch.Tensor, targets: torch.Tensor, window: int,
-                     positions: torch.Tensor | None = None, chunk: int = 1) -> torch.Tensor:
+                     positions: torch.Tensor | None = None, chunk: int = 1, score_from: int = 0) -> torch.Tensor:
     """Per-token NLL (B, T) of `targets` given `idx`, read `chunk` tokens at a time with a
-    per-layer key/value cache of the last `window` tokens (chunk=1: the paper's generation)."""
+    per-layer key/value cache of the last `window` tokens (chunk=1: the paper's generation).
+    Tokens before `score_from` are read but not projected to the vocabulary (their NLL is NaN):
+    the receptive-field paper's protocol scores only the last token of a segment."""
     _check(idx, targets, window)
     if int(chunk) < 1:
         raise ValueError(f"chunk must be a positive number of tokens, got {chunk!r}")
@@ -75,8 +77,13 @@ def score_with_cache(model: LanguageModel, idx: torch.Tensor, targets: torch.Ten
             x = x + block.mlp(block.ln_mlp(x))
             keep = slice(-(window - 1), None) if window > 1 else slice(0, 0)  # the next query sees w-1 old tokens
             caches[layer] = (k[:, :, keep], v[:, :, keep])
-        logits = model.logits(model.ln_f(x)).float()
-        out[:, start:end] = F.cross_entropy(logits.transpose(1, 2), targets[:, start:end], reduction="none")
+        first = max(start, score_from)
+        if first >= end:
+            out[:, start:end] = float("nan")
+            continue
+        out[:, start:first] = float("nan")
+        logits = model.logits(model.ln_f(x[:, first - start:])).float()
+        out[:, first:end] = F.cross_entropy(logits.transpose(1, 2), targets[:, first:end], reduction="none")
     return out
 
 

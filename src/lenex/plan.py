@@ -106,7 +106,9 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
     rows, by_rule = [], {}
     for job in jobs:
         declared = job.gpus * job.runtime_minutes / 60
-        estimate = per_training if job.rule.startswith("train") and per_training is not None and job.gpus else None
+        # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. rf_train).
+        is_training = job.rule.startswith("train") or job.rule.endswith("_train")
+        estimate = per_training if is_training and per_training is not None and job.gpus else None
         rows.append({**asdict(job), "gpus": job.gpus, "declared_gpu_hours": declared, "estimated_gpu_hours": estimate})
         total = by_rule.setdefault(job.rule, {"jobs": 0, "gpus_per_job": job.gpus, "declared_gpu_hours": 0.0,
                                               "estimated_gpu_hours": 0.0})

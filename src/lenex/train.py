@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import save_checkpoint
+from .checkpoint import read_checkpoint, save_checkpoint
 from .cli import run_cli
 from .config import ModelConfig, build_dataclass
 from .data.tokens import load_split
@@ -166,19 +166,52 @@ def _truncate_metrics(path: Path, step: int) -> None:
 
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
-          device: str = "auto") -> dict | None:
+          device: str = "auto", *, init_from=None, batches=None, model_factory=None,
+          run_identity: dict | None = None) -> dict | None:
     """Train to `cfg.steps` (or stop early after `stop_after` steps of this run, leaving a
     resumable checkpoint). Returns the summary written into `out`, or None when stopped early.
-    Under torchrun every rank calls this; rank 0 writes, every rank returns the summary."""
+    Under torchrun every rank calls this; rank 0 writes, every rank returns the summary.
+
+    Optional hooks for continued pretraining (all default to plain pretraining):
+    init_from: a checkpoint whose weights start the run (same model config);
+    batches: step -> {"x", "y", optional "positions", "loss_mask"}, the global batch of that
+    step (a pure function of the step, so resuming stays exact) instead of random windows;
+    model_factory: () -> the model to train (e.g. one with an extended position table);
+    run_identity: what else makes this run itself (method, source checkpoint), so a resumed
+    state written by another run is ignored."""
     ctx = distributed.setup(device)
     try:
-        return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx)
+        return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx,
+                      _Hooks(init_from, batches, model_factory, run_identity))
     finally:
         distributed.shutdown(ctx)
 
 
+@dataclass
+class _Hooks:
+    init_from: str | None = None
+    batches: object = None
+    model_factory: object = None
+    run_identity: dict | None = None
+
+    def build_model(self, model_cfg: ModelConfig):
+        if self.model_factory is not None:
+            return self.model_factory()
+        model = LanguageModel(model_cfg)
+        if self.init_from is not None:
+            model.load_state_dict(read_checkpoint(self.init_from)["model"])
+        return model
+
+    def identity(self) -> dict:
+        extra = dict(self.run_identity or {})
+        if self.init_from is not None:
+            extra["init_from"] = str(Path(self.init_from).resolve())
+        return {"run": extra} if extra else {}
+
+
 def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Path, stop_after: int | None,
-           ctx: distributed.Context) -> dict | None:
+           ctx: distributed.Context, hooks: _Hooks | None = None) -> dict | None:
+    hooks = hooks or _Hooks()
     per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
     if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
         raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
@@ -187,12 +220,13 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     valid_tokens = load_split(data_dir, "valid").tokens
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     device = ctx.device
-    model = LanguageModel(model_cfg).to(device)
+    model = hooks.build_model(model_cfg).to(device)
     model.train()
     if ctx.rank:
         _seed_rank(cfg.seed, ctx.rank)
     optimizer = build_optimizer(model, cfg)
-    identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve())}
+    identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve()),
+                **hooks.identity()}
     step = _resume(workdir, model, optimizer, identity, ctx, cfg.seed)
     metrics_path = workdir / "metrics.jsonl"
     if ctx.is_main:
@@ -204,6 +238,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             model, device_ids=[device] if device.type == "cuda" else None)
     mine = distributed.rank_slice(cfg.batch_size, ctx.world_size, ctx.rank)
     length, loss_value, started, run_steps = model_cfg.train_length, float("nan"), time.time(), 0
+    seq_len = length  # tokens per training sequence (a `batches` hook may use another length)
     progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5,
                     disable=not ctx.is_main)
     metrics = metrics_path.open("a") if ctx.is_main else contextlib.nullcontext()
@@ -216,8 +251,14 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             for group in optimizer.param_groups:
                 group["lr"] = rate
             # Every rank draws the whole global batch from the (seed, step) generator and keeps its slice.
-            x, y = sample_windows(train_tokens, length, cfg.batch_size, batch_seed(cfg.seed, step))
-            x, y = x[mine].to(device), y[mine].to(device)
+            if hooks.batches is None:
+                x, y = sample_windows(train_tokens, length, cfg.batch_size, batch_seed(cfg.seed, step))
+                extra = {}
+            else:
+                batch = hooks.batches(step)
+                x, y = batch["x"], batch["y"]
+                extra = {k: batch[k][mine].to(device) for k in ("positions", "loss_mask") if batch.get(k) is not None}
+            x, y, seq_len = x[mine].to(device), y[mine].to(device), x.shape[1]
             loss_value = 0.0
             for start in range(0, per_rank, micro):
                 last_micro = start + micro >= per_rank
@@ -225,7 +266,9 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
                 sync = forward.no_sync() if ctx.distributed and not last_micro else contextlib.nullcontext()
                 with sync:
                     with autocast(device):
-                        loss = forward(x[start : start + micro], y[start : start + micro])[1] * (micro / per_rank)
+                        rows = slice(start, start + micro)
+                        kwargs = {k: v[rows] for k, v in extra.items()}
+                        loss = forward(x[rows], y[rows], **kwargs)[1] * (micro / per_rank)
                     loss.backward()
                 loss_value += loss.item()
             loss_value = distributed.mean_over_ranks(ctx, loss_value)
@@ -238,7 +281,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             if cfg.eval_every and step % cfg.eval_every == 0:
                 record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length, device)
             if ctx.is_main and (step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record):
-                record["tokens_per_s"] = run_steps * cfg.batch_size * length / (time.time() - started)
+                record["tokens_per_s"] = run_steps * cfg.batch_size * seq_len / (time.time() - started)
                 metrics.write(json.dumps(record) + "\n")
                 metrics.flush()
                 progress.set_postfix(loss=f"{loss_value:.3f}")
@@ -252,13 +295,17 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
         "valid_loss": validation_loss(model, valid_tokens, cfg, length, device),
         "device": str(device),
         "world_size": ctx.world_size,
-        "tokens_seen": step * cfg.batch_size * length,
+        "tokens_seen": step * cfg.batch_size * seq_len,
         "params": model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
         "data": str(data_dir),
     }
     if ctx.is_main:
-        save_checkpoint(out, model, **summary)
+        # A model with its own checkpoint format (lenex.hf_models) writes itself.
+        if hasattr(model, "save_checkpoint"):
+            model.save_checkpoint(out, **summary)
+        else:
+            save_checkpoint(out, model, **summary)
         log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
     distributed.barrier(ctx)  # no rank reports success before the checkpoint exists
     return summary
@@ -274,6 +321,7 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:1 ...")
     parser.add_argument("--stop-after", type=int, default=None, help="stop after N steps of this run (resumable)")
+    parser.add_argument("--init-from", default=None, help="start from this checkpoint's weights (same model config)")
     args = parser.parse_args(argv)
     rank = os.environ.get("RANK", "0")
     level = logging.INFO if rank == "0" else logging.WARNING  # one log: rank 0's
@@ -282,7 +330,8 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     model_cfg = ModelConfig.from_dict(json.loads(args.model_config))
     cfg = TrainConfig.from_dict(json.loads(args.train_config))
-    train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after, device=args.device)
+    train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after, device=args.device,
+          init_from=args.init_from)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
 from snakemake.utils import validate
@@ -197,8 +198,11 @@ def table_spec(paper, table):
 
 
 def table_evaluations(wildcards):
-    """Every evaluation JSON one table reads: sections x rows x columns, with the row's mask."""
+    """Every evaluation JSON one table reads: sections x rows x columns, with the row's mask.
+    A `resolution` table reads attention-resolution results (rule resolution) instead.
+    """
     spec = table_spec(wildcards.paper, wildcards.table)
+    stage = "resolution" if spec["metric"] == "resolution" else "eval"
     train_length = paper_preset(wildcards.preset, wildcards.paper)["model"][
         "train_length"
     ]
@@ -215,10 +219,16 @@ def table_evaluations(wildcards):
                     else row["mask"]
                 )
                 paths.append(
-                    f"results/{wildcards.preset}/eval/{wildcards.paper}/{row['variant']}/"
+                    f"results/{wildcards.preset}/{stage}/{wildcards.paper}/{row['variant']}/"
                     f"{section['corpus']}/{mask}/L{length}.json"
                 )
     return sorted(set(paths))
+
+
+def section_evaluations(preset_name, paper, table, corpus):
+    """The evaluations of one section (corpus) of a table, e.g. for a figure drawn from it."""
+    wildcards = SimpleNamespace(preset=preset_name, paper=paper, table=str(table))
+    return [p for p in table_evaluations(wildcards) if f"/{corpus}/" in p]
 
 
 def table_corpora(wildcards):

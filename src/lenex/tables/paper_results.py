@@ -56,3 +56,11 @@ def paper_value(df, paper, table, dataset, method, length,
     """The paper's number as a float, or None when the paper has none."""
     text = paper_value_text(df, paper, table, dataset, method, length, metric)
     return None if text is None else float(text)
+
+
+def paper_details(df, paper, table, dataset, method, length, metric: str = "ppl") -> dict:
+    """The std and note printed with a paper's number ("" when none), e.g. Table 3's
+    "± 3.8" and its significance marker."""
+    rows = _matching_rows(df, paper, table, dataset, method, length, metric)
+    first = rows.iloc[0] if not rows.empty else {}
+    return {"std": str(first.get("std", "") or "").strip(), "note": str(first.get("note", "") or "").strip()}

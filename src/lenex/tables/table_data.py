@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .formatting import format_delta, format_metric, human_count
-from .paper_results import paper_value_text
+from .paper_results import paper_details, paper_value_text
 
 OK, NOT_COMPUTED, NOT_COMPUTED_YET = "ok", "not computed", "not computed yet"
 MISSING = "—"
@@ -77,8 +77,10 @@ def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> Tabl
     train_length = _our_train_length(header, results)
     columns = [Column(float(c), round(c * spec["paper_train_length"]), round(c * train_length))
                for c in spec["columns"]]
-    # Results of another training length (another preset) must never fill these cells.
-    own = [r for r in results if r.get("train_length", train_length) == train_length]
+    # Results of another training length (another preset) must never fill these cells; a row
+    # may train at a multiple of the table's L_tr (optional `train_length_multiple`).
+    allowed = {_row_train_length(r, train_length) for s in spec["sections"] for r in s["rows"]}
+    own = [r for r in results if r.get("train_length", train_length) in allowed]
     table = TableData(title=spec.get("title", f"{spec['paper']} Table {spec['table']}"),
                       paper=str(spec["paper"]), table=str(spec["table"]), metric=metric,
                       scale_statement=scale_statement(header, spec),
@@ -104,26 +106,64 @@ def _cell(spec, sec, row, col, results, paper_df, train_length, metric, unavaila
     paper_text = paper_value_text(paper_df, spec["paper"], spec["table"], sec["dataset"],
                                   row["method"], col.paper_length, metric)
     paper = None if paper_text is None else float(paper_text)
+    shown = _paper_shown(spec, sec, row, col, paper_df, metric, paper_text)
     if sec.get("corpus") is None:
-        return Cell(paper_text or MISSING, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
+        return Cell(shown, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
     if sec["corpus"] in unavailable:
-        return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
+        return Cell(shown, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
     beyond = row.get("mask_beyond_train")
     mask = beyond if beyond and col.our_length > train_length else row.get("mask")
+    expected_train_length = _row_train_length(row, train_length)
     matches = [r for r in results if r.get("variant") == row.get("variant")
                and r.get("corpus") == sec["corpus"] and r.get("mask") == mask
-               and r.get("length") == col.our_length and r.get(metric) is not None]
+               and r.get("length") == col.our_length and r.get(metric) is not None
+               and r.get("train_length", train_length) == expected_train_length]
     values = {float(r[metric]) for r in matches}
     if not values:
-        return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper, mask=mask)
+        return Cell(shown, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper, mask=mask)
     if len(values) > 1:
         # Two different numbers for one cell means a stale or mixed-up results set.
         raise ValueError(f"conflicting results for {row['variant']}/{sec['corpus']}/{mask}"
                          f"@{col.our_length}: {sorted(values)}")
     ours = values.pop()
     delta = None if paper is None else ours - paper
-    return Cell(paper_text or MISSING, format_metric(ours),
+    cell = Cell(shown, format_metric(ours),
                 MISSING if delta is None else format_delta(delta), OK, paper, ours, delta, mask)
+    if spec.get("show_std") or spec.get("significance"):
+        _add_spread(cell, spec, matches[0], metric)
+    return cell
+
+
+def _row_train_length(row: dict, train_length: int) -> int:
+    return round(train_length * row.get("train_length_multiple", 1))
+
+
+# Optional spec fields `show_std` (mean ± std over seeds: the result's `<metric>_std`, the paper's
+# std column) and `significance` ({reference, better, worse}: markers from the result's
+# `significance` and the paper's note, e.g. "sandwich significantly better ...").
+def _add_spread(cell: Cell, spec, result: dict, metric) -> None:
+    markers = spec.get("significance") or {}
+    std = result.get(f"{metric}_std")
+    if spec.get("show_std") and std is not None:
+        cell.ours_text += f" ± {format_metric(std)}"
+    cell.ours_text += markers.get(result.get("significance") or "", "")
+
+
+def _paper_shown(spec, sec, row, col, paper_df, metric, paper_text) -> str:
+    if paper_text is None:
+        return MISSING
+    markers = spec.get("significance") or {}
+    if not (spec.get("show_std") or markers):
+        return paper_text
+    details = paper_details(paper_df, spec["paper"], spec["table"], sec["dataset"], row["method"],
+                            col.paper_length, metric)
+    if spec.get("show_std") and details["std"]:
+        paper_text += f" ± {details['std']}"
+    note = details["note"].lower()
+    for outcome in ("better", "worse"):
+        if outcome in markers and f"significantly {outcome}" in note:
+            paper_text += markers[outcome]
+    return paper_text
 
 
 def _our_train_length(header: dict, results: list[dict]) -> int:

@@ -1,0 +1,1 @@
+"""The papers' figures, one module per paper (PNG + PDF, matplotlib)."""

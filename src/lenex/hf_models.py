@@ -1,0 +1,213 @@
+"""The segmented-sequences paper's real models through Hugging Face `transformers`.
+
+GPT-2 (learned absolute positions), Pythia (GPT-NeoX, RoPE) and Bloom (ALiBi) are wrapped
+in `HFLanguageModel`, which offers lenex's model interface (`forward(idx, targets, positions,
+loss_mask) -> (logits, loss)`, `token_nll`, `save_checkpoint`), so `lenex.train` continues
+their pretraining and `lenex.segmented.evaluate` scores them like the pipeline's own models.
+
+Every call goes through explicit *original* position ids (segmented training keeps them):
+- GPT-2 and GPT-NeoX take `position_ids` natively (always with an explicit attention mask, or
+  transformers would read a jump in the ids as a packed-sequence boundary); GPT-2's table is extended to L_e by the
+  paper's interpolation (Section 3.2) before continued pretraining (`extend_positions`).
+- Bloom has no position ids: its ALiBi tensor is built from the attention mask's cumulative
+  sum. `bloom_positions` replaces that builder, for one call, by slope_h * (p_j - p_0) from
+  the given positions. Bloom adds slope_h * j to the logits of query i, which differs from
+  -slope_h * (i - j) by a constant per query row that softmax ignores; with original positions
+  the bias therefore penalises original distances, gaps included.
+
+Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) and says so,
+and the tests build tiny randomly initialised configs of each architecture.
+`python -m lenex.hf_models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
+checkpoint into the pipeline's format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .cli import run_cli
+from .config import ModelConfig
+from .files import atomic_write
+from .positions import interpolate_position_table
+
+FORMAT = "lenex-hf-checkpoint-v1"
+POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi"}
+
+
+def _transformers():
+    import transformers  # imported lazily: the pipeline's own models never need it
+
+    return transformers
+
+
+def _kind(hf_model) -> str:
+    model_type = hf_model.config.model_type
+    if model_type not in POSITION_KIND:
+        raise ValueError(f"unsupported Hugging Face architecture {model_type!r}; known: {', '.join(POSITION_KIND)}")
+    return POSITION_KIND[model_type]
+
+
+def bloom_alibi(positions: torch.Tensor, num_heads: int, dtype) -> torch.Tensor:
+    """Bloom's ALiBi tensor, (B * H, 1, T), from original positions (B, T): slope_h * (p_j - p_0)."""
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
+
+    slopes = _get_alibi_slopes(num_heads, positions.device)
+    relative = (positions - positions[:, :1]).to(torch.float32)  # small numbers: exact in fp32
+    alibi = slopes[None, :, None] * relative[:, None, :]
+    return alibi.reshape(-1, 1, positions.shape[-1]).to(dtype)
+
+
+@contextlib.contextmanager
+def bloom_positions(hf_model, positions: torch.Tensor):
+    """Within the block, `hf_model` (a BloomForCausalLM) builds ALiBi from `positions`."""
+    base = hf_model.transformer
+    base.build_alibi_tensor = lambda attention_mask, num_heads, dtype: bloom_alibi(positions, num_heads, dtype)
+    try:
+        yield
+    finally:
+        del base.build_alibi_tensor  # back to the class's own builder
+
+
+class HFLanguageModel(nn.Module):
+    """A transformers causal LM behind lenex's model interface, positions always explicit."""
+
+    def __init__(self, hf_model, name: str | None = None):
+        super().__init__()
+        self.hf, self.name, self.kind = hf_model, name, _kind(hf_model)
+        self.config = describe(hf_model)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def context_length(self) -> int | None:
+        """Positions a learned table holds (GPT-2's n_positions); None when any position works."""
+        return self.hf.config.n_positions if self.kind == "learned" else None
+
+    def extend_positions(self, new_length: int) -> None:
+        """GPT-2: interpolate the position table to `new_length` rows (Section 3.2). Others: nothing to do."""
+        if self.kind != "learned" or new_length == self.hf.config.n_positions:
+            return
+        wpe = self.hf.transformer.wpe
+        table = interpolate_position_table(wpe.weight.data, new_length)
+        self.hf.transformer.wpe = nn.Embedding(new_length, table.shape[1], device=table.device, dtype=table.dtype)
+        self.hf.transformer.wpe.weight.data.copy_(table)
+        self.hf.config.n_positions = new_length
+        self.config = describe(self.hf)
+
+    def logits(self, idx: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, T, V) logits with original position ids (B, T) or (T,); default 0..T-1."""
+        if positions is None:
+            positions = torch.arange(idx.shape[1], device=idx.device)
+        positions = positions.expand(idx.shape).to(idx.device)
+        limit = self.context_length()
+        if limit is not None and int(positions.max()) >= limit:
+            raise ValueError(f"position {int(positions.max())} is outside GPT-2's table of {limit}; "
+                             "extend it with extend_positions (interpolation) first")
+        # An explicit all-ones mask: without one, transformers reads a jump in position_ids as the
+        # start of another packed sequence and blocks attention across it (masking_utils).
+        ones = torch.ones_like(idx)
+        if self.kind == "alibi":
+            with bloom_positions(self.hf, positions):
+                return self.hf(input_ids=idx, attention_mask=ones, use_cache=False).logits
+        return self.hf(input_ids=idx, position_ids=positions, attention_mask=ones, use_cache=False).logits
+
+    def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
+        if mask is not None and getattr(mask, "name", "causal") != "causal":
+            raise ValueError("Hugging Face models are evaluated with causal attention only")
+        logits = self.logits(idx, positions)
+        if targets is None:
+            return logits, None
+        losses = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none")
+        if loss_mask is None:
+            return logits, losses.mean()
+        weights = loss_mask.flatten().to(losses.dtype)
+        return logits, (losses * weights).sum() / weights.sum()
+
+    @torch.no_grad()
+    def token_nll(self, idx, targets, positions=None, mask=None) -> torch.Tensor:
+        logits = self.forward(idx, None, positions, mask)[0]
+        return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none").view(targets.shape)
+
+    def save_checkpoint(self, path, **extra) -> None:
+        payload = {"format": FORMAT, "name": self.name, "hf_config": self.hf.config.to_dict(),
+                   "model": self.hf.state_dict(), "model_config": self.config.to_dict(), **extra}
+        atomic_write(path, lambda tmp: torch.save(payload, tmp))
+
+
+def describe(hf_model) -> ModelConfig:
+    """lenex's ModelConfig summary of an HF model (for run identities and result files)."""
+    c = hf_model.config
+    d_model = c.hidden_size
+    n_head = c.num_attention_heads
+    length = c.n_positions if c.model_type == "gpt2" else getattr(c, "max_position_embeddings", None) or 2048
+    return ModelConfig(n_layer=c.num_hidden_layers, d_model=d_model, n_head=n_head,
+                       d_ff=getattr(c, "intermediate_size", None) or getattr(c, "n_inner", None) or 4 * d_model,
+                       vocab_size=c.vocab_size, position=POSITION_KIND.get(c.model_type, "none"), train_length=length)
+
+
+def is_hf_checkpoint(path) -> bool:
+    payload = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    return isinstance(payload, dict) and payload.get("format") == FORMAT
+
+
+def load_hf_checkpoint(path) -> tuple[HFLanguageModel, dict]:
+    transformers = _transformers()
+    payload = torch.load(path, map_location="cpu", weights_only=False)
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a {FORMAT} file")
+    config_dict = dict(payload["hf_config"])
+    config = transformers.AutoConfig.for_model(config_dict.pop("model_type"), **config_dict)
+    hf_model = transformers.AutoModelForCausalLM.from_config(config)
+    hf_model.load_state_dict(payload["model"])
+    model = HFLanguageModel(hf_model, payload.get("name"))
+    model.eval()
+    return model, payload
+
+
+def from_pretrained(name: str) -> HFLanguageModel:
+    """A released checkpoint from the hub (or its local cache); offline without a cache it fails clearly."""
+    transformers = _transformers()
+    try:
+        hf_model = transformers.AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.float32)
+    except OSError as err:
+        raise FileNotFoundError(f"cannot load Hugging Face model {name!r} (no network or cache?): {err}") from err
+    return HFLanguageModel(hf_model, name)
+
+
+def tiny_random(model_type: str, vocab_size: int = 128, n_positions: int = 64, seed: int = 0) -> HFLanguageModel:
+    """A randomly initialised 2-layer model of one architecture, built offline (tests)."""
+    transformers = _transformers()
+    common = dict(vocab_size=vocab_size)
+    if model_type == "gpt2":
+        config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=4, n_positions=n_positions, **common)
+    elif model_type == "gpt_neox":
+        config = transformers.GPTNeoXConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=4,
+                                            intermediate_size=64, max_position_embeddings=n_positions, **common)
+    elif model_type == "bloom":
+        config = transformers.BloomConfig(n_layer=2, hidden_size=32, n_head=4, **common)
+    else:
+        raise ValueError(f"unsupported Hugging Face architecture {model_type!r}; known: {', '.join(POSITION_KIND)}")
+    torch.manual_seed(seed)
+    model = HFLanguageModel(transformers.AutoModelForCausalLM.from_config(config), f"tiny-random-{model_type}")
+    model.eval()
+    return model
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Fetch a Hugging Face checkpoint into lenex's format")
+    parser.add_argument("--name", required=True, help="hub name, e.g. EleutherAI/pythia-160m")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    model = from_pretrained(args.name)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    model.save_checkpoint(args.out, source=f"huggingface:{args.name}")
+
+
+if __name__ == "__main__":
+    run_cli(main)

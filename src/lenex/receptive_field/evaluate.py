@@ -1,0 +1,81 @@
+"""Evaluate one model of the receptive-field paper: the last-token protocol (Section 3.4) at
+every L_ex of Tables 1-4 and, with --erf-out, the empirical receptive field (Section 5.1).
+
+    python -m lenex.receptive_field.evaluate --checkpoint M.pt --data DIR --train-length 512 \\
+        --multiples 1 2 4 8 16 --span-multiple 32 --segments 1000 --out last_token.json \\
+        --erf-out erf.json --erf-multiple 4 --erf-segments 64
+
+Lengths are multiples of the preset's L_tr (not of a model's own, which Table 2 lengthens). The
+scored tokens are the same for every length and every model of a preset (`span`: the paper's
+longest segment); the ERF averages over the first evenly spread `erf_segments` of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+import torch
+
+from ..checkpoint import load_model
+from ..cli import run_cli
+from ..data.tokens import load_split
+from ..device import pick_device
+from ..files import atomic_write_text
+from .erf import measure, theoretical_receptive_field
+from .last_token import evaluate, last_token_segments, segment_ends
+from .plan import lengths as to_lengths
+
+log = logging.getLogger("lenex.receptive_field.evaluate")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--data", required=True, help="prepared corpus directory")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--train-length", type=int, required=True, help="the preset's L_tr (lengths are its multiples)")
+    parser.add_argument("--multiples", type=float, nargs="+", required=True, help="L_ex / L_tr to score")
+    parser.add_argument("--span-multiple", type=float, required=True, help="the paper's longest segment / L_tr")
+    parser.add_argument("--segments", type=int, required=True, help="N of Section 3.4")
+    parser.add_argument("--batch-tokens", type=int, default=16384)
+    parser.add_argument("--erf-out", default=None, help="also measure the ERF into this file")
+    parser.add_argument("--erf-multiple", type=float, default=4.0, help="ERF segment / L_tr (paper: 2048 / 512)")
+    parser.add_argument("--erf-segments", type=int, default=8, help="segments s_m is averaged over")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--extra", default="{}", help="JSON merged into every record (variant, corpus, seed ...)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    extra = json.loads(args.extra)
+    model, payload = load_model(args.checkpoint)
+    model.to(pick_device(args.device))
+    cfg = model.config
+    tokens = load_split(args.data, args.split).tokens
+    span = to_lengths([args.span_multiple], args.train_length)[0]
+    records = evaluate(model, tokens, to_lengths(args.multiples, args.train_length), span, args.segments,
+                       args.batch_tokens)
+    common = {"protocol": "last-token", "split": args.split, "span": span, "train_length": cfg.train_length,
+              "base_train_length": args.train_length, "mask": cfg.mask, "mask_options": model.train_mask.options(),
+              "checkpoint": str(args.checkpoint), "model_config": cfg.to_dict(), "params": model.num_parameters(),
+              "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **extra}
+    if args.erf_out:
+        length = to_lengths([args.erf_multiple], args.train_length)[0]
+        # The paper's L_ex-th token is predicted from the L_ex - 1 before it.
+        inputs, targets = last_token_segments(tokens, segment_ends(len(tokens), span, args.erf_segments), length)
+        result = measure(model, inputs, targets)
+        result.update(length=length, segments=len(inputs), train_length=cfg.train_length,
+                      base_train_length=args.train_length, n_layer=cfg.n_layer, mask=cfg.mask,
+                      mask_options=model.train_mask.options(), trf=theoretical_receptive_field(cfg),
+                      position=cfg.position, steps=payload.get("step"), **extra)
+        log.info("ERF %d of %d tokens (TRF %s, L_tr %d)", result["erf"], length, result["trf"], cfg.train_length)
+        atomic_write_text(args.erf_out, json.dumps(result) + "\n")
+    atomic_write_text(args.out, json.dumps([{**r, **common} for r in records], indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,156 @@
+"""Which models, evaluations and seeds the receptive-field paper needs, as pure functions of
+an experiment definition and a preset (the Snakemake rules and the tests both call these).
+
+Scale rules (the paper: R = 12 layers, L_tr = 512, its Table 7):
+- windowed attention: the trained window w keeps the paper's ratio TRF / L_tr = w·R / L_tr,
+  so w = w_paper · 12/512 · L_tr / R (rounded to a whole token);
+- evaluation lengths, the ERF length (4 × L_tr: the paper predicts the 2048-th token) and the
+  cache window (w̄ = 4 × L_tr: 2048) are multiples of L_tr, as in the paper;
+- a variant may train at a multiple of the preset's L_tr (Table 2: 4× and 2×; Figure 7: ¼×).
+"""
+
+from __future__ import annotations
+
+PAPER_LAYERS = 12
+PAPER_TRAIN_LENGTH = 512
+#: Figures 4-7 and 11-13 show c_m when predicting the 2048-th token with L_tr = 512.
+ERF_MULTIPLE = 4
+#: Appendix B: cache window w̄ = 2048 = 4 × L_tr.
+CACHE_WINDOW_MULTIPLE = 4
+PAPER = "receptive-field"
+
+
+def scaled_window(paper_window: int, n_layer: int, train_length: int) -> int:
+    """The window with w·R/L_tr equal to the paper's w_paper·12/512, as a whole number of tokens."""
+    if paper_window < 1 or n_layer < 1 or train_length < 1:
+        raise ValueError(f"window, layers and L_tr must be positive, got {paper_window}, {n_layer}, {train_length}")
+    exact = paper_window * PAPER_LAYERS * train_length / (PAPER_TRAIN_LENGTH * n_layer)
+    return max(1, round(exact))
+
+
+def variant_train_length(variant: dict, base_train_length: int) -> int:
+    length = variant.get("train_length_multiple", 1) * base_train_length
+    if length != int(length) or length < 4:
+        raise ValueError(f"train_length_multiple {variant.get('train_length_multiple')} x L_tr = "
+                         f"{length} is not a whole number of at least 4 tokens")
+    return int(length)
+
+
+def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict:
+    """ModelConfig fields of one variant at one preset (the preset as this paper sees it).
+    The window is scaled with the preset's base L_tr and layers, not with a variant's longer L_tr:
+    Table 2 keeps w = 160 and lengthens L_tr to cover its receptive field."""
+    variants = experiment["variants"]
+    if variant_name not in variants:
+        raise ValueError(f"unknown variant {variant_name!r} of {PAPER}; known: {', '.join(variants)}")
+    variant = variants[variant_name]
+    model = dict(preset_view["model"])
+    base = model["train_length"]
+    config = {**model, "position": variant["position"],
+              "position_options": dict(variant.get("position_options") or {}),
+              "mask": variant.get("mask", "causal"), "mask_options": dict(variant.get("mask_options") or {}),
+              "train_length": variant_train_length(variant, base)}
+    if "paper_window" in variant:
+        config["mask_options"]["window"] = scaled_window(variant["paper_window"], model["n_layer"], base)
+    return config
+
+
+def seeds(preset_view: dict) -> list[int]:
+    """Seeds 1..n of Table 3 (preset `experiment.seeds`; 5 in the paper)."""
+    count = int((preset_view.get("experiment") or {}).get("seeds", 1))
+    if count < 1:
+        raise ValueError(f"experiment.seeds must be at least 1, got {count}")
+    return list(range(1, count + 1))
+
+
+def train_seed(preset_view: dict, seed: int) -> int:
+    """Seed s trains with the preset's seed + s - 1, so seed 1 is the preset's own run."""
+    return int(preset_view["train"].get("seed", 1)) + seed - 1
+
+
+def table_seeds(spec: dict, preset_view: dict) -> list[int]:
+    return seeds(preset_view) if spec.get("seeds") == "all" else [1]
+
+
+def model_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
+    return f"results/{preset}/models/{PAPER}/{corpus}/{variant}/seed{seed}"
+
+
+def eval_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
+    return f"results/{preset}/eval/{PAPER}/{corpus}/{variant}/seed{seed}"
+
+
+def _result_name(spec: dict) -> str:
+    return "cache_window.json" if spec.get("protocol") == "cache-window" else "last_token.json"
+
+
+def table_results(preset: str, spec: dict, preset_view: dict, skip_corpus=lambda corpus: False) -> list[str]:
+    """Every evaluation file one table reads: sections x rows x seeds."""
+    paths = []
+    for section in spec["sections"]:
+        corpus = section["corpus"]
+        if corpus is None or skip_corpus(corpus):
+            continue
+        for row in section["rows"]:
+            for seed in table_seeds(spec, preset_view):
+                paths.append(f"{eval_dir(preset, corpus, row['variant'], seed)}/{_result_name(spec)}")
+    return sorted(set(paths))
+
+
+def last_token_multiples(experiment: dict) -> list[float]:
+    """The L_ex / L_tr a model is scored at: every column of the last-token tables."""
+    found = set()
+    for spec in experiment["tables"].values():
+        if spec.get("protocol", "last-token") == "last-token":
+            found.update(spec["columns"])
+    return sorted(found)
+
+
+def cache_multiples(experiment: dict) -> list[float]:
+    found = set()
+    for spec in experiment["tables"].values():
+        if spec.get("protocol") == "cache-window":
+            found.update(spec["columns"])
+    return sorted(found)
+
+
+def lengths(multiples, train_length: int) -> list[int]:
+    out = []
+    for multiple in multiples:
+        length = multiple * train_length
+        if length != int(length):
+            raise ValueError(f"{multiple} x L_tr = {length} is not a whole number of tokens")
+        out.append(int(length))
+    return out
+
+
+def figure_results(preset: str, figure: dict, kind: str = "erf.json") -> list[str]:
+    """The ERF files of the models one c_m figure draws (seed 1)."""
+    return [f"{eval_dir(preset, figure['corpus'], v, 1)}/{kind}" for v in figure.get("variants", [])]
+
+
+def windows_note(experiment: dict, preset_view: dict) -> str:
+    """The header line saying how windows were scaled (paper w -> ours)."""
+    model = preset_view["model"]
+    pairs = sorted({(v["paper_window"], scaled_window(v["paper_window"], model["n_layer"], model["train_length"]))
+                    for v in experiment["variants"].values() if "paper_window" in v})
+    ratio = f"w·R/L_tr kept at the paper's w·12/512 (R = {model['n_layer']}, L_tr = {model['train_length']})"
+    return ratio + ": " + ", ".join(f"w {p} → {o}" for p, o in pairs)
+
+
+def table_corpora(spec: dict, skip_corpus=lambda corpus: False) -> list[str]:
+    return sorted({s["corpus"] for s in spec["sections"] if s["corpus"] and not skip_corpus(s["corpus"])})
+
+
+def table_unavailable(spec: dict, reason=lambda corpus: None) -> dict:
+    """Sections' corpora this machine cannot build, with the reason (for the header)."""
+    return {s["corpus"]: reason(s["corpus"]) for s in spec["sections"] if s["corpus"] and reason(s["corpus"])}
+
+
+def table_erf_results(preset: str, spec: dict, skip_corpus=lambda corpus: False) -> list[str]:
+    """The ERF files listed under a table (`erf: true`): every row's model, seed 1."""
+    if not spec.get("erf"):
+        return []
+    return sorted({f"{eval_dir(preset, s['corpus'], row['variant'], 1)}/erf.json"
+                   for s in spec["sections"] if s["corpus"] and not skip_corpus(s["corpus"])
+                   for row in s["rows"]})

@@ -1,0 +1,169 @@
+"""The receptive-field paper's tables (1-5), paper / ours / Δ per cell:
+
+    python -m lenex.receptive_field.table --spec config/experiments/receptive-field.yaml \
+        --table-key table3 --preset-file config/presets/tiny.yaml --results R.json ... \
+        [--erf E.json ...] --metas META.json ... --out-md T.md --out-tex T.tex
+
+Each results file is one model's evaluation (a list of records, one per L_ex). Tables whose
+spec says `seeds: all` show the mean ± std over seeds with the paired t-test against the spec's
+`significance.reference`; the others read seed 1. Every length of a section must score the
+same tokens (checked). With --erf, the table ends with each model's empirical receptive field
+beside its theoretical one (TRF = w·R, windowed models).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import yaml
+
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..header import build_header
+from ..presets import paper_view
+from ..tables.paper_results import load_paper_results
+from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
+from ..tables.table_data import build_table
+from . import PAPER_KEY
+from .plan import windows_note
+from .significance import aggregate_seeds
+
+
+def check_same_tokens(records: list[dict]) -> None:
+    """Section 3.4: every L_ex of a corpus scores the same last tokens."""
+    digests: dict[str, set] = {}
+    for record in records:
+        digests.setdefault(record["corpus"], set()).add(record.get("scored_tokens_sha256"))
+    for corpus, found in digests.items():
+        if len(found) != 1:
+            raise ValueError(f"{corpus}: the evaluations do not all score the same tokens "
+                             f"({len(found)} different token sets); rerun them at one preset")
+
+
+def table_records(spec: dict, records: list[dict]) -> list[dict]:
+    check_same_tokens(records)
+    if spec.get("seeds") == "all":
+        reference = (spec.get("significance") or {}).get("reference")
+        return aggregate_seeds(records, reference=reference, metric=spec.get("metric", "ppl"))
+    return [r for r in records if r.get("seed", 1) == 1]
+
+
+def cache_summary(records: list[dict]) -> dict:
+    """Header lines of Table 5 from every model's checks: equality with the sliding mask, speed."""
+    checks = {r["checkpoint"]: r["check"] for r in records if r.get("check")}
+    if not checks:
+        return {}
+    diffs = [c["max_abs_diff_vs_sliding_mask"] for c in checks.values()]
+    speedups = sorted(c["speedup"] for c in checks.values())
+    first = next(iter(checks.values()))
+    return {
+        "cache_window_check": (f"the cache window gives the sliding-mask (w̄) numbers: largest |Δ NLL| "
+                               f"{max(diffs):.1e} over {len(diffs)} models (it is not re-encoding the last w̄ "
+                               "tokens: with R layers a cached key already saw w̄ tokens before it; the two agree "
+                               "for one layer, tested)"),
+        "cache_window_speed": (f"scoring {first['timed_tokens']} tokens after the first w̄: cache window "
+                               f"{speedups[0]:.1f}× to {speedups[-1]:.1f}× faster than re-encoding each "
+                               f"token's last w̄ tokens (median {speedups[len(speedups) // 2]:.1f}×, "
+                               f"{len(speedups)} models, this machine)"),
+    }
+
+
+def erf_rows(erf_results: list[dict]) -> list[dict]:
+    rows = []
+    for r in sorted(erf_results, key=lambda r: (r["corpus"], r["trf"] is None, r["trf"] or 0, r["variant"])):
+        rows.append({"corpus": r["corpus"], "variant": r["variant"], "erf": r["erf"], "trf": r["trf"],
+                     "train_length": r["train_length"], "length": r["length"], "segments": r["segments"]})
+    return rows
+
+
+def erf_markdown(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    first = rows[0]
+    lines = ["", "## Empirical receptive field (Section 5.1)", "",
+             f"ERF: the most recent tokens holding 99% of the cumulative normalized gradient when "
+             f"predicting the {first['length']}-th token (4 × L_tr, as the paper's 2048-th with L_tr = 512), "
+             f"averaged over {first['segments']} segments. TRF = w·R for windowed attention "
+             "(no model can use more; the paper: extrapolation holds when L_tr covers the ERF).", "",
+             "| corpus | model | L_tr | TRF = w·R | ERF | ERF ≤ L_tr |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        trf = "—" if r["trf"] is None else str(r["trf"])
+        covered = "yes" if r["erf"] <= r["train_length"] else "no"
+        lines.append(f"| {r['corpus']} | {r['variant']} | {r['train_length']} | {trf} | {r['erf']} | {covered} |")
+    return "\n".join(lines) + "\n"
+
+
+def erf_latex(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    body = "\n".join(f"{r['corpus']} & {r['variant']} & {r['train_length']} & "
+                     f"{'---' if r['trf'] is None else r['trf']} & {r['erf']} \\\\" for r in rows)
+    return ("\n\\begin{table}[t]\n\\centering\n\\small\n\\caption{Empirical receptive field (99\\% of the "
+            "cumulative normalized gradient) beside TRF $= wR$.}\n\\begin{tabular}{llrrr}\n\\toprule\n"
+            "Corpus & Model & $L_{tr}$ & TRF & ERF \\\\\n\\midrule\n" + body.replace("_", "\\_")
+            + "\n\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+
+
+def header_for(preset: dict, experiment: dict, spec: dict, corpora: dict, metas: dict, results: list[dict],
+               unavailable: dict) -> dict:
+    view = paper_view(preset, PAPER_KEY)
+    header = build_header(view, corpora, metas, results, unavailable=unavailable,
+                          training_data="each section's models are trained on the train split of that section's "
+                                        "corpus, as the paper trains one model per dataset")
+    # The preset's own description is of its shared scale; this paper runs at its `papers:` block.
+    header["preset_description"] = (f"this paper's block (`papers: {PAPER_KEY}`) of preset `{view['name']}`: "
+                                    "the scale line above; not the preset's shared scale")
+    protocol = spec.get("protocol", "last-token")
+    segments = results[0].get("segments") if results else None
+    if protocol == "cache-window":
+        window = results[0].get("window") if results else None
+        header["protocol"] = (f"last-token protocol (Section 3.4) over {segments} segments, each read through a "
+                              f"cache window of w̄ = {window} tokens (4 × L_tr, as the paper's 2048; Appendix B)")
+    else:
+        header["protocol"] = (f"last-token protocol (Section 3.4): the same {segments} tokens scored at every L_ex, "
+                              "each after L_ex − 1 tokens")
+    if any("paper_window" in experiment["variants"].get(r["variant"], {}) for s in spec["sections"] for r in s["rows"]):
+        header["windows"] = windows_note(experiment, view)
+    if spec.get("seeds") == "all":
+        seeds = sorted({s for r in results for s in r.get("seeds", [r.get("seed", 1)])})
+        header["seeds"] = f"{len(seeds)} seeds per model; mean ± sample std (ddof = 1)"
+        if spec.get("significance"):
+            marks = spec["significance"]
+            header["seeds"] += (f"; {marks['better']} / {marks['worse']} = paired two-sided t-test over seeds at "
+                                f"α = 0.05: {marks['reference']} significantly better / worse than the row")
+    return header
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--spec", required=True)
+    parser.add_argument("--table-key", required=True)
+    parser.add_argument("--preset-file", required=True)
+    parser.add_argument("--results", nargs="*", default=[])
+    parser.add_argument("--erf", nargs="*", default=[], help="ERF files of the models to list under the table")
+    parser.add_argument("--metas", nargs="*", default=[], help="meta.json of each corpus of the table")
+    parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
+    parser.add_argument("--unavailable", default="{}", help="JSON: corpus -> why it could not be built")
+    parser.add_argument("--paper-results", default=None)
+    parser.add_argument("--out-md", required=True)
+    parser.add_argument("--out-tex", required=True)
+    args = parser.parse_args(argv)
+    experiment = yaml.safe_load(Path(args.spec).read_text(encoding="utf-8"))
+    spec = load_table_spec(args.spec, args.table_key)
+    raw = load_results(args.results)
+    records = table_records(spec, raw)
+    preset = yaml.safe_load(Path(args.preset_file).read_text(encoding="utf-8"))
+    metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
+    header = header_for(preset, experiment, spec, json.loads(args.corpora), metas, records,
+                        json.loads(args.unavailable))
+    header.update(cache_summary(raw))
+    table = build_table(spec, records, load_paper_results(args.paper_results), header)
+    rows = erf_rows([json.loads(Path(p).read_text()) for p in args.erf])
+    atomic_write_text(args.out_md, render_markdown(table) + erf_markdown(rows))
+    atomic_write_text(args.out_tex, render_latex(table) + erf_latex(rows))
+
+
+if __name__ == "__main__":
+    run_cli(main)

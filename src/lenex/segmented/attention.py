@@ -1,0 +1,122 @@
+"""Figure 3's statistic: the median attention weight of queries past L_t (Section 6).
+
+    python -m lenex.segmented.attention --checkpoint M.pt --data DIR --length L --train-length L_t --out A.json
+
+For every layer, head and query i >= L_t of each scored test piece, the median over the
+query's keys j <= i of its attention weight a_ij. The paper plots the distribution of these
+medians before and after chunk training and compares them with the mean, which for a query
+over i + 1 keys is 1 / (i + 1); we report each median times (i + 1) (1 = as much as the
+uniform weight, below 1 = a few keys take most of the weight), so queries at different
+positions share one axis. Own models: the weights are recomputed from the q/k of each layer,
+the layer's real forward pass carrying the hidden state on; Hugging Face models return theirs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+
+import numpy as np
+import torch
+
+from ..cli import run_cli
+from ..data.tokens import load_split
+from ..files import atomic_write_text
+from ..positions import contiguous_positions
+from ..model.attention import plan_attention
+from .evaluate import ready_for, test_pieces
+from .models import load_any
+
+log = logging.getLogger("lenex.segmented.attention")
+
+
+def attention_weights(block, x, positions, scheme) -> torch.Tensor:
+    """(B, H, T, T) causal attention probabilities of one block for hidden states x."""
+    q, k, _ = block.attn.heads(block.ln_attn(x))
+    q, k = scheme.rotate(q, k, positions, positions)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    bias = scheme.bias(positions, positions)
+    if bias is not None:
+        scores = scores + bias
+    length = x.shape[1]
+    causal = torch.ones(length, length, dtype=torch.bool, device=x.device).tril()
+    return scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+
+
+def median_over_keys(weights: torch.Tensor, start: int) -> torch.Tensor:
+    """For queries i >= start: median_j<=i a_ij * (i + 1), flattened over batch, heads, queries
+    (torch's median: the lower middle value when a query has an even number of keys)."""
+    length = weights.shape[-1]
+    rows = weights[..., start:, :]
+    query = torch.arange(start, length, device=weights.device)
+    visible = torch.arange(length, device=weights.device)[None, :] <= query[:, None]
+    medians = rows.masked_fill(~visible, float("nan")).nanmedian(dim=-1).values
+    return (medians * (query + 1).to(medians.dtype)).flatten()
+
+
+@torch.no_grad()
+def median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray:
+    """Every layer's medians (see module doc) over the given pieces."""
+    if hasattr(model, "hf"):
+        return hf_median_attention(model, pieces, train_length)
+    out = []
+    for piece in pieces:
+        idx = torch.from_numpy(piece.astype(np.int64))[None]
+        positions = contiguous_positions(0, idx.shape[1])
+        x = model.tok_emb(idx)
+        added = model.position.embed(positions)
+        x = x if added is None else x + added
+        plan = plan_attention(positions, model.position, model.train_mask)
+        for block in model.blocks:
+            out.append(median_over_keys(attention_weights(block, x, positions, model.position), train_length))
+            x = block(x, positions, model.position, plan)
+    return torch.cat(out).numpy()
+
+
+@torch.no_grad()
+def hf_median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray:
+    """The same medians for a Hugging Face model, from its own (eager) attention weights."""
+    model.hf.set_attn_implementation("eager")  # the fused kernels return no weights
+    out = []
+    for piece in pieces:
+        idx = torch.from_numpy(piece.astype(np.int64))[None].to(next(model.parameters()).device)
+        result = model.hf(input_ids=idx, attention_mask=torch.ones_like(idx), output_attentions=True, use_cache=False)
+        out += [median_over_keys(w.float(), train_length).cpu() for w in result.attentions]
+    return torch.cat(out).numpy()
+
+
+def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None) -> dict:
+    model, _ = load_any(checkpoint)
+    model, _ = ready_for(model, length)
+    pieces = test_pieces(load_split(data_dir, "test"), length, max_pieces * length)
+    medians = median_attention(model, pieces, train_length)
+    result = {"length": length, "train_length": train_length, "pieces": len(pieces),
+              "medians_times_keys": [round(float(v), 6) for v in medians],
+              "mean": float(medians.mean()), "median": float(np.median(medians)), "checkpoint": str(checkpoint),
+              **(extra or {})}
+    atomic_write_text(out, json.dumps(result) + "\n")
+    log.info("%d medians: mean %.3f, median %.3f", len(medians), result["mean"], result["median"])
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--length", type=int, required=True, help="test piece length (L_e)")
+    parser.add_argument("--train-length", type=int, required=True, help="L_t: queries from here on are counted")
+    parser.add_argument("--max-pieces", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--extra", default="{}")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run(args.checkpoint, args.data, args.length, args.train_length, args.out, args.max_pieces, json.loads(args.extra))
+
+
+if __name__ == "__main__":
+    run_cli(main)

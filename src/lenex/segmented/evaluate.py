@@ -1,0 +1,124 @@
+"""Perplexity by the segmented-sequences paper's rule (Section 4.5):
+
+    python -m lenex.segmented.evaluate --checkpoint M.pt --data DIR --length L --out R.json
+
+Test documents are cut into non-overlapping pieces of L tokens, one document per piece (no
+packing, no sliding window, remainders discarded: `lenex.data.tokens.document_pieces`). A
+piece is scored as a Hugging Face causal LM scores `labels = input_ids`: tokens 1..L-1, each
+from all earlier tokens of its piece, at positions 0..L-2. The paper reports the mean over
+pieces of each piece's perplexity (equation 3): `ppl`; `corpus_ppl` is exp(mean token NLL).
+
+A learned position table shorter than L is first stretched to L by the paper's interpolation
+(Section 3.2, beta = L / L_t must be whole): the "out of the box" APE extrapolation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import time
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ..cli import run_cli
+from ..data.tokens import document_pieces, load_split
+from ..device import autocast, pick_device
+from ..files import atomic_write_text
+from .models import extended, load_any
+
+log = logging.getLogger("lenex.segmented.evaluate")
+
+
+def table_length(model) -> int | None:
+    """Positions a learned table holds, or None for schemes that take any position."""
+    if hasattr(model, "context_length"):
+        return model.context_length()
+    return model.config.train_length if model.config.position == "learned" else None
+
+
+def ready_for(model, length: int):
+    """The model able to read `length` tokens: learned tables interpolated when too short."""
+    limit = table_length(model)
+    if limit is None or length <= limit:
+        return model, None
+    if length % limit:
+        raise ValueError(f"length {length} is not a whole multiple of the learned table's {limit} positions: "
+                         "the paper's interpolation needs an integral beta")
+    return extended(model, length).eval(), length // limit
+
+
+def test_pieces(split, length: int, max_tokens: int | None, seed: int = 0) -> np.ndarray:
+    """The pieces scored: all of them, or a seeded subset of max_tokens // length."""
+    pieces = document_pieces(split, length).pieces
+    if len(pieces) == 0:
+        raise ValueError(f"no test document has {length} tokens")
+    if max_tokens:
+        count = max(1, max_tokens // length)
+        if count < len(pieces):
+            pieces = pieces[np.sort(np.random.default_rng(seed).permutation(len(pieces))[:count])]
+    return pieces
+
+
+@torch.no_grad()
+def piece_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
+    """Mean NLL of each piece (n,), tokens 1..L-1 predicted."""
+    device = next(model.parameters()).device
+    length = pieces.shape[1]
+    batch = max(1, batch_tokens // length)
+    out = []
+    for start in tqdm(range(0, len(pieces), batch), desc=f"eval L={length}", unit="batch", mininterval=5):
+        tokens = torch.from_numpy(pieces[start:start + batch].astype(np.int64)).to(device)
+        with autocast(device):
+            nll = model.token_nll(tokens[:, :-1], tokens[:, 1:])
+        out.append(nll.double().mean(dim=1).cpu().numpy())
+    return np.concatenate(out)
+
+
+def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, batch_tokens: int = 16384,
+        split: str = "test", extra: dict | None = None, device: str = "auto") -> dict:
+    model, payload = load_any(checkpoint)
+    model, beta = ready_for(model, length)
+    model.to(pick_device(device))
+    pieces = test_pieces(load_split(data_dir, split), length, max_tokens)
+    started = time.time()
+    nll = piece_nll(model, pieces, batch_tokens)
+    result = {
+        "ppl": float(np.mean(np.exp(nll))), "corpus_ppl": math.exp(float(nll.mean())), "nll": float(nll.mean()),
+        "pieces": int(len(pieces)), "tokens": int(len(pieces) * (length - 1)), "length": length,
+        "protocol": "segmented-4.5", "split": split, "interpolated_beta": beta,
+        "train_length": model.config.train_length if beta is None else length // beta,
+        "model_config": model.config.to_dict(), "params": model.num_parameters(), "checkpoint": str(checkpoint),
+        "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), "seconds": time.time() - started,
+        **(extra or {}),
+    }
+    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    log.info("L=%d ppl=%.3f (corpus %.3f) over %d pieces", length, result["ppl"], result["corpus_ppl"], len(pieces))
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--data", required=True, help="prepared corpus directory")
+    parser.add_argument("--length", type=int, required=True, help="L_e: evaluation length in tokens")
+    parser.add_argument("--max-tokens", type=int, default=0, help="score at most this many tokens (0: all)")
+    parser.add_argument("--batch-tokens", type=int, default=16384)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--extra", default="{}", help="JSON merged into the result (model, run, ...)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run(args.checkpoint, args.data, args.length, args.out, args.max_tokens or None, args.batch_tokens,
+        args.split, json.loads(args.extra), args.device)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,93 @@
+"""Figures 2 and 3 of the segmented-sequences paper (PNG + PDF).
+
+    python -m lenex.segmented.figures figure2 --results R.json.. --title T --scale S --out-png F.png --out-pdf F.pdf
+    python -m lenex.segmented.figures figure3 --results before.json after.json ...
+
+Figure 2: "out of the box" perplexity against evaluation length (L_t .. 5 L_t), one line per
+position scheme (APE interpolated, RoPE, ALiBi). Figure 3: histograms of the median attention
+weight of queries past L_t (`lenex.segmented.attention`), before and after chunk training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ..cli import run_cli  # noqa: E402
+from ..files import atomic_write  # noqa: E402
+
+LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
+
+
+def _save(fig, png, pdf) -> None:
+    for path in (png, pdf):
+        atomic_write(path, lambda tmp, p=path: fig.savefig(tmp, format=Path(p).suffix[1:], bbox_inches="tight"))
+    plt.close(fig)
+
+
+def figure2_series(results: list[dict]) -> dict[str, list[tuple[float, float]]]:
+    """model -> [(length / L_t, ppl)] sorted by length."""
+    series: dict[str, list] = {}
+    for r in results:
+        series.setdefault(r["model"], []).append((r["length"] / r["base_train_length"], r["ppl"]))
+    return {m: sorted(points) for m, points in series.items()}
+
+
+def figure2(results: list[dict], title: str, scale: str, png, pdf) -> None:
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    positions = {r["model"]: r["model_config"]["position"] for r in results}
+    for model, points in figure2_series(results).items():
+        x, y = zip(*points)
+        ax.plot(x, y, marker="o", label=f"{LABELS.get(positions[model], positions[model])} ({model} stand-in)")
+    ax.set_yscale("log")
+    ax.set_xlabel("evaluation length / L_t")
+    ax.set_ylabel("perplexity (mean over test pieces)")
+    ax.set_title(f"{title}\n{scale}", fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    _save(fig, png, pdf)
+
+
+def figure3(before: dict, after: dict, title: str, scale: str, png, pdf) -> None:
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    values = [np.asarray(r["medians_times_keys"]) for r in (before, after)]
+    top = max(float(np.quantile(v, 0.99)) for v in values)
+    bins = np.linspace(0, max(top, 1.0), 40)
+    for v, label in zip(values, (f"before (OOTB), mean {values[0].mean():.2f}",
+                                 f"after ({after['run']}), mean {values[1].mean():.2f}")):
+        ax.hist(np.clip(v, 0, bins[-1]), bins=bins, alpha=0.55, label=label)
+    ax.axvline(1.0, color="k", lw=0.8, ls="--", label="uniform weight (the mean)")
+    ax.set_xlabel("median attention weight x keys, queries past L_t")
+    ax.set_ylabel("layer x head x query count")
+    ax.set_title(f"{title}\n{scale}", fontsize=9)
+    ax.legend(fontsize=8)
+    _save(fig, png, pdf)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("figure", choices=["figure2", "figure3"])
+    parser.add_argument("--results", nargs="+", required=True, help="figure3: before.json after.json")
+    parser.add_argument("--title", required=True)
+    parser.add_argument("--scale", default="", help="a line saying at which scale the figure was made")
+    parser.add_argument("--out-png", required=True)
+    parser.add_argument("--out-pdf", required=True)
+    args = parser.parse_args(argv)
+    results = [json.loads(Path(p).read_text()) for p in args.results]
+    if args.figure == "figure2":
+        figure2(results, args.title, args.scale, args.out_png, args.out_pdf)
+    else:
+        if len(results) != 2:
+            raise ValueError(f"figure3 takes two results (before, after), got {len(results)}")
+        figure3(results[0], results[1], args.title, args.scale, args.out_png, args.out_pdf)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,70 @@
+"""Re-tokenize a prepared corpus for a released model whose tokenizer is not GPT-2's
+(Pythia: the GPT-NeoX BPE, Bloom: its 250k vocabulary), for the paper-scale runs:
+
+    python -m lenex.segmented.retokenize --data results/paper/data/arxiv --tokenizer EleutherAI/pythia-1.4b --out DIR
+
+GPT-2's byte-level BPE is lossless, so each document is decoded back to its exact text and
+encoded again with the model's own tokenizer (transformers AutoTokenizer: the hub or its
+cache). The output has the layout `lenex.data.tokens.load_split` reads (one .bin per split,
+the model's end-of-text token after every document, meta.json), in uint32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ..cli import run_cli
+from ..data.tokenizer import get_tokenizer
+from ..data.tokens import load_split
+from ..files import atomic_write, atomic_write_text
+
+SPLITS = ("train", "valid", "test")
+
+
+def retokenize(data_dir, tokenizer, out_dir, name: str) -> dict:
+    """Write `out_dir` from `data_dir`; `tokenizer` is a transformers tokenizer."""
+    source = json.loads((Path(data_dir) / "meta.json").read_text())
+    if source["tokenizer"] != "gpt2":
+        raise ValueError(f"{data_dir} is tokenized with {source['tokenizer']!r}; re-tokenizing reads GPT-2 tokens")
+    gpt2, eot = get_tokenizer("gpt2"), tokenizer.eos_token_id
+    if eot is None:
+        raise ValueError(f"tokenizer {name!r} has no end-of-text token")
+    meta = {k: v for k, v in source.items() if k != "splits"}
+    meta.update(tokenizer=name, vocab_size=len(tokenizer), eot_token=int(eot), dtype="uint32",
+                retokenized_from=str(data_dir), splits={})
+    for split in SPLITS:
+        data = load_split(data_dir, split)
+        ids = [tokenizer(gpt2.decode(doc), add_special_tokens=False)["input_ids"] + [eot]
+               for doc in tqdm(data.documents(), total=data.n_docs, desc=f"retokenize {split}", mininterval=5)]
+        offsets = np.concatenate([[0], np.cumsum([len(d) for d in ids])]).astype(np.int64)
+        flat = np.fromiter((t for d in ids for t in d), dtype=np.uint32, count=int(offsets[-1]))
+        atomic_write(Path(out_dir) / f"{split}.bin", lambda tmp, a=flat: a.tofile(tmp))
+        meta["splits"][split] = {**{k: v for k, v in data.meta.items() if k not in ("dataset",)},
+                                 "file": f"{split}.bin", "n_docs": data.n_docs, "n_tokens": int(offsets[-1]),
+                                 "doc_offsets": offsets.tolist()}
+    atomic_write_text(Path(out_dir) / "meta.json", json.dumps(meta) + "\n")
+    return meta
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, help="prepared corpus directory (GPT-2 tokens)")
+    parser.add_argument("--tokenizer", required=True, help="hub name of the model whose tokenizer to use")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    except OSError as err:
+        raise FileNotFoundError(f"cannot load tokenizer {args.tokenizer!r} (no network or cache?): {err}") from err
+    retokenize(args.data, tokenizer, args.out, args.tokenizer)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,141 @@
+"""Tables 2-5 of the segmented-sequences paper: paper / ours / Δ per cell.
+
+    python -m lenex.segmented.tables --spec config/experiments/segmented.yaml --table-key table3 \
+        --results R.json.. --preset-file P.yaml --models JSON --metas M.json.. --out-md T.md --out-tex T.tex
+
+The paper's columns are multiples of each model's own L_t (`L_t`, `2L_t`, `4L_t` in
+paper_results.csv); ours are the same multiples of our L_t. A row's `method` is the csv key
+`model:method`, its `variant` our stand-in model. Which of our runs fills a cell:
+`ootb`/`out-of-the-box` -> the domain-adapted checkpoint (evaluated at every length, APE
+interpolated), `domain-adaptation` -> one more epoch of it at L_t (Table 5), any other method
+-> that continued pretraining to L_e = column x L_t, evaluated at L_e.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+from pathlib import Path
+
+import torch
+import yaml
+
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..header import git_revision
+from ..presets import paper_view
+from ..tables.formatting import format_delta, format_metric
+from ..tables.paper_results import load_paper_results, paper_value_text
+from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
+from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData
+
+PAPER = "segmented"
+#: Table 1 of the paper: each released model's L_t.
+PAPER_TRAIN_LENGTH = {"gpt2-small": 1024, "pythia-small": 2048, "gpt2": 1024, "pythia": 2048, "bloom": 2048}
+
+
+def run_name(method: str, multiple: float) -> str:
+    """Which of our runs fills the cell of csv method `model:method` at `multiple` x L_t."""
+    kind = method.split(":", 1)[1]
+    if kind in ("ootb", "out-of-the-box"):
+        return "ootb"
+    if kind == "domain-adaptation":
+        return "da"
+    return f"{kind}-x{multiple:g}"
+
+
+def length_label(multiple: float) -> str:
+    return "L_t" if multiple == 1 else f"{multiple:g}L_t"
+
+
+def _joined(values) -> str:
+    return ", ".join(str(v) for v in sorted(set(values))) or "?"
+
+
+def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
+    models = [row["variant"] for sec in spec["sections"] for row in sec["rows"]]
+    our_lt = {r["model"]: r["base_train_length"] for r in results}
+    columns = [Column(float(m), _joined(round(m * PAPER_TRAIN_LENGTH[v]) for v in models),
+                      _joined(round(m * our_lt[v]) for v in models if v in our_lt)) for m in spec["columns"]]
+    table = TableData(title=spec["title"], paper=PAPER, table=str(spec["table"]), metric=spec["metric"],
+                      scale_statement=header["scale_statement"], header_lines=header["lines"], columns=columns)
+    for sec in spec["sections"]:
+        rows = []
+        for row in sec["rows"]:
+            cells = [_cell(spec, sec, row, m, results, paper_df) for m in spec["columns"]]
+            rows.append(Row(row["label"], row["method"], row["variant"], cells))
+        table.sections.append(Section(sec["label"], sec["dataset"], sec["corpus"], header["stand_in"], rows))
+    return table
+
+
+def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
+    paper_text = paper_value_text(paper_df, PAPER, spec["table"], sec["dataset"], row["method"],
+                                  length_label(multiple), spec["metric"])
+    paper = None if paper_text is None else float(paper_text)
+    run = run_name(row["method"], multiple)
+    matches = {float(r[spec["metric"]]) for r in results
+               if r["model"] == row["variant"] and r["run"] == run
+               and r["length"] == round(multiple * r["base_train_length"])}
+    if not matches:
+        return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
+    if len(matches) > 1:
+        raise ValueError(f"conflicting results for {row['variant']}/{run} at {multiple:g} x L_t: {sorted(matches)}")
+    ours = matches.pop()
+    delta = None if paper is None else ours - paper
+    return Cell(paper_text or MISSING, format_metric(ours), MISSING if delta is None else format_delta(delta),
+                OK, paper, ours, delta)
+
+
+def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool) -> dict:
+    """Scale statement and header lines: which model stood in for which, on what data."""
+    domain = metas.get("arxiv", {})
+    test, train = domain.get("splits", {}).get("test", {}), domain.get("splits", {}).get("train", {})
+    spec = corpora.get("arxiv", {})
+    exp = view.get("experiment", {})
+    verdict = ("the paper's models (Hugging Face checkpoints), continued as in Section 4.4" if hf
+               else "NOT the paper's scale: the pipeline's own small models stand in for the released ones")
+    lines = [(f"Model `{name}`", text) for name, text in models.items()]
+    lines += [
+        ("Domain data (adaptation, continued pretraining, evaluation)",
+         f"`arxiv`: {spec.get('stands_in_for', 'arXiv')} -> {spec.get('description', '?')}; "
+         f"train {train.get('n_docs', '?')} documents / {train.get('n_tokens', '?')} tokens, "
+         f"test {test.get('n_docs', '?')} documents / {test.get('n_tokens', '?')} tokens"),
+        ("Compute equivalence", f"every continued run and the extra domain adaptation see one epoch's tokens "
+         f"({exp.get('epoch_tokens') or 'the whole train split'}); chunk/prefix run L_e/L_t epochs"),
+        ("Evaluation", "Section 4.5: one document per test piece of L_e tokens, no packing, no sliding window, "
+         f"remainder dropped; mean of per-piece perplexity; at most {view['eval']['max_tokens']} tokens per cell"),
+        ("Git revision", git_revision()),
+        ("Device", f"{platform.machine()} CPU, torch {torch.__version__}"
+         + (f", CUDA {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "")),
+        ("Date", datetime.date.today().isoformat()),
+    ]
+    stand_in = f"{spec.get('stands_in_for', 'arXiv')} -> {spec.get('description', '?')}"
+    return {"scale_statement": f"Ours: preset `{view['name']}` — {verdict}", "lines": lines, "stand_in": stand_in}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--spec", required=True)
+    parser.add_argument("--table-key", required=True)
+    parser.add_argument("--results", nargs="*", default=[])
+    parser.add_argument("--preset-file", required=True)
+    parser.add_argument("--models", required=True, help="JSON: model -> what stands in for it")
+    parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
+    parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
+    parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
+    parser.add_argument("--out-md", required=True)
+    parser.add_argument("--out-tex", required=True)
+    args = parser.parse_args(argv)
+    spec = load_table_spec(args.spec, args.table_key)
+    view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
+    metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
+    header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf)
+    table = build_segmented_table(spec, load_results(args.results), load_paper_results(), header)
+    atomic_write_text(args.out_md, render_markdown(table))
+    atomic_write_text(args.out_tex, render_latex(table))
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,73 @@
+"""The LEX paper's DAG: the whole paper, and each table or figure building only what it needs."""
+
+import re
+
+import pytest
+import yaml
+
+from test_workflow import REPO, job_counts, snakemake
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A scratch copy of the workflow so dry runs never touch the repository's results/."""
+    path = tmp_path_factory.mktemp("lex")
+    for name in ("Snakefile", "workflow", "config"):
+        (path / name).symlink_to(REPO / name)
+    return path
+
+
+def dry_run(workdir, *targets):
+    run = snakemake("-n", "--forceall", *targets, cwd=workdir)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return run.stdout, job_counts(run.stdout)
+
+
+def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdir):
+    out, counts = dry_run(workdir, "results/tiny/lex.md")
+    # Transformer, ALiBi, RoPE, xPos + the two Table 4 ablations; zeta = 0 reuses RoPE.
+    assert counts["train"] == 6 and "models/lex/xpos_no_rotation.pt" in out and "scalar_zeta.pt" in out
+    # Table 2: 48, Table 6: 40, Table 4: 5 more (2 ablations x 2 lengths, RoPE + BCA at 8x),
+    # Table 5: 9 more (Absolute/ALiBi + BCA x 2, RoPE + BCA at 2x, xPos causal x 2, sliding x 2).
+    assert counts["evaluate"] == 102
+    # Table 3: 4 variants x {1x, 2x}, LEX at 2x with BCA, plus "LEX without BCA" at 2x (causal).
+    assert counts["resolution"] == 9
+    assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
+    assert counts["render_table"] == 5
+    for path in ("resolution/lex/xpos/pg22/blockwise/L128.json", "resolution/lex/xpos/pg22/causal/L128.json",
+                 "eval/lex/xpos/pg22/sliding/L512.json", "eval/lex/transformer/pg22/blockwise/L128.json",
+                 "eval/lex/rope/pg22/blockwise/L512.json", "eval/lex/xpos_scalar_zeta/pg22/blockwise/L512.json"):
+        assert path in out, path
+    assert "train_mix/train.bin" in out  # LEX 4.1: trained on the Pile-mix stand-in
+
+
+def test_table3_reads_only_resolutions_and_figure1_only_pg22(workdir):
+    out, counts = dry_run(workdir, "results/tiny/tables/lex/table3.md")
+    assert counts["train"] == 4 and counts["resolution"] == 9 and "evaluate" not in counts
+    out, counts = dry_run(workdir, "results/tiny/figures/lex/figure1.png")
+    assert counts["evaluate"] == 24 and "/qmsum/" not in out.split("rule lex_figure1")[1]
+    out, counts = dry_run(workdir, "results/tiny/figures/lex/figure2.pdf")
+    assert counts == {"lex_figure2": 1}
+
+
+def test_paper_preset_plans_every_job_with_gpu_resources(workdir):
+    out, counts = dry_run(workdir, "results/paper/lex.md")
+    assert counts["train"] == 6 and counts["evaluate"] == 102 and counts["resolution"] == 9
+    blocks = out.split("\n\n")
+    for rule, gpus in (("train", 8), ("evaluate", 1), ("resolution", 1)):
+        jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b, re.M)]
+        assert jobs and all(f"gpu={gpus}" in b for b in jobs), rule
+    assert "L8192.json" in out and "resolution/lex/xpos/pg22/blockwise/L2048.json" in out
+
+
+def test_paper_preset_is_lex_table_7():
+    preset = yaml.safe_load((REPO / "config/presets/paper.yaml").read_text())
+    model, train = preset["model"], preset["train"]
+    assert (model["n_layer"], model["d_model"], model["d_ff"], model["n_head"], model["train_length"]) == \
+        (24, 1024, 4096, 16, 1024)
+    assert train["batch_size"] * model["train_length"] == 524288  # 0.5M tokens per batch
+    assert (train["steps"], train["lr"], train["warmup"], train["grad_clip"], train["weight_decay"]) == \
+        (50000, 3e-4, 20000, 2.0, 0.01)
+    assert (train["beta1"], train["beta2"], train["eps"]) == (0.9, 0.98, 1e-6)
+    assert train.get("power", 1.0) == 1.0 and train.get("end_lr", 0.0) == 0.0  # polynomial (linear) decay
+    assert preset["data"]["tokenizer"] == "gpt2"

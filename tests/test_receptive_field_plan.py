@@ -1,0 +1,68 @@
+"""Scale rules and job lists of the receptive-field paper (lenex.receptive_field.plan)."""
+
+import pytest
+import yaml
+
+from lenex.presets import paper_view
+from lenex.receptive_field import plan
+from test_workflow import REPO
+
+EXPERIMENT = yaml.safe_load((REPO / "config/experiments/receptive-field.yaml").read_text())
+
+
+def view(name):
+    return paper_view(yaml.safe_load((REPO / f"config/presets/{name}.yaml").read_text()), "receptive-field")
+
+
+@pytest.mark.parametrize("n_layer, train_length, expected", [
+    (12, 512, [40, 80, 100, 120, 160, 320]),  # the paper's own windows
+    (3, 32, [10, 20, 25, 30, 40, 80]),
+    (6, 64, [10, 20, 25, 30, 40, 80]),
+    (12, 128, [10, 20, 25, 30, 40, 80]),
+    (6, 128, [20, 40, 50, 60, 80, 160]),
+])
+def test_windows_keep_the_papers_trf_to_train_length_ratio(n_layer, train_length, expected):
+    windows = [plan.scaled_window(w, n_layer, train_length) for w in (40, 80, 100, 120, 160, 320)]
+    assert windows == expected
+    for paper_w, ours in zip((40, 80, 100, 120, 160, 320), windows):
+        assert ours * n_layer / train_length == pytest.approx(paper_w * 12 / 512)
+
+
+def test_paper_preset_is_the_papers_table7():
+    paper = view("paper")
+    assert {k: paper["model"][k] for k in ("n_layer", "d_model", "n_head", "train_length")} == \
+        {"n_layer": 12, "d_model": 768, "n_head": 12, "train_length": 512}
+    assert (paper["train"]["lr"], paper["train"]["batch_size"], paper["train"]["steps"]) == (6e-4, 32, 50000)
+    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1, 2, 3, 4, 5]
+    assert plan.seeds(view("workstation")) == [1, 2, 3, 4, 5] and len(plan.seeds(view("tiny"))) < 5
+
+
+def test_model_configs_scale_windows_and_train_lengths():
+    tiny = view("tiny")
+    window = plan.model_config("window-160", EXPERIMENT, tiny)
+    assert (window["position"], window["mask"], window["mask_options"]) == ("none", "windowed", {"window": 40})
+    fixed = plan.model_config("window-160-ltr2", EXPERIMENT, tiny)
+    assert fixed["train_length"] == 64 and fixed["mask_options"] == {"window": 40}  # w kept, L_tr doubled
+    assert plan.model_config("alibi-shift-6-ltr4", EXPERIMENT, tiny)["train_length"] == 128
+    assert plan.model_config("sinusoidal-ltr-quarter", EXPERIMENT, tiny)["train_length"] == 8
+    assert plan.model_config("alibi-shift-m3", EXPERIMENT, tiny)["position_options"] == {"shift": -3}
+    with pytest.raises(ValueError, match="unknown variant 'alibi-shift-5'"):
+        plan.model_config("alibi-shift-5", EXPERIMENT, tiny)
+
+
+def test_tables_read_every_model_they_need_at_the_paper_preset():
+    paper = view("paper")
+    counts = {key: len(plan.table_results("paper", spec, paper)) for key, spec in EXPERIMENT["tables"].items()}
+    # 17 models per corpus (Tables 1, 4), 2 per corpus (Table 2), 7 x 3 corpora x 5 seeds (Table 3),
+    # 2 x 3 x 5 cache-window evaluations (Table 5).
+    assert counts == {"table1": 17, "table2": 4, "table3": 105, "table4": 17, "table5": 30}
+    assert plan.last_token_multiples(EXPERIMENT) == [1, 2, 4, 8, 16]
+    assert plan.cache_multiples(EXPERIMENT) == [8, 16, 32]
+    assert plan.lengths([8, 16, 32], 512) == [4096, 8192, 16384]
+    with pytest.raises(ValueError, match="not a whole number"):
+        plan.lengths([0.3], 32)
+
+
+def test_windows_note_names_every_window():
+    note = plan.windows_note(EXPERIMENT, view("workstation"))
+    assert "R = 3, L_tr = 32" in note and "w 40 → 10" in note and "w 320 → 80" in note

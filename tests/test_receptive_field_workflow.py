@@ -1,0 +1,53 @@
+"""The receptive-field paper's DAG: every job the paper needs at the `paper` preset, with GPUs,
+and (slow) Table 2 end to end at `tiny`."""
+
+import re
+
+import pytest
+
+from test_workflow import job_counts, snakemake, workdir  # noqa: F401  (workdir is a fixture)
+
+PAGE = "results/{preset}/receptive-field.md"
+TABLE2 = "results/tiny/tables/receptive-field/table2.md"
+
+
+def test_paper_preset_lists_every_model_of_the_paper_with_gpus(workdir):  # noqa: F811
+    run = snakemake("-n", "-p", "--forceall", PAGE.format(preset="paper"), cwd=workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counts = job_counts(run.stdout)
+    # 17 models x 2 corpora (Tables 1, 4; Δ = 0 is Table 3's ALiBi, seed 1) + 2 x 2 (Table 2)
+    # + 7 x 3 corpora x 5 seeds (Table 3) + Sinusoidal at L_tr / 4 (Figure 7) = 142 trainings.
+    assert counts["rf_train"] == 17 * 2 - 2 + 4 + 7 * 3 * 5 + 1 == counts["rf_evaluate"]
+    assert counts["rf_cache_window"] == 2 * 3 * 5 and counts["rf_table"] == 5 and counts["rf_figure"] == 10
+    train_jobs = run.stdout.split("rule rf_train:")[1:]
+    assert all("gpu=1" in job.split("\n\n")[0] for job in train_jobs)
+    # Table 7's model; windows at the paper's own size; Table 2's longer L_tr.
+    assert '"d_model": 768' in run.stdout and '"n_head": 12' in run.stdout and '"lr": 0.0006' in run.stdout
+    assert '"mask_options": {"window": 320}' in run.stdout and '"train_length": 2048' in run.stdout
+
+
+def test_one_table_builds_only_what_it_needs(workdir):  # noqa: F811
+    run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counts = job_counts(run.stdout)
+    assert (counts["rf_train"], counts["rf_evaluate"], counts["rf_table"]) == (4, 4, 1)
+    assert "rf_cache_window" not in counts and "rf_figure" not in counts
+
+
+@pytest.mark.slow
+def test_tiny_table2_end_to_end_then_nothing_to_do(workdir):  # noqa: F811
+    run = snakemake("--cores", "2", TABLE2, "results/tiny/figures/receptive-field/figure9.png",
+                    cwd=workdir, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    table = (workdir / TABLE2).read_text()
+    assert "preset `tiny`" in table and "NOT the paper's scale" in table and "w 160 → 40" in table
+    for section in table.split("## ")[1:3]:  # arXiv, OpenWebText2: 2 rows x 3 lengths of numbers
+        assert len(re.findall(r"\| [\d.]+ / [\d.]+ / [+-][\d.]+", section)) == 2 * 3, section[:300]
+    erf = re.findall(r"\| (arxiv|openwebtext2) \| (\S+) \| (\d+) \| (\S+) \| (\d+) \|", table)
+    assert len(erf) == 4
+    for _corpus, variant, _train_length, trf, measured in erf:
+        if variant.startswith("window"):
+            assert int(measured) <= int(trf)  # ERF never exceeds w·R
+    assert (workdir / "results/tiny/figures/receptive-field/figure9.pdf").stat().st_size > 1000
+    again = snakemake("-n", TABLE2, cwd=workdir)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,86 @@
+"""The segmented-sequences paper's DAG: the whole paper, one table building only what it needs,
+the paper preset's Hugging Face path, and (slow) Table 5 end to end on synthetic corpora."""
+
+import re
+
+import pytest
+import yaml
+from corpus_fixture import WORDS
+
+from test_workflow import REPO, job_counts, snakemake
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A scratch copy of the workflow so runs never touch the repository's results/."""
+    path = tmp_path_factory.mktemp("segmented")
+    for name in ("Snakefile", "workflow", "config"):
+        (path / name).symlink_to(REPO / name)
+    return path
+
+
+def dry_run(workdir, *targets, extra=()):
+    run = snakemake("-n", "-p", "--forceall", *targets, *extra, cwd=workdir)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return run.stdout, job_counts(run.stdout)
+
+
+def test_whole_paper_plan(workdir):
+    out, counts = dry_run(workdir, "results/tiny/segmented.md")
+    # 5 stand-ins pretrained and adapted (OOTB) + 2 extra adaptations (Table 5).
+    assert counts["segmented_pretrain"] == 5 and counts["segmented_adapt"] == 7
+    # Table 3: 2 models x 6 methods x 2 lengths; Table 4: 3 models x chunk-0.25 x 2 (Table 5 reuses them).
+    assert counts["segmented_continue"] == 24 + 6
+    assert counts["segmented_table"] == 4 and counts["segmented_figure2"] == counts["segmented_figure3"] == 1
+    assert counts["segmented_attention"] == 2 and counts["paper_report"] == 1
+    for path in ("eval/segmented/gpt2/ootb/L160.json", "eval/segmented/bloom/da/L128.json",
+                 "models/segmented/pythia-small/prefix-0.5-x4.pt", "eval/segmented/pythia/chunk-0.25-x4/attention_L128.json"):
+        assert path in out, path
+    assert "render_table" not in counts and "train" not in counts  # the paper's own rules only
+
+
+def test_one_table_builds_only_what_it_needs(workdir):
+    out, counts = dry_run(workdir, "results/tiny/tables/segmented/table2.md")
+    counts = {rule: n for rule, n in counts.items() if rule.startswith("segmented_")}  # data rules aside
+    assert counts == {"segmented_pretrain": 5, "segmented_adapt": 5, "segmented_evaluate": 5, "segmented_table": 1}
+    out, counts = dry_run(workdir, "results/tiny/tables/segmented/table5.md")
+    assert counts["segmented_pretrain"] == 2 and counts["segmented_continue"] == 4 and counts["segmented_adapt"] == 4
+
+
+def test_paper_preset_uses_released_models_and_their_tokenizers(workdir):
+    out, counts = dry_run(workdir, "results/paper/segmented.md")
+    assert counts["segmented_fetch_hf"] == 5 and "segmented_pretrain" not in counts
+    assert counts["segmented_retokenize"] == 3  # Pythia x 2 and Bloom; GPT-2 reads the GPT-2 tokens
+    for name in ("openai-community/gpt2-xl", "EleutherAI/pythia-1.4b", "bigscience/bloom-1b1"):
+        assert name in out
+    assert "torchrun --standalone --nproc_per_node 4 -m lenex.segmented.continued" in out
+    assert "eval/segmented/pythia/chunk-0.25-x4/L8192.json" in out  # Pythia: L_t 2048
+    assert "eval/segmented/gpt2/chunk-0.25-x4/L4096.json" in out  # GPT-2: L_t 1024
+    blocks = out.split("\n\n")
+    jobs = [b for b in blocks if re.search(r"^(local)?rule segmented_continue:", b, re.M)]
+    assert jobs and all("gpu=4" in b for b in jobs)
+
+
+@pytest.mark.slow
+def test_table5_end_to_end_on_synthetic_corpora(workdir, tmp_path):
+    import random
+
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    rng = random.Random(0)
+    for i in range(24):
+        (texts / f"doc{i:02d}.txt").write_text(" ".join(rng.choice(WORDS) for _ in range(1200)) + ".\n")
+    spec = {"source": "text_dir", "path": str(texts), "stands_in_for": "test", "description": "synthetic words"}
+    extra = tmp_path / "corpora.yaml"
+    extra.write_text(yaml.safe_dump({"corpora": {"arxiv": spec, "train_mix": spec}}))
+    target = "results/tiny/tables/segmented/table5.md"
+    args = ("--configfile", "config/config.yaml", str(extra))
+    run = snakemake("--cores", "2", target, *args, cwd=workdir, timeout=1200)
+    assert run.returncode == 0, run.stderr[-4000:]
+    table = (workdir / target).read_text()
+    assert "preset `tiny`" in table and "NOT the paper's scale" in table
+    cells = re.findall(r"\| ([\d.]+) / ([\d.]+) / ([+-][\d.]+)", table)
+    assert len(cells) == 2 * 3 * 2  # every cell: paper / ours / delta
+    assert "6.125 /" in table  # GPT-2 DA at 2 L_t, from the paper's csv
+    again = snakemake("-n", target, *args, cwd=workdir)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,86 @@
+# LEX-only stages: attention resolution (Table 3) and the paper's two figures.
+
+
+# Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
+# mask, from s[n] averaged over the same test texts the perplexity tables score.
+rule resolution:
+    input:
+        model="results/{preset}/models/{paper}/{variant}.pt",
+        data=lambda wc: data_files(wc.preset, wc.corpus),
+    output:
+        "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
+    log:
+        "results/{preset}/logs/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, wc.paper)
+    resources:
+        mem_mb=lambda wc: rule_resources(
+            wc.preset, "evaluate", "mem_mb", 2000, wc.paper
+        ),
+        runtime=lambda wc: rule_resources(
+            wc.preset, "evaluate", "runtime", 30, wc.paper
+        ),
+        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, wc.paper),
+    params:
+        data="results/{preset}/data/{corpus}",
+        span=lambda wc: eval_length(
+            wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
+        ),
+        max_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"]["max_tokens"],
+        batch_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"][
+            "batch_tokens"
+        ],
+        extra=lambda wc: quoted_json(
+            {
+                "variant": wc.variant,
+                "corpus": wc.corpus,
+                "paper": wc.paper,
+                "preset": wc.preset,
+            }
+        ),
+    shell:
+        "python -m lenex.resolution --checkpoint {input.model} --data {params.data}"
+        " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
+        " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
+        " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"
+
+
+# Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
+rule lex_figure1:
+    input:
+        results=lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"),
+        spec="config/experiments/lex.yaml",
+    output:
+        png="results/{preset}/figures/lex/figure1.png",
+        pdf="results/{preset}/figures/lex/figure1.pdf",
+    log:
+        "results/{preset}/logs/figures/lex/figure1.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
+        " --dataset pg22 --results {input.results} --preset {wildcards.preset}"
+        " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+
+
+# Figure 2: the analytic g_zeta[n] (Eq. 10) at the paper's head dimension (Table 7: 1024 / 16)
+# up to its longest evaluation length (8 x 1024), whatever the preset: no model is involved.
+rule lex_figure2:
+    output:
+        png="results/{preset}/figures/lex/figure2.png",
+        pdf="results/{preset}/figures/lex/figure2.pdf",
+    log:
+        "results/{preset}/logs/figures/lex/figure2.log",
+    conda:
+        ENV
+    params:
+        head_dim=lambda wc: paper_preset("paper", "lex")["model"]["d_model"]
+        // paper_preset("paper", "lex")["model"]["n_head"],
+        max_distance=lambda wc: eval_length(
+            "paper", experiment("lex")["span_multiple"], "lex"
+        ),
+    shell:
+        "python -m lenex.figures.lex figure2 --head-dim {params.head_dim}"
+        " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
+        " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

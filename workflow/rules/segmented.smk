@@ -1,0 +1,339 @@
+# The segmented-sequences paper (Karypis et al. 2023): pretrained models (own stand-ins trained
+# at L_t, or the released Hugging Face checkpoints under the `paper` preset), one epoch of
+# domain adaptation (the OOTB checkpoint), compute-equivalent continued pretraining on
+# segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
+# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.workflow.
+#   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
+#   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
+from lenex.segmented import workflow as seg
+
+SEG = seg.PAPER
+# Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
+SEG_PRESETS = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
+SEG_HF_PRESETS = (
+    "|".join(p for p in SEG_PRESETS if seg.uses_hf(paper_preset(p, SEG))) or "-"
+)
+SEG_OWN_PRESETS = (
+    "|".join(p for p in SEG_PRESETS if not seg.uses_hf(paper_preset(p, SEG))) or "-"
+)
+
+
+# Rendered by lenex.segmented.tables (per-model L_t, runs per column), not the generic renderer.
+ruleorder: segmented_table > render_table
+
+
+wildcard_constraints:
+    model=r"[a-z0-9]+(-[a-z0-9]+)*",
+    run=r"ootb|da|(full|chunk-[0-9.]+|prefix-[0-9.]+)-x\d+",
+    method=r"full|chunk-[0-9.]+|prefix-[0-9.]+",
+    beta=r"\d+",
+
+
+rule segmented_pretrain:
+    input:
+        lambda wc: data_files(wc.preset, experiment(SEG)["train_corpus"]),
+    output:
+        "results/{preset}/models/segmented/pretrained/{model}.pt",
+    log:
+        "results/{preset}/logs/train/segmented/pretrained/{model}.log",
+    wildcard_constraints:
+        preset=SEG_OWN_PRESETS,
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
+        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
+        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
+    params:
+        model=lambda wc: quoted_json(
+            seg.model_config(paper_preset(wc.preset, SEG), experiment(SEG), wc.model)
+        ),
+        train=lambda wc: quoted_json(paper_preset(wc.preset, SEG)["train"]),
+        data=lambda wc: f"results/{wc.preset}/data/{experiment(SEG)['train_corpus']}",
+        workdir="results/{preset}/train/segmented/pretrained/{model}",
+    shell:
+        "python -m lenex.train --model-config {params.model} --train-config {params.train}"
+        " --data {params.data} --out {output} --workdir {params.workdir}"
+        " --threads {threads} > {log} 2>&1"
+
+
+# Paper scale: the released checkpoint itself (needs the hub, or its cache).
+rule segmented_fetch_hf:
+    output:
+        "results/{preset}/models/segmented/pretrained/{model}.pt",
+    log:
+        "results/{preset}/logs/train/segmented/pretrained/{model}.log",
+    wildcard_constraints:
+        preset=SEG_HF_PRESETS,
+    conda:
+        ENV
+    params:
+        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+    shell:
+        "python -m lenex.hf_models --name {params.name} --out {output} > {log} 2>&1"
+
+
+# Paper scale: Pythia and Bloom read the arXiv text through their own tokenizers.
+rule segmented_retokenize:
+    input:
+        lambda wc: data_files(wc.preset, "arxiv"),
+    output:
+        "results/{preset}/data/segmented/arxiv-{model}/meta.json",
+    log:
+        "results/{preset}/logs/data/segmented/arxiv-{model}.log",
+    conda:
+        ENV
+    params:
+        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+        out="results/{preset}/data/segmented/arxiv-{model}",
+    shell:
+        "python -m lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
+        " --tokenizer {params.name} --out {params.out} > {log} 2>&1"
+
+
+# One epoch at L_t on the domain corpus: the OOTB checkpoint (Section 4.3), and (da) one more
+# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t.
+rule segmented_adapt:
+    input:
+        model=lambda wc: (
+            f"results/{wc.preset}/models/segmented/"
+            + ("pretrained/{}.pt" if wc.run == "ootb" else "{}/ootb.pt").format(
+                wc.model
+            )
+        ),
+        data=lambda wc: seg.domain_meta(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+    output:
+        "results/{preset}/models/segmented/{model}/{run}.pt",
+    log:
+        "results/{preset}/logs/train/segmented/{model}/{run}.log",
+    wildcard_constraints:
+        run="ootb|da",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
+        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
+        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
+    params:
+        train=lambda wc: quoted_json(
+            seg.continued_train_config(paper_preset(wc.preset, SEG))
+        ),
+        data=lambda wc: seg.domain_data(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+        epoch_tokens=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
+            "epoch_tokens"
+        )
+        or 0,
+        workdir="results/{preset}/train/segmented/{model}/{run}",
+        launcher=lambda wc: seg.launcher(
+            "lenex.segmented.continued",
+            rule_resources(wc.preset, "train", "gpus", 0, SEG),
+        ),
+        threads=lambda wc, threads: max(
+            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, SEG))
+        ),
+    shell:
+        "{params.launcher} --init {input.model} --method full --extend 1"
+        " --train-config {params.train} --data {params.data} --epoch-tokens {params.epoch_tokens}"
+        " --out {output} --workdir {params.workdir} --threads {params.threads} > {log} 2>&1"
+
+
+# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4).
+rule segmented_continue:
+    input:
+        model="results/{preset}/models/segmented/{model}/ootb.pt",
+        data=lambda wc: seg.domain_meta(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+    output:
+        "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
+    log:
+        "results/{preset}/logs/train/segmented/{model}/{method}-x{beta}.log",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
+        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
+        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
+    params:
+        train=lambda wc: quoted_json(
+            seg.continued_train_config(paper_preset(wc.preset, SEG))
+        ),
+        data=lambda wc: seg.domain_data(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+        epoch_tokens=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
+            "epoch_tokens"
+        )
+        or 0,
+        workdir="results/{preset}/train/segmented/{model}/{method}-x{beta}",
+        launcher=lambda wc: seg.launcher(
+            "lenex.segmented.continued",
+            rule_resources(wc.preset, "train", "gpus", 0, SEG),
+        ),
+        threads=lambda wc, threads: max(
+            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, SEG))
+        ),
+    shell:
+        "{params.launcher} --init {input.model} --method {wildcards.method}"
+        " --extend {wildcards.beta} --train-config {params.train} --data {params.data}"
+        " --epoch-tokens {params.epoch_tokens} --out {output} --workdir {params.workdir}"
+        " --threads {params.threads} > {log} 2>&1"
+
+
+# Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter).
+rule segmented_evaluate:
+    input:
+        model="results/{preset}/models/segmented/{model}/{run}.pt",
+        data=lambda wc: seg.domain_meta(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+    output:
+        "results/{preset}/eval/segmented/{model}/{run}/L{length}.json",
+    log:
+        "results/{preset}/logs/eval/segmented/{model}/{run}/L{length}.log",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, SEG)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000, SEG),
+        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30, SEG),
+        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, SEG),
+    params:
+        data=lambda wc: seg.domain_data(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+        max_tokens=lambda wc: paper_preset(wc.preset, SEG)["eval"]["max_tokens"],
+        batch_tokens=lambda wc: paper_preset(wc.preset, SEG)["eval"]["batch_tokens"],
+        extra=lambda wc: quoted_json(
+            {
+                "model": wc.model,
+                "run": wc.run,
+                "base_train_length": seg.base_train_length(
+                    paper_preset(wc.preset, SEG), wc.model
+                ),
+                "paper": SEG,
+                "preset": wc.preset,
+            }
+        ),
+    shell:
+        "python -m lenex.segmented.evaluate --checkpoint {input.model} --data {params.data}"
+        " --length {wildcards.length} --max-tokens {params.max_tokens}"
+        " --batch-tokens {params.batch_tokens} --threads {threads} --extra {params.extra}"
+        " --out {output} > {log} 2>&1"
+
+
+# Figure 3's statistic: median attention weight of queries past L_t (own models).
+rule segmented_attention:
+    input:
+        model="results/{preset}/models/segmented/{model}/{run}.pt",
+        data=lambda wc: seg.domain_meta(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+    output:
+        "results/{preset}/eval/segmented/{model}/{run}/attention_L{length}.json",
+    log:
+        "results/{preset}/logs/eval/segmented/{model}/{run}/attention_L{length}.log",
+    conda:
+        ENV
+    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, SEG)
+    resources:
+        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000, SEG),
+        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30, SEG),
+    params:
+        data=lambda wc: seg.domain_data(
+            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        ),
+        train_length=lambda wc: seg.base_train_length(
+            paper_preset(wc.preset, SEG), wc.model
+        ),
+        pieces=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
+            "attention_pieces", 4
+        ),
+        extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
+    shell:
+        "python -m lenex.segmented.attention --checkpoint {input.model} --data {params.data}"
+        " --length {wildcards.length} --train-length {params.train_length}"
+        " --max-pieces {params.pieces} --threads {threads} --extra {params.extra}"
+        " --out {output} > {log} 2>&1"
+
+
+rule segmented_figure2:
+    input:
+        lambda wc: seg.figure2_results(
+            wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
+        ),
+    output:
+        png="results/{preset}/figures/segmented/figure2.png",
+        pdf="results/{preset}/figures/segmented/figure2.pdf",
+    log:
+        "results/{preset}/logs/figures/segmented/figure2.log",
+    conda:
+        ENV
+    params:
+        title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure2"]["title"]),
+        scale=lambda wc: shlex.quote(
+            seg.scale_line(wc.preset, paper_preset(wc.preset, SEG))
+        ),
+    shell:
+        "python -m lenex.segmented.figures figure2 --results {input} --title {params.title}"
+        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+
+
+rule segmented_figure3:
+    input:
+        lambda wc: seg.figure3_results(
+            wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
+        ),
+    output:
+        png="results/{preset}/figures/segmented/figure3.png",
+        pdf="results/{preset}/figures/segmented/figure3.pdf",
+    log:
+        "results/{preset}/logs/figures/segmented/figure3.log",
+    conda:
+        ENV
+    params:
+        title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure3"]["title"]),
+        scale=lambda wc: shlex.quote(
+            seg.scale_line(wc.preset, paper_preset(wc.preset, SEG))
+        ),
+    shell:
+        "python -m lenex.segmented.figures figure3 --results {input} --title {params.title}"
+        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+
+
+rule segmented_table:
+    input:
+        results=lambda wc: seg.table_results(
+            wc.preset,
+            paper_preset(wc.preset, SEG),
+            experiment(SEG),
+            f"table{wc.table}",
+        ),
+        meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
+        spec="config/experiments/segmented.yaml",
+    output:
+        md="results/{preset}/tables/segmented/table{table}.md",
+        tex="results/{preset}/tables/segmented/table{table}.tex",
+    log:
+        "results/{preset}/logs/tables/segmented/table{table}.log",
+    conda:
+        ENV
+    params:
+        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
+        models=lambda wc: quoted_json(
+            seg.describe_models(paper_preset(wc.preset, SEG), experiment(SEG))
+        ),
+        corpora=lambda wc: quoted_json(config["corpora"]),
+        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+    shell:
+        "python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
+        " --results {input.results} --preset-file {params.preset_file} --models {params.models}"
+        " --corpora {params.corpora} --metas {input.meta} {params.hf}"
+        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
