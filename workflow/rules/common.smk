@@ -92,6 +92,25 @@ def corpus_unavailable(name):
     return None
 
 
+def training_corpus(paper):
+    """The corpus a paper's models train on: `train_corpus`, or on a machine that cannot build it
+    (no apt for the Debian stand-ins of `train_mix`), `train_corpus_fallback`, said on stderr and
+    in every table header (which describes the corpus actually used)."""
+    spec = experiment(paper)
+    corpus = spec["train_corpus"]
+    reason = corpus_unavailable(corpus)
+    if reason is None:
+        return corpus
+    fallback = spec.get("train_corpus_fallback")
+    if fallback is None or corpus_unavailable(fallback):
+        raise ValueError(f"paper {paper!r} cannot train here: {reason}")
+    print(
+        f"lenex: {paper} trains on {fallback} instead of {corpus}: {reason}",
+        file=sys.stderr,
+    )
+    return fallback
+
+
 def available_corpora():
     names = [name for name in config["corpora"] if corpus_unavailable(name) is None]
     for name in config["corpora"]:

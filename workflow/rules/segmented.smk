@@ -31,7 +31,7 @@ wildcard_constraints:
 
 rule segmented_pretrain:
     input:
-        lambda wc: data_files(wc.preset, experiment(SEG)["train_corpus"]),
+        lambda wc: data_files(wc.preset, training_corpus(SEG)),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
@@ -50,7 +50,7 @@ rule segmented_pretrain:
             seg.model_config(paper_preset(wc.preset, SEG), experiment(SEG), wc.model)
         ),
         train=lambda wc: quoted_json(paper_preset(wc.preset, SEG)["train"]),
-        data=lambda wc: f"results/{wc.preset}/data/{experiment(SEG)['train_corpus']}",
+        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(SEG)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
     shell:
         "python -m lenex.train --model-config {params.model} --train-config {params.train}"

@@ -5,9 +5,7 @@ rule table_header:
     input:
         evaluations=table_evaluations,
         metas=table_corpora,
-        train_meta=lambda wc: data_files(
-            wc.preset, experiment(wc.paper)["train_corpus"]
-        )[-1],
+        train_meta=lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1],
     output:
         "results/{preset}/tables/{paper}/table{table}.header.json",
     log:

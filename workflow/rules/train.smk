@@ -20,7 +20,7 @@ MULTI_NODE_PRESETS = "|".join(n for n, k in PRESETS_BY_NODES.items() if k > 1) o
 
 rule train:
     input:
-        lambda wc: data_files(wc.preset, experiment(wc.paper)["train_corpus"]),
+        lambda wc: data_files(wc.preset, training_corpus(wc.paper)),
     output:
         "results/{preset}/models/{paper}/{variant}.pt",
     log:
@@ -37,7 +37,7 @@ rule train:
     params:
         model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
         train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
-        data=lambda wc: f"results/{wc.preset}/data/{experiment(wc.paper)['train_corpus']}",
+        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}",
         # torch CPU threads per training process: the job's cores shared among its processes
         threads=lambda wc, threads: max(
@@ -61,7 +61,7 @@ rule train:
 # one torchrun per node, and the torchruns meet at the first node of the allocation.
 rule train_multinode:
     input:
-        lambda wc: data_files(wc.preset, experiment(wc.paper)["train_corpus"]),
+        lambda wc: data_files(wc.preset, training_corpus(wc.paper)),
     output:
         "results/{preset}/models/{paper}/{variant}.pt",
     log:
@@ -82,7 +82,7 @@ rule train_multinode:
     params:
         model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
         train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
-        data=lambda wc: f"results/{wc.preset}/data/{experiment(wc.paper)['train_corpus']}",
+        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}",
         nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
         gpus=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, wc.paper),
