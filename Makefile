@@ -19,10 +19,11 @@ $(VENV)/.installed: pyproject.toml
 
 run: setup
 	snakemake --cores $(CORES)
-	@echo "tables: $$(ls results/*/tables/*/*.md | tr '\n' ' ')"
+	@echo "whole-paper pages: $$(ls results/$$(python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["preset"])')/*.md | tr '\n' ' ')"
 
 test: setup
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python -m pytest
+	# Two workers: the dry-run and end-to-end tests are mostly single-threaded subprocesses.
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python -m pytest -n 2 --dist worksteal
 
 lint: setup
 	snakemake --lint

@@ -16,3 +16,24 @@ def run_cli(main, argv=None) -> None:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
+
+
+def add_run_options(parser, extra_help: str = "JSON merged into the result (e.g. variant, corpus)",
+                    device: bool = True) -> None:
+    """The options every model-running entry point shares: --threads, --device, --extra, --out."""
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    if device:
+        parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda ...")
+    parser.add_argument("--extra", default="{}", help=extra_help)
+    parser.add_argument("--out", required=True)
+
+
+def start_run(args) -> None:
+    """How every model-running entry point begins: INFO logging to stderr, torch's thread count."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)

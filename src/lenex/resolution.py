@@ -32,7 +32,7 @@ import torch
 from tqdm import tqdm
 
 from .checkpoint import load_model
-from .cli import run_cli
+from .cli import add_run_options, run_cli, start_run
 from .data.tokens import load_split
 from .device import autocast, pick_device
 from .evaluate import pieces, scored_span
@@ -205,14 +205,9 @@ def main(argv=None) -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--max-tokens", type=int, default=65536)
     parser.add_argument("--batch-tokens", type=int, default=16384)
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--extra", default="{}", help="JSON merged into the result (e.g. variant, corpus)")
-    parser.add_argument("--out", required=True)
+    add_run_options(parser, extra_help="JSON merged into the result (e.g. variant, corpus)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    start_run(args)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, args.split, args.max_tokens,
         args.batch_tokens, json.loads(args.extra), args.device)
 

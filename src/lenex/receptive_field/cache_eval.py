@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from ..cache_window import score_by_reencoding, score_with_cache
 from ..checkpoint import load_model
-from ..cli import run_cli
+from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_text
@@ -124,14 +124,9 @@ def main(argv=None) -> None:
     parser.add_argument("--check-segments", type=int, default=2, help="segments compared with the sliding mask")
     parser.add_argument("--timing-tokens", type=int, default=64, help="tokens scored in the speed comparison")
     parser.add_argument("--batch-tokens", type=int, default=16384)
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--extra", default="{}")
-    parser.add_argument("--out", required=True)
+    add_run_options(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    start_run(args)
     from .plan import lengths as to_lengths
 
     model, payload = load_model(args.checkpoint)

@@ -16,10 +16,9 @@ import argparse
 import json
 import logging
 
-import torch
 
 from ..checkpoint import load_model
-from ..cli import run_cli
+from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
 from ..files import atomic_write_text
@@ -43,14 +42,9 @@ def main(argv=None) -> None:
     parser.add_argument("--erf-out", default=None, help="also measure the ERF into this file")
     parser.add_argument("--erf-multiple", type=float, default=4.0, help="ERF segment / L_tr (paper: 2048 / 512)")
     parser.add_argument("--erf-segments", type=int, default=8, help="segments s_m is averaged over")
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--extra", default="{}", help="JSON merged into every record (variant, corpus, seed ...)")
-    parser.add_argument("--out", required=True)
+    add_run_options(parser, extra_help="JSON merged into every record (variant, corpus, seed ...)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    start_run(args)
     extra = json.loads(args.extra)
     model, payload = load_model(args.checkpoint)
     model.to(pick_device(args.device))

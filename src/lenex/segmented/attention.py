@@ -21,7 +21,7 @@ import math
 import numpy as np
 import torch
 
-from ..cli import run_cli
+from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..files import atomic_write_text
 from ..positions import contiguous_positions
@@ -108,13 +108,9 @@ def main(argv=None) -> None:
     parser.add_argument("--length", type=int, required=True, help="test piece length (L_e)")
     parser.add_argument("--train-length", type=int, required=True, help="L_t: queries from here on are counted")
     parser.add_argument("--max-pieces", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--extra", default="{}")
-    parser.add_argument("--out", required=True)
+    add_run_options(parser, device=False)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    start_run(args)
     run(args.checkpoint, args.data, args.length, args.train_length, args.out, args.max_pieces, json.loads(args.extra))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..cli import run_cli
+from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import document_pieces, load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_text
@@ -108,14 +108,9 @@ def main(argv=None) -> None:
     parser.add_argument("--max-tokens", type=int, default=0, help="score at most this many tokens (0: all)")
     parser.add_argument("--batch-tokens", type=int, default=16384)
     parser.add_argument("--split", default="test")
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--extra", default="{}", help="JSON merged into the result (model, run, ...)")
-    parser.add_argument("--out", required=True)
+    add_run_options(parser, extra_help="JSON merged into the result (model, run, ...)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    start_run(args)
     run(args.checkpoint, args.data, args.length, args.out, args.max_tokens or None, args.batch_tokens,
         args.split, json.loads(args.extra), args.device)
 
