@@ -246,6 +246,7 @@ rule segmented_attention:
     resources:
         mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000, SEG),
         runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30, SEG),
+        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, SEG),
     params:
         data=lambda wc: seg.domain_data(
             wc.preset, paper_preset(wc.preset, SEG), wc.model

@@ -23,6 +23,7 @@ import torch
 
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
+from ..device import pick_device
 from ..files import atomic_write_text
 from ..positions import contiguous_positions
 from ..model.attention import plan_attention
@@ -61,16 +62,16 @@ def median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray
     """Every layer's medians (see module doc) over the given pieces."""
     if hasattr(model, "hf"):
         return hf_median_attention(model, pieces, train_length)
-    out = []
+    out, device = [], next(model.parameters()).device
     for piece in pieces:
-        idx = torch.from_numpy(piece.astype(np.int64))[None]
-        positions = contiguous_positions(0, idx.shape[1])
+        idx = torch.from_numpy(piece.astype(np.int64))[None].to(device)
+        positions = contiguous_positions(0, idx.shape[1], device=device)
         x = model.tok_emb(idx)
         added = model.position.embed(positions)
         x = x if added is None else x + added
         plan = plan_attention(positions, model.position, model.train_mask)
         for block in model.blocks:
-            out.append(median_over_keys(attention_weights(block, x, positions, model.position), train_length))
+            out.append(median_over_keys(attention_weights(block, x, positions, model.position), train_length).cpu())
             x = block(x, positions, model.position, plan)
     return torch.cat(out).numpy()
 
@@ -87,9 +88,11 @@ def hf_median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndar
     return torch.cat(out).numpy()
 
 
-def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None) -> dict:
+def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None,
+        device: str = "auto") -> dict:
     model, _ = load_any(checkpoint)
     model, _ = ready_for(model, length)
+    model.to(pick_device(device))
     pieces = test_pieces(load_split(data_dir, "test"), length, max_pieces * length)
     medians = median_attention(model, pieces, train_length)
     result = {"length": length, "train_length": train_length, "pieces": len(pieces),
@@ -108,10 +111,11 @@ def main(argv=None) -> None:
     parser.add_argument("--length", type=int, required=True, help="test piece length (L_e)")
     parser.add_argument("--train-length", type=int, required=True, help="L_t: queries from here on are counted")
     parser.add_argument("--max-pieces", type=int, default=4)
-    add_run_options(parser, device=False)
+    add_run_options(parser)
     args = parser.parse_args(argv)
     start_run(args)
-    run(args.checkpoint, args.data, args.length, args.train_length, args.out, args.max_pieces, json.loads(args.extra))
+    run(args.checkpoint, args.data, args.length, args.train_length, args.out, args.max_pieces, json.loads(args.extra),
+        args.device)
 
 
 if __name__ == "__main__":
