@@ -94,3 +94,11 @@ def test_plan_target_lists_every_job_of_the_paper_dag(tmp_path):
     trainings = [j for j in plan["jobs"] if j["rule"] == "train"]
     assert trainings and all(j["gpus"] == 8 and j["resources"]["runtime"] == 1080 for j in trainings)
     assert plan["by_rule"]["evaluate"]["jobs"] > 0 and plan["estimated_gpu_hours"] > 91 * len(trainings)
+
+
+def test_plan_without_pretraining_estimates_nothing_from_throughput():
+    """segmented at `paper` fetches released checkpoints: no job trains from scratch."""
+    plan = build_plan([Job("segmented_continue", "c.pt", 1, {"gpu": 4, "runtime": 60})], PRESET, "segmented")
+    assert plan["training_jobs"] == 0 and plan["estimated_gpu_hours"] == pytest.approx(4.0)
+    text = render_markdown(plan)
+    assert "No pretraining from scratch here" in text and "pretrainings sees" not in text

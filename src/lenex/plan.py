@@ -122,6 +122,7 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
         "estimated_gpu_hours": sum(t["estimated_gpu_hours"] for t in by_rule.values()),
         "training_tokens": cfg["steps"] * cfg["batch_size"] * length,
         "training_gpu_hours_each": per_training,
+        "training_jobs": sum(1 for r in rows if r["estimated_gpu_hours"] is not None),
         "throughput": {"tokens_per_second_per_gpu": rate, "source": train.get("throughput_source", "not stated")},
     }
 
@@ -133,9 +134,10 @@ def render_markdown(plan: dict) -> str:
         f"# Plan: {plan['paper']} at preset `{plan['preset']}`", "",
         f"{plan['total_jobs']} jobs. Estimated **{plan['estimated_gpu_hours']:,.0f} GPU-hours** "
         f"(declared wall-time bound: {plan['declared_gpu_hours']:,.0f} GPU-hours).", "",
-        f"Each training sees {plan['training_tokens']:,} tokens"
-        + (f": {each:,.1f} GPU-hours at {rate['tokens_per_second_per_gpu']:,.0f} tokens/s per GPU "
-           f"({rate['source']})." if each is not None else ": no throughput stated, so no estimate."),
+        (f"Each of the {plan['training_jobs']} pretrainings sees {plan['training_tokens']:,} tokens: "
+         f"{each:,.1f} GPU-hours at {rate['tokens_per_second_per_gpu']:,.0f} tokens/s per GPU ({rate['source']})."
+         if plan.get("training_jobs") else
+         "No pretraining from scratch here (or no throughput stated), so nothing is estimated from throughput."),
         "Other jobs are counted at their declared runtime x GPUs (an upper bound).", "",
         "| rule | jobs | GPUs each | declared GPU-h | estimated GPU-h |", "|---|---:|---:|---:|---:|",
     ]
