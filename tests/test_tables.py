@@ -77,6 +77,15 @@ def test_delta_and_format(table):
     assert lex_1x.delta_text == "+0.41"
 
 
+def test_small_values_keep_two_significant_digits():
+    from lenex.tables.formatting import format_delta, format_metric
+
+    # An attention resolution of 0.0012 must not print as 0.00; ppl keeps 2 decimals, none from 1000.
+    assert [format_metric(v) for v in (0.0012335, 5.5549e-05, 0.0, 0.98, 369.794, 12747.41)] == [
+        "0.0012", "5.6e-05", "0.00", "0.98", "369.79", "12747"]
+    assert [format_delta(v) for v in (-0.97877, 0.0034, -12155.3)] == ["-0.98", "+0.0034", "-12155"]
+
+
 def test_mask_beyond_train_picks_blockwise_only_beyond(table):
     lex_2x = cell(table, 0, 1, 2)  # paper 25.53 at 2048; ours at 128 tokens
     assert lex_2x.mask == "blockwise"

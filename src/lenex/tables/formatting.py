@@ -9,13 +9,22 @@ _FRACTIONS = {0.125: ("⅛", r"\frac{1}{8}"), 0.25: ("¼", r"\frac{1}{4}"),
 
 
 def format_metric(value: float) -> str:
-    """Our measured value: 2 decimals, none from 1000 up (digits there are noise)."""
-    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.2f}"
+    """Our measured value: 2 decimals, none from 1000 up (digits there are noise), and 2
+    significant digits below 0.1 (a small attention resolution must not print as 0.00)."""
+    return _format(value, "")
 
 
 def format_delta(value: float) -> str:
     """A signed difference (ours − paper) in the same precision as format_metric."""
-    return f"{value:+.0f}" if abs(value) >= 1000 else f"{value:+.2f}"
+    return _format(value, "+")
+
+
+def _format(value: float, sign: str) -> str:
+    if abs(value) >= 1000:
+        return f"{value:{sign}.0f}"
+    if 0 < abs(value) < 0.1:
+        return f"{value:{sign}.2g}"
+    return f"{value:{sign}.2f}"
 
 
 def human_count(n: int | float) -> str:
