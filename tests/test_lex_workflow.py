@@ -5,16 +5,13 @@ import re
 import pytest
 import yaml
 
-from test_workflow import REPO, job_counts, snakemake
+from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     """A scratch copy of the workflow so dry runs never touch the repository's results/."""
-    path = tmp_path_factory.mktemp("lex")
-    for name in ("Snakefile", "workflow", "config"):
-        (path / name).symlink_to(REPO / name)
-    return path
+    return scratch_workflow(tmp_path_factory.mktemp("lex"))
 
 
 def dry_run(workdir, *targets):

@@ -10,7 +10,8 @@ import pytest
 
 from lenex.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
 
-REPO = Path(__file__).resolve().parents[1]
+from test_workflow import scratch_workflow
+
 DRY_RUN = """Building DAG of jobs...
 Job stats:
 job       count
@@ -84,8 +85,7 @@ def test_plan_without_throughput_counts_declared_time():
 
 
 def test_plan_target_lists_every_job_of_the_paper_dag(tmp_path):
-    for name in ("Snakefile", "workflow", "config"):
-        (tmp_path / name).symlink_to(REPO / name)
+    scratch_workflow(tmp_path)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # rules call `python`
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "results/paper/plan/lex.md"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

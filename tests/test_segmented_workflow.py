@@ -7,16 +7,13 @@ import pytest
 import yaml
 from corpus_fixture import WORDS
 
-from test_workflow import REPO, job_counts, snakemake
+from test_workflow import job_counts, scratch_workflow, snakemake
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     """A scratch copy of the workflow so runs never touch the repository's results/."""
-    path = tmp_path_factory.mktemp("segmented")
-    for name in ("Snakefile", "workflow", "config"):
-        (path / name).symlink_to(REPO / name)
-    return path
+    return scratch_workflow(tmp_path_factory.mktemp("segmented"))
 
 
 def dry_run(workdir, *targets, extra=()):

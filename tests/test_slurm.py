@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
+from test_workflow import REPO, scratch_workflow
+
 SCRIPTS = REPO / "scripts" / "slurm"
 GOOD = "results/tiny/eval/lex/xpos/pg22/causal/L64.json"
 MODEL = "results/tiny/models/lex/xpos.pt"
@@ -78,9 +79,7 @@ def cluster(tmp_path_factory):
 
 
 def _snakemake(workdir, env, *args, timeout):
-    for name in ("Snakefile", "workflow", "config"):  # a scratch copy: the repository's results/ stay untouched
-        if not (workdir / name).exists():
-            (workdir / name).symlink_to(REPO / name)
+    scratch_workflow(workdir)
     return _run([sys.executable, "-m", "snakemake", *args], workdir, env, timeout)
 
 

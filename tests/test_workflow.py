@@ -26,12 +26,18 @@ def job_counts(output: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M) if m[1] != "total"}
 
 
+def scratch_workflow(path: Path) -> Path:
+    """A scratch copy of the workflow (links to its code and config) so runs never touch the
+    repository's results/."""
+    for name in ("Snakefile", "workflow", "config"):
+        if not (path / name).exists():
+            (path / name).symlink_to(REPO / name)
+    return path
+
+
 @pytest.fixture
 def workdir(tmp_path):
-    """A scratch copy of the workflow so runs never touch the repository's results/."""
-    for name in ("Snakefile", "workflow", "config"):
-        (tmp_path / name).symlink_to(REPO / name)
-    return tmp_path
+    return scratch_workflow(tmp_path)
 
 
 def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):

@@ -46,3 +46,10 @@ def load_model(path, **config_overrides) -> tuple[LanguageModel, dict]:
     model.load_state_dict(payload["model"])
     model.eval()
     return model, payload
+
+
+def provenance(checkpoint, model: LanguageModel, payload: dict) -> dict:
+    """What every result file records about the model that produced it, so a table cell can
+    be traced back to its checkpoint, configuration, size and training length."""
+    return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
+            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen")}

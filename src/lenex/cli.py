@@ -18,6 +18,18 @@ def run_cli(main, argv=None) -> None:
         sys.exit(2)
 
 
+def add_scoring_inputs(parser, length_help: str, max_tokens: int = 65536) -> None:
+    """What every scorer reads: a checkpoint, a prepared corpus split, the length to score at,
+    how many tokens to score and how many go through the model at once."""
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--data", required=True, help="prepared corpus directory")
+    parser.add_argument("--length", type=int, required=True, help=length_help)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--max-tokens", type=int, default=max_tokens,
+                        help="score at most this many tokens" + (" (0: all)" if max_tokens == 0 else ""))
+    parser.add_argument("--batch-tokens", type=int, default=16384)
+
+
 def add_run_options(parser, extra_help: str = "JSON merged into the result (e.g. variant, corpus)",
                     device: bool = True) -> None:
     """The options every model-running entry point shares: --threads, --device, --extra, --out."""

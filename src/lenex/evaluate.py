@@ -22,8 +22,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_model
-from .cli import add_run_options, run_cli, start_run
+from .checkpoint import load_model, provenance
+from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from .data.tokens import load_split
 from .device import autocast, pick_device
 from .files import atomic_write_text
@@ -97,8 +97,7 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_
         length=length, span=span, train_length=cfg.train_length, mask=mask_name, mask_options=mask.options(),
         protocol="lex", split=split, documents_skipped=skipped,
         scored_tokens_sha256=hashlib.sha256(tokens.astype(np.uint16).tobytes()).hexdigest(),
-        checkpoint=str(checkpoint), model_config=cfg.to_dict(), params=model.num_parameters(),
-        steps=payload.get("step"), tokens_seen=payload.get("tokens_seen"), seconds=time.time() - started,
+        **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
     atomic_write_text(out, json.dumps(result, indent=1) + "\n")
@@ -108,16 +107,11 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--data", required=True, help="prepared corpus directory")
-    parser.add_argument("--length", type=int, required=True, help="evaluation length in tokens")
+    add_scoring_inputs(parser, length_help="evaluation length in tokens")
     parser.add_argument("--span", type=int, required=True, help="scored span: the longest length of the table")
     parser.add_argument("--mask", default=None, help="attention mask at evaluation (default: the training mask)")
     parser.add_argument("--mask-options", default="{}", help="JSON, e.g. '{\"block\": 32}'")
     parser.add_argument("--position-options", default="{}", help="JSON overrides, e.g. '{\"interpolate_to\": 4096}'")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--max-tokens", type=int, default=65536)
-    parser.add_argument("--batch-tokens", type=int, default=16384)
     add_run_options(parser, extra_help="JSON merged into the result (e.g. variant, corpus)")
     args = parser.parse_args(argv)
     start_run(args)

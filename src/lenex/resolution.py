@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_model
-from .cli import add_run_options, run_cli, start_run
+from .checkpoint import load_model, provenance
+from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from .data.tokens import load_split
 from .device import autocast, pick_device
 from .evaluate import pieces, scored_span
@@ -186,8 +186,7 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name="causal", s
         documents_skipped=skipped, scored_tokens_sha256=hashlib.sha256(tokens.astype(np.uint16).tobytes()).hexdigest(),
         logits="q.k/sqrt(d_head) after the position scheme, plus its bias; before mask and softmax",
         averaging="s[n] over texts and queries per layer and head; R per layer and head, then the mean",
-        checkpoint=str(checkpoint), model_config=cfg.to_dict(), params=model.num_parameters(),
-        steps=payload.get("step"), tokens_seen=payload.get("tokens_seen"), seconds=time.time() - started,
+        **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
     atomic_write_text(out, json.dumps(result, indent=1) + "\n")
@@ -197,14 +196,9 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name="causal", s
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--data", required=True, help="prepared corpus directory")
-    parser.add_argument("--length", type=int, required=True, help="text length in tokens")
+    add_scoring_inputs(parser, length_help="text length in tokens")
     parser.add_argument("--span", type=int, required=True, help="scored span (LEX protocol), a multiple of --length")
     parser.add_argument("--mask", default="causal", help="attention mask (blockwise: blocks of L_tr/2)")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--max-tokens", type=int, default=65536)
-    parser.add_argument("--batch-tokens", type=int, default=16384)
     add_run_options(parser, extra_help="JSON merged into the result (e.g. variant, corpus)")
     args = parser.parse_args(argv)
     start_run(args)

@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 from ..cache_window import score_by_reencoding, score_with_cache
-from ..checkpoint import load_model
+from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import autocast, pick_device
@@ -148,9 +148,8 @@ def main(argv=None) -> None:
     log.info("check: %s", check)
     common = {"protocol": "cache-window", "mask": "cache-window", "window": window, "chunk": chunk,
               "split": args.split, "span": span, "train_length": cfg.train_length,
-              "base_train_length": args.train_length, "checkpoint": str(args.checkpoint),
-              "model_config": cfg.to_dict(), "params": model.num_parameters(), "steps": payload.get("step"),
-              "tokens_seen": payload.get("tokens_seen"), "check": check, **json.loads(args.extra)}
+              "base_train_length": args.train_length, **provenance(args.checkpoint, model, payload),
+              "check": check, **json.loads(args.extra)}
     atomic_write_text(args.out, json.dumps([{**r, **common} for r in records], indent=1) + "\n")
 
 

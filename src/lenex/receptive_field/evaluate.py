@@ -17,7 +17,7 @@ import json
 import logging
 
 
-from ..checkpoint import load_model
+from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
@@ -55,8 +55,7 @@ def main(argv=None) -> None:
                        args.batch_tokens)
     common = {"protocol": "last-token", "split": args.split, "span": span, "train_length": cfg.train_length,
               "base_train_length": args.train_length, "mask": cfg.mask, "mask_options": model.train_mask.options(),
-              "checkpoint": str(args.checkpoint), "model_config": cfg.to_dict(), "params": model.num_parameters(),
-              "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **extra}
+              **provenance(args.checkpoint, model, payload), **extra}
     if args.erf_out:
         length = to_lengths([args.erf_multiple], args.train_length)[0]
         # The paper's L_ex-th token is predicted from the L_ex - 1 before it.

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..cli import add_run_options, run_cli, start_run
+from ..checkpoint import provenance
+from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.tokens import document_pieces, load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_text
@@ -91,8 +92,7 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         "pieces": int(len(pieces)), "tokens": int(len(pieces) * (length - 1)), "length": length,
         "protocol": "segmented-4.5", "split": split, "interpolated_beta": beta,
         "train_length": model.config.train_length if beta is None else length // beta,
-        "model_config": model.config.to_dict(), "params": model.num_parameters(), "checkpoint": str(checkpoint),
-        "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), "seconds": time.time() - started,
+        **provenance(checkpoint, model, payload), "seconds": time.time() - started,
         **(extra or {}),
     }
     atomic_write_text(out, json.dumps(result, indent=1) + "\n")
@@ -102,12 +102,7 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--data", required=True, help="prepared corpus directory")
-    parser.add_argument("--length", type=int, required=True, help="L_e: evaluation length in tokens")
-    parser.add_argument("--max-tokens", type=int, default=0, help="score at most this many tokens (0: all)")
-    parser.add_argument("--batch-tokens", type=int, default=16384)
-    parser.add_argument("--split", default="test")
+    add_scoring_inputs(parser, length_help="L_e: evaluation length in tokens", max_tokens=0)
     add_run_options(parser, extra_help="JSON merged into the result (model, run, ...)")
     args = parser.parse_args(argv)
     start_run(args)
