@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -81,8 +82,9 @@ def figure_erf(results: list[dict], title: str):
     ax.axhline(0.99, color="black", ls=":", lw=0.8)
     length = max(len(r["c"]) for r in results)
     ax.set(xlabel=f"token position m (predicting the {length + 1}-th token)", ylabel="c_m",
-           title=title, ylim=(0, 1.02), xlim=(1, length))
-    ax.legend(fontsize=7, loc="upper right")
+           ylim=(0, 1.02), xlim=(1, length))
+    ax.set_title(textwrap.fill(title, 70), fontsize=10)  # the figure titles are the paper's captions: long
+    ax.legend(fontsize=7, loc="lower left")  # c_m falls towards the right: the lower left stays empty
     fig.tight_layout()
     return fig
 
