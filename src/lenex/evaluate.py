@@ -112,7 +112,7 @@ def main(argv=None) -> None:
     parser.add_argument("--mask", default=None, help="attention mask at evaluation (default: the training mask)")
     parser.add_argument("--mask-options", default="{}", help="JSON, e.g. '{\"block\": 32}'")
     parser.add_argument("--position-options", default="{}", help="JSON overrides, e.g. '{\"interpolate_to\": 4096}'")
-    add_run_options(parser, extra_help="JSON merged into the result (e.g. variant, corpus)")
+    add_run_options(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, json.loads(args.mask_options),

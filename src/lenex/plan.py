@@ -136,7 +136,7 @@ def render_markdown(plan: dict) -> str:
         f"(declared wall-time bound: {plan['declared_gpu_hours']:,.0f} GPU-hours).", "",
         (f"Each of the {plan['training_jobs']} pretrainings sees {plan['training_tokens']:,} tokens: "
          f"{each:,.1f} GPU-hours at {rate['tokens_per_second_per_gpu']:,.0f} tokens/s per GPU ({rate['source']})."
-         if plan.get("training_jobs") else
+         if plan["training_jobs"] else
          "No pretraining from scratch here (or no throughput stated), so nothing is estimated from throughput."),
         "Other jobs are counted at their declared runtime x GPUs (an upper bound).", "",
         "| rule | jobs | GPUs each | declared GPU-h | estimated GPU-h |", "|---|---:|---:|---:|---:|",

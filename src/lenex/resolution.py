@@ -199,7 +199,7 @@ def main(argv=None) -> None:
     add_scoring_inputs(parser, length_help="text length in tokens")
     parser.add_argument("--span", type=int, required=True, help="scored span (LEX protocol), a multiple of --length")
     parser.add_argument("--mask", default="causal", help="attention mask (blockwise: blocks of L_tr/2)")
-    add_run_options(parser, extra_help="JSON merged into the result (e.g. variant, corpus)")
+    add_run_options(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, args.split, args.max_tokens,

@@ -16,7 +16,6 @@ import argparse
 import json
 import logging
 
-
 from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
