@@ -134,7 +134,7 @@ def run(device: torch.device, quick: bool, peak_flops: float, shapes=None, with_
     results = {"peak_flops": peak_flops, "shapes": {}}
     for shape in shapes:
         batch = 4 if quick else (GPU_BATCH if device.type == "cuda" else CPU_BATCH)[shape]
-        reps = 2 if quick else (10 if device.type == "cuda" else {"tiny": 6, "small": 4, "paper": 3}[shape])
+        reps = 2 if quick else (10 if device.type == "cuda" else {"tiny": 10, "small": 6, "paper": 5}[shape])
         warmup = 1 if quick else (3 if device.type == "cuda" else 1)
         x, y = _batch(shape, batch, device)
         tokens_per_step = x.numel()

@@ -8,7 +8,7 @@ from lenex.checkpoint import load_model, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.masks import build_mask
 from lenex.model import LanguageModel
-from lenex.model.fused_loss import linear_cross_entropy
+from lenex.model.fused_loss import LogitsWorkspace, TiedGradient, linear_cross_entropy, tied_lookup
 
 SMALL = dict(n_layer=2, d_model=32, n_head=4, d_ff=64, vocab_size=101, train_length=16)
 
@@ -112,6 +112,39 @@ def test_fused_linear_cross_entropy_matches_the_dense_loss_and_gradients(chunk):
         torch.testing.assert_close(fused, dense)
         for got, expected in zip(fused_grads, dense_grads):
             torch.testing.assert_close(got, expected)
+
+
+def test_fused_loss_reuses_its_workspace_across_sizes_and_refuses_a_second_backward():
+    torch.manual_seed(0)
+    weight = torch.randn(23, 8, requires_grad=True)
+    workspace = LogitsWorkspace()
+    for rows in (10, 4, 10):  # grows, then reuses a larger buffer for fewer rows, then the same again
+        hidden = torch.randn(rows, 8, requires_grad=True)
+        targets = torch.randint(0, 23, (rows,))
+        fused = linear_cross_entropy(hidden, weight, targets, chunk=6, workspace=workspace)
+        torch.testing.assert_close(fused, F.cross_entropy(hidden @ weight.T, targets))
+    assert workspace.tensor.numel() == 23 * 6  # the largest chunk, allocated once
+    fused.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="one backward pass per forward"):
+        fused.backward()
+
+
+def test_tied_lookup_gives_the_embedding_gradient_plus_what_the_loss_left():
+    torch.manual_seed(0)
+    weight = torch.randn(23, 8, requires_grad=True)
+    idx = torch.tensor([[1, 5, 5], [0, 22, 1]])
+    upstream = torch.randn(2, 3, 8)
+    (expected,) = torch.autograd.grad((F.embedding(idx, weight) * upstream).sum(), weight)
+    (alone,) = torch.autograd.grad((tied_lookup(idx, weight, TiedGradient()) * upstream).sum(), weight)
+    torch.testing.assert_close(alone, expected)  # nothing in the slot: a dense gradient from zeros
+    # Through the fused loss: one complete gradient, equal to the untied sum of the two paths.
+    targets = torch.tensor([3, 4, 5, 6, 7, 8])
+    slot = TiedGradient()
+    loss = linear_cross_entropy(tied_lookup(idx, weight, slot).flatten(0, 1) * 2, weight, targets, tied=slot)
+    (tied,) = torch.autograd.grad(loss, weight)
+    (untied,) = torch.autograd.grad(F.cross_entropy(F.embedding(idx, weight).flatten(0, 1) * 2 @ weight.T, targets), weight)
+    torch.testing.assert_close(tied, untied)
+    assert slot.grad is None  # handed over, not kept
 
 
 def test_fused_training_loss_equals_the_loss_of_the_logits():

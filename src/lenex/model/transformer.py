@@ -12,7 +12,7 @@ from ..config import ModelConfig
 from ..masks import AttentionMask, build_mask, default_mask_options
 from ..positions import PositionScheme, build_position, contiguous_positions
 from .attention import attend, plan_attention
-from .fused_loss import linear_cross_entropy
+from .fused_loss import LogitsWorkspace, TiedGradient, linear_cross_entropy, tied_lookup
 
 
 class SelfAttention(nn.Module):
@@ -52,11 +52,20 @@ class Block(nn.Module):
         return x + self.drop(self.mlp(self.ln_mlp(x)))
 
 
+class TiedEmbedding(nn.Embedding):
+    """Token embedding whose weight is also the output head. Given a `TiedGradient` slot (fused
+    CPU training loss) the lookup's backward adds its rows into the head's gradient in place of
+    autograd's zero-filled (V x D) embedding gradient and the sum of the two (see fused_loss)."""
+
+    def forward(self, idx: torch.Tensor, tied: TiedGradient | None = None) -> torch.Tensor:
+        return super().forward(idx) if tied is None else tied_lookup(idx, self.weight, tied)
+
+
 class LanguageModel(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.config = cfg
-        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.tok_emb = TiedEmbedding(cfg.vocab_size, cfg.d_model)
         self.position = build_position(
             cfg.position,
             cfg.position_options,
@@ -69,6 +78,7 @@ class LanguageModel(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.loss_workspace = LogitsWorkspace()  # reused by the fused CPU loss across steps
         self.apply(self._init_weights)
         # GPT-2 scaling of residual projections keeps the residual stream's variance flat in depth.
         for block in self.blocks:
@@ -85,13 +95,15 @@ class LanguageModel(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def hidden(self, idx: torch.Tensor, positions: torch.Tensor | None = None, mask: AttentionMask | None = None):
+    def hidden(self, idx: torch.Tensor, positions: torch.Tensor | None = None, mask: AttentionMask | None = None,
+               tied: TiedGradient | None = None):
         """Final-layer hidden states (B, T, D). `positions` defaults to 0..T-1 (original ids may have gaps);
-        the default is a marked run, for which the position scheme reuses its cached tables."""
+        the default is a marked run, for which the position scheme reuses its cached tables. `tied`:
+        the fused loss's slot for the head gradient (training on CPU only)."""
         if positions is None:
             positions = contiguous_positions(0, idx.shape[1], device=idx.device)
         mask = mask or self.train_mask
-        x = self.tok_emb(idx)
+        x = self.tok_emb(idx, tied)
         added = self.position.embed(positions)
         if added is not None:
             x = x + added
@@ -104,19 +116,22 @@ class LanguageModel(nn.Module):
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden @ self.tok_emb.weight.T  # tied input/output embeddings
 
-    @staticmethod
-    def _fused_loss_applies(hidden: torch.Tensor) -> bool:
+    def _fused_loss_applies(self) -> bool:
         # CPU fp32 training only: on GPU the bf16 autocast path is already cheap and keeps its casts.
-        return (torch.is_grad_enabled() and hidden.device.type == "cpu" and hidden.dtype == torch.float32
+        weight = self.tok_emb.weight
+        return (torch.is_grad_enabled() and weight.device.type == "cpu" and weight.dtype == torch.float32
                 and not torch.is_autocast_enabled("cpu"))
 
     def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
         """(logits, loss). When training on CPU with targets, the loss comes from the fused
         projection + cross-entropy (`fused_loss`), which never builds the logits: logits is None."""
-        hidden = self.hidden(idx, positions, mask)
-        if targets is not None and self._fused_loss_applies(hidden):
+        if targets is not None and self._fused_loss_applies():
+            tied = TiedGradient()
+            hidden = self.hidden(idx, positions, mask, tied)
             flat_mask = None if loss_mask is None else loss_mask.flatten()
-            return None, linear_cross_entropy(hidden.flatten(0, 1), self.tok_emb.weight, targets.flatten(), flat_mask)
+            return None, linear_cross_entropy(hidden.flatten(0, 1), self.tok_emb.weight, targets.flatten(), flat_mask,
+                                              workspace=self.loss_workspace, tied=tied)
+        hidden = self.hidden(idx, positions, mask)
         logits = self.logits(hidden)
         if targets is None:
             return logits, None
