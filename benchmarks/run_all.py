@@ -80,7 +80,7 @@ def main(argv=None) -> None:
             result = eval_length.run(device, args.quick)
             _report(out, "eval", context, result, eval_length.table(result))
         elif section == "pipeline":
-            result = pipeline.run(args.quick)
+            result = pipeline.run(args.quick, build_cores=args.threads)
             _report(out, "pipeline", context, result, pipeline.table(result))
         elif section == "compile":
             result = compile_probe.run(device, args.quick)
