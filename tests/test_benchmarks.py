@@ -55,3 +55,12 @@ def test_unknown_section_is_named():
     done = subprocess.run([sys.executable, "-m", "benchmarks", "--only", "speed"], cwd=REPO, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 2 and "'speed'" in done.stderr
+
+
+def test_pipeline_reads_snakemakes_job_count_and_refuses_output_without_one():
+    from benchmarks.pipeline import _pending_jobs
+
+    assert _pending_jobs("Building DAG of jobs...\nNothing to be done (all requested files are present and up to date).") == 0
+    assert _pending_jobs("Job stats:\njob      count\n-----  -------\ntrain        3\ntotal       12\n") == 12
+    with pytest.raises(RuntimeError, match="could not read the job count"):
+        _pending_jobs("Building DAG of jobs...\n")
