@@ -100,8 +100,8 @@ class _LinearCrossEntropy(torch.autograd.Function):
             grad_weight.index_add_(0, t, h * w[:, None], alpha=-1.0)
         if grad_weight is None:  # no tokens at all
             grad_weight = torch.zeros_like(weight)
-        # Kept as attributes, not saved tensors, so that backward can hand them over: autograd then
-        # holds the only reference and adds the embedding's sparse gradient in place (no 154 MB copy).
+        # Kept as attributes, not saved tensors, so that backward can hand them over, to autograd or to
+        # the tied lookup's slot, as the only reference: no copy of the (V x D) gradient is needed.
         ctx.grads, ctx.tied = (grad_hidden, grad_weight), tied
         return total.to(hidden.dtype)
 
