@@ -46,6 +46,18 @@ def _methods(train_length: int, cache_chunk: int) -> dict:
             "re-encoding": lambda m, x, y: score_by_reencoding(m, x, y, window=train_length)}
 
 
+MIN_MEASURABLE_BYTES = 2**20  # below a MiB, RSS peaks are page noise: an exponent fitted to them means nothing
+
+
+def _memory_exponent(lengths: list[int], peaks: list[int]) -> float | None:
+    """Growth exponent of the memory peaks, or None when some peak is too small to measure."""
+    return fit_exponent(lengths, peaks) if min(peaks) >= MIN_MEASURABLE_BYTES else None
+
+
+def _exponent_text(exponent: float | None) -> str:
+    return "n/a (< 1 MiB)" if exponent is None else f"{exponent:.2f}"
+
+
 def run(device: torch.device, quick: bool) -> dict:
     # cache_chunk: tokens read per cache step (1 would be the paper's token-by-token generation, same
     # numbers). One-token steps measure per-step overhead (Python on CPU, kernel launches on GPU):
@@ -89,17 +101,17 @@ def run(device: torch.device, quick: bool) -> dict:
                     points.append({"length": length, "seconds": summary(seconds), "peak_bytes": peak})
                     progress.update(1)
                 lengths = [p["length"] for p in points]
-                memory = [max(p["peak_bytes"], 1) for p in points]
+                memory = [p["peak_bytes"] for p in points]
                 per_method[name] = {
                     "points": points,
                     "time_exponent": fit_exponent(lengths, [p["seconds"]["median"] for p in points]),
-                    "memory_exponent": fit_exponent(lengths, memory),
+                    "memory_exponent": _memory_exponent(lengths, memory),
                     # The growth once fixed costs no longer dominate: the fit over the three longest lengths.
-                    "memory_exponent_longest": fit_exponent(lengths[-3:], memory[-3:]),
+                    "memory_exponent_longest": _memory_exponent(lengths[-3:], memory[-3:]),
                 }
-                log.info("%s %s: time ~ L^%.2f, memory ~ L^%.2f (longest three: L^%.2f)", position, name,
-                         per_method[name]["time_exponent"], per_method[name]["memory_exponent"],
-                         per_method[name]["memory_exponent_longest"])
+                log.info("%s %s: time ~ L^%.2f, memory ~ L^%s (longest three: L^%s)", position, name,
+                         per_method[name]["time_exponent"], _exponent_text(per_method[name]["memory_exponent"]),
+                         _exponent_text(per_method[name]["memory_exponent_longest"]))
         longest = {name: r["points"][-1]["seconds"]["median"] for name, r in per_method.items()}
         results["schemes"][position] = {
             "methods": per_method,
@@ -118,8 +130,8 @@ def table(result: dict) -> str:
         rows = []
         for name, r in methods.items():
             cells = [f"{p['seconds']['median']:.3g} / {p['peak_bytes'] / 2**20:.0f}" for p in r["points"]]
-            rows.append([position, name, *cells, f"{r['time_exponent']:.2f}", f"{r['memory_exponent']:.2f}",
-                         f"{r['memory_exponent_longest']:.2f}"])
+            rows.append([position, name, *cells, f"{r['time_exponent']:.2f}", _exponent_text(r["memory_exponent"]),
+                         _exponent_text(r["memory_exponent_longest"]) if "memory_exponent_longest" in r else "-"])
         out.append(markdown_table(header, rows))
         out.append(f"cache window vs re-encoding at L={lengths[-1]}: "
                    f"{entry['cache_speedup_over_reencoding_at_longest']:.1f}x faster")

@@ -64,3 +64,12 @@ def test_pipeline_reads_snakemakes_job_count_and_refuses_output_without_one():
     assert _pending_jobs("Job stats:\njob      count\n-----  -------\ntrain        3\ntotal       12\n") == 12
     with pytest.raises(RuntimeError, match="could not read the job count"):
         _pending_jobs("Building DAG of jobs...\n")
+
+
+def test_memory_exponent_is_withheld_when_a_peak_is_below_a_mebibyte():
+    from benchmarks.eval_length import _exponent_text, _memory_exponent
+
+    lengths = [64, 128, 256]
+    assert _memory_exponent(lengths, [2**21, 2**23, 2**25]) == pytest.approx(2.0)
+    assert _memory_exponent(lengths, [0, 4096, 2**25]) is None
+    assert _exponent_text(None).startswith("n/a")
