@@ -50,10 +50,8 @@ def _snakemake(args: list[str]) -> tuple[float, str]:
 
 
 def noop_rerun(target: str, reps: int, build_cores: int) -> dict:
-    entry = {"command": f"snakemake --cores 1 {target}",
-             "dag_jobs": _pending_jobs(_snakemake(["-n", "--forceall", "--cores", "1", target])[1])}
-    _, plan = _snakemake(["-n", "--cores", "1", target])
-    pending = _pending_jobs(plan)
+    entry = {"command": f"snakemake --cores 1 {target}", "dag_jobs": dry_run(["--forceall", target], 1)["pending_jobs"]}
+    pending = dry_run([target], 1)["pending_jobs"]
     if pending:
         log.info("%s has %d pending jobs: building it first (untimed)", target, pending)
         entry["built_first"] = {"jobs": pending, "seconds": _snakemake(["--cores", str(build_cores), target])[0]}
