@@ -294,8 +294,19 @@ def paper_figures(preset_name, paper):
     return [f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
 
 
-def all_targets(preset_name):
-    """Every corpus card and the whole-paper page of every configured paper."""
-    return corpus_cards(preset_name) + [
-        f"results/{preset_name}/{paper}.md" for paper in config["papers"]
+def paper_cells(preset_name, paper):
+    """The cells file of every table of a paper at one preset (what its claims read)."""
+    return [
+        f"results/{preset_name}/tables/{paper}/{key}.cells.json"
+        for key in experiment(paper)["tables"]
     ]
+
+
+def all_targets(preset_name):
+    """Every corpus card, the whole-paper page of every configured paper, and the claims."""
+    return (
+        corpus_cards(preset_name)
+        + [f"results/{preset_name}/{paper}.md" for paper in config["papers"]]
+        + [f"results/{preset_name}/claims/{paper}.json" for paper in config["papers"]]
+        + [f"results/{preset_name}/claims.md"]
+    )

@@ -322,6 +322,7 @@ rule segmented_table:
     output:
         md="results/{preset}/tables/segmented/table{table}.md",
         tex="results/{preset}/tables/segmented/table{table}.tex",
+        cells="results/{preset}/tables/segmented/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/segmented/table{table}.log",
     conda:
@@ -337,4 +338,5 @@ rule segmented_table:
         "python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
         " --results {input.results} --preset-file {params.preset_file} --models {params.models}"
         " --corpora {params.corpora} --metas {input.meta} {params.hf}"
-        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex}"
+        " --out-cells {output.cells} > {log} 2>&1"

@@ -1,0 +1,1 @@
+"""The papers' claims as data, checked by machine on the papers' numbers and on ours (docs/claims.md)."""
