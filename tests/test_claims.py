@@ -38,7 +38,8 @@ def _tables():
             "5": {"paper": "x", "table": "5", "cells": [],
                   "extra": {"cache_window": {"max_abs_diff_vs_sliding_mask": 2e-6, "min_speedup": 3.5},
                             "erf": [{"corpus": "arxiv", "variant": "window-40", "erf": 30, "trf": 60,
-                                     "train_length": 32}]}}}
+                                     "train_length": 32}]}},
+            "f3": {"figure": "3", "values": {"before_mean_median": 0.5, "after_mean_median": 0.7}}}
 
 
 # Each predicate kind, true and false, on plain numbers.
@@ -77,6 +78,7 @@ def test_bad_predicate_input_is_an_error():
     ({"value_at_most": ["t5/check/max_abs_diff_vs_sliding_mask", "identical"]}, None, True),
     ({"at_most": ["t5/erf/arxiv/window-40", "t5/trf/arxiv/window-40"]}, None, True),
     ({"less": ["t5/ltr/arxiv/window-40", "t5/erf/arxiv/window-40"]}, None, False),
+    ({"less": ["f3/before_mean_median", "f3/after_mean_median"]}, None, True),
 ])
 def test_checks_on_hand_made_cells(check, paper, ours):
     tables = _tables()
@@ -120,8 +122,16 @@ def test_every_claim_holds_on_the_papers_own_numbers(paper):
 def test_every_table_has_a_claim(paper):
     experiment = yaml.safe_load((REPO / "config/experiments" / f"{paper}.yaml").read_text())
     claims = load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)["claims"]
-    used = {ref.split("/")[0][1:] for c in claims for ref in references(c.get("check"))}
+    used = {ref.split("/")[0][1:] for c in claims for ref in references(c.get("check")) if ref.startswith("t")}
     assert used == {str(t["table"]) for t in experiment["tables"].values()}
+
+
+def test_figure3_cells_are_the_means_the_figure_shows():
+    from lenex.segmented.figures import figure3_cells
+
+    cells = figure3_cells({"medians_times_keys": [0.2, 0.4]}, {"run": "chunk-0.25-x4", "medians_times_keys": [0.5, 1.0, 0.9]})
+    assert cells["figure"] == "3" and cells["after_run"] == "chunk-0.25-x4"
+    assert cells["values"] == pytest.approx({"before_mean_median": 0.3, "after_mean_median": 0.8})
 
 
 def test_schema_errors_name_the_file_and_the_claim(tmp_path):

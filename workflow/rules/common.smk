@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import yaml
 from snakemake.utils import validate
 
+from lenex.claims import FIGURE_CELLS
 from lenex.data.corpus import debian_packages
 from lenex.presets import paper_view
 
@@ -295,10 +296,15 @@ def paper_figures(preset_name, paper):
 
 
 def paper_cells(preset_name, paper):
-    """The cells file of every table of a paper at one preset (what its claims read)."""
-    return [
+    """The cells files of a paper at one preset (what its claims read): every table's, and
+    the figures' that carry numbers no table has."""
+    tables = [
         f"results/{preset_name}/tables/{paper}/{key}.cells.json"
         for key in experiment(paper)["tables"]
+    ]
+    return tables + [
+        f"results/{preset_name}/figures/{paper}/{key}.cells.json"
+        for key in FIGURE_CELLS.get(paper, [])
     ]
 
 

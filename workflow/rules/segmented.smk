@@ -295,6 +295,7 @@ rule segmented_figure3:
     output:
         png="results/{preset}/figures/segmented/figure3.png",
         pdf="results/{preset}/figures/segmented/figure3.pdf",
+        cells="results/{preset}/figures/segmented/figure3.cells.json",
     log:
         "results/{preset}/logs/figures/segmented/figure3.log",
     conda:
@@ -306,7 +307,8 @@ rule segmented_figure3:
         ),
     shell:
         "python -m lenex.segmented.figures figure3 --results {input} --title {params.title}"
-        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf}"
+        " --out-cells {output.cells} > {log} 2>&1"
 
 
 rule segmented_table:

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from ..segmented.tables import build_segmented_table
+from . import FIGURE_CELLS
 from ..tables.cells import table_cells
 from ..tables.paper_results import load_paper_results
 from ..tables.table_data import build_table
@@ -24,4 +25,6 @@ def paper_tables(experiment_path: str | Path, paper_results: str | Path | None =
         else:
             table = build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
         tables[str(spec["table"])] = table_cells(table)
+    for key in FIGURE_CELLS.get(experiment["paper"], []):  # a figure's numbers are ours only
+        tables[f"f{key.removeprefix('figure')}"] = {"figure": key.removeprefix("figure"), "values": {}}
     return tables

@@ -5,6 +5,7 @@
     t1/erf/arxiv/window-40   the ERF of a model listed under receptive-field Table 1 (`trf`: its TRF,
                              `ltr`: its L_tr)
     t5/check/min_speedup     a number of Table 5's cache-window check (cells file `extra.cache_window`)
+    f3/after_mean_median     a number a figure's cells file records (`values`), e.g. segmented Figure 3
 
 A reference that matches no cell, or more than one, is an error in the claims file; a cell that
 exists but has no value on a side resolves to Missing with the reason.
@@ -19,6 +20,7 @@ from ..tables.formatting import format_metric
 _CELL = re.compile(r"^t(\d+)/([^/@]+)/([^/@]+)@([0-9.,]+)$")
 _ERF = re.compile(r"^t(\d+)/(erf|trf|ltr)/([^/@]+)/([^/@]+)$")
 _CHECK = re.compile(r"^t(\d+)/check/(\w+)$")
+_FIGURE = re.compile(r"^f(\d+)/(\w+)$")
 SIDES = ("paper", "ours")
 
 
@@ -43,12 +45,16 @@ def expand(ref: str) -> list[str]:
 
 
 def tables_of(ref: str) -> str:
+    """The key of the cells file a reference reads: the table number, or f<N> for figure N."""
+    match = _FIGURE.match(ref)
+    if match:
+        return f"f{match.group(1)}"
     for pattern in (_CELL, _ERF, _CHECK):
         match = pattern.match(ref)
         if match:
             return match.group(1)
     raise ValueError(f"bad cell reference {ref!r}: expected t<N>/<dataset>/<method>@<multiple>, "
-                     "t<N>/erf|trf|ltr/<corpus>/<variant> or t<N>/check/<name>")
+                     "t<N>/erf|trf|ltr/<corpus>/<variant>, t<N>/check/<name> or f<N>/<name>")
 
 
 def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
@@ -61,6 +67,10 @@ def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
         return _cell_value(ref, table, side)
     if side == "paper":
         return Missing(f"{ref}: the paper prints no number for it in paper_results.csv")
+    if _FIGURE.match(ref):
+        name = _FIGURE.match(ref).group(2)
+        value = table.get("values", {}).get(name)
+        return Missing(f"{ref}: the figure records no {name}") if value is None else Value(float(value))
     match = _ERF.match(ref)
     if match:
         kind, corpus, variant = match.group(2), match.group(3), match.group(4)

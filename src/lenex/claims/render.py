@@ -26,14 +26,14 @@ VERDICT = {True: "holds", False: "FAILS", None: "untestable"}
 
 
 def load_cells(paths: list[str | Path]) -> dict[str, dict]:
-    """Table number -> cells file content; two files for one table is an error."""
+    """Table number (f<N> for a figure's) -> cells file content; two files for one key is an error."""
     tables: dict[str, dict] = {}
     for path in paths:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"cells file {path} is not valid JSON: {err}") from err
-        key = str(data["table"])
+        key = f"f{data['figure']}" if "figure" in data else str(data["table"])
         if key in tables:
             raise ValueError(f"two cells files for table {key}: {path} and another")
         tables[key] = data
