@@ -199,3 +199,25 @@ def test_render_writes_cells_beside_an_unchanged_table(tmp_path):
                        "paper_length": 2048, "status": "ok"}]
     qmsum = [c for c in cells["cells"] if c["dataset"] == "qmsum"]
     assert {c["ours"] for c in qmsum} == {None} and {c["status"] for c in qmsum} == {"not computed yet"}
+
+
+def test_receptive_field_cells_carry_std_seeds_and_both_marks():
+    from lenex.receptive_field.table import cache_checks, table_records
+    from test_receptive_field_tables import HEADER as RF_HEADER, TABLES, _record
+
+    records = []
+    for seed, (sandwich, kerple) in enumerate([(30.0, 28.0), (31.0, 28.9), (29.0, 27.2)], 1):
+        records += [_record("sandwich", seed, sandwich), _record("kerple", seed, kerple)]
+    spec = TABLES["table3"]
+    cells = table_cells(build_table(spec, table_records(spec, records), load_paper_results(), RF_HEADER))
+    kerple = next(c for c in cells["cells"] if c["method"] == "kerple" and c["dataset"] == "openwebtext2"
+                  and c["multiple"] == 1)
+    assert kerple["paper"] == 22.6 and kerple["paper_std"] == 3.5 and kerple["paper_mark"] == "worse"
+    assert kerple["ours"] == pytest.approx(28.033, abs=1e-3) and kerple["n_seeds"] == 3
+    assert kerple["ours_mark"] == "worse" and kerple["ours_std"] == pytest.approx(0.85, abs=1e-2)
+    sinusoidal = next(c for c in cells["cells"] if c["method"] == "sinusoidal" and c["multiple"] == 2)
+    assert sinusoidal["paper_mark"] == "better" and sinusoidal["ours"] is None
+    checks = [{"checkpoint": f"m{i}", "check": {"max_abs_diff_vs_sliding_mask": d, "speedup": s}}
+              for i, (d, s) in enumerate([(1e-6, 3.0), (4e-6, 2.5)])]
+    assert cache_checks(checks) == {"max_abs_diff_vs_sliding_mask": 4e-6, "min_speedup": 2.5, "n_models": 2}
+    assert cache_checks(records) is None
