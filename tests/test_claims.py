@@ -147,6 +147,10 @@ def test_schema_errors_name_the_file_and_the_claim(tmp_path):
          "check": {"ratio_at_least": ["t2/a/b@1", "t2/a/c@1", "huge"]}}]}))
     with pytest.raises(ValueError, match="claim 'thr': unknown threshold 'huge'"):
         load_claims(bad, SCHEMA)
+    bad.write_text(yaml.safe_dump({"paper": "lex", "claims": [
+        {"id": "ref", "statement": "a statement", "source": "T2", "check": {"less": ["t2/pg22/lex", "t2/a/c@1"]}}]}))
+    with pytest.raises(ValueError, match="claim 'ref': bad cell reference 't2/pg22/lex'"):
+        load_claims(bad, SCHEMA)
 
 
 def test_claims_cli_on_hand_made_cells_files(tmp_path):

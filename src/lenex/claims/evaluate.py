@@ -2,7 +2,7 @@
 each claim's predicate on the paper's numbers and on ours from the tables' cells files.
 
 A check is a one-key mapping (a predicate kind, lenex.claims.predicates) whose arguments are cell
-references (lenex.claims.refs) and threshold names; `all` / `any` combine checks. Any referenced
+references (lenex.claims.refs) and threshold names; `all` / `any` / `not` combine checks. Any referenced
 cell without a value on a side makes that side's verdict null, with the reason naming the cell:
 a missing number never becomes true or false.
 """
@@ -15,7 +15,7 @@ import jsonschema
 import yaml
 
 from . import predicates as P
-from .refs import Missing, describe, expand, resolve
+from .refs import Missing, describe, expand, resolve, tables_of
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 
@@ -46,7 +46,7 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     except yaml.YAMLError as err:
         raise ValueError(f"{path}: not valid YAML: {err}") from err
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.path])
     if errors:
         raise ValueError(f"{path}: " + "; ".join(_where(data, e) + e.message for e in errors[:5]))
     ids = [c["id"] for c in data["claims"]]
@@ -56,7 +56,7 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     for claim in data["claims"]:
         try:
             for ref in references(claim.get("check")):
-                expand(ref)
+                tables_of(ref)  # a malformed reference is an error here, before any cell is read
             _thresholds(claim.get("check"))
         except ValueError as err:
             raise ValueError(f"{path}: claim {claim['id']!r}: {err}") from err
