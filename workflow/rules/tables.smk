@@ -55,6 +55,8 @@ rule paper_report:
         "results/{preset}/{paper}.md",
     log:
         "results/{preset}/logs/tables/{paper}.report.log",
+    wildcard_constraints:
+        paper=r"(?!claims\.)[a-z-]+",  # results/<preset>/claims.md is rule claims_summary's
     conda:
         ENV
     shell:

@@ -59,7 +59,7 @@ def render_markdown(document: dict) -> str:
              f"{len(records)} claims. On the paper's own numbers: {paper['holds']} hold, {paper['FAILS']} fail, "
              f"{paper['untestable']} not printed. On ours: {ours['holds']} hold, {ours['FAILS']} fail, "
              f"{ours['untestable']} cannot be tested at this scale.", "",
-             f"Thresholds (docs/claims.md): {thresholds}. Evidence: each cell as paper / ours.", "",
+             f"Thresholds (docs/claims.md): {thresholds}. Evidence: each cell with the paper's value and ours.", "",
              "| id | claim | source | paper | ours | evidence |", "|---|---|---|---|---|---|"]
     for r in records:
         lines.append(f"| {r['id']} | {md_escape(r['statement'])} | {md_escape(r['source'])} | "
