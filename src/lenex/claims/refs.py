@@ -110,5 +110,7 @@ def describe(ref: str, tables: dict[str, dict]) -> str:
             parts.append(f"{side} —")
         else:
             mark = f" [{got.mark}]" if got.mark else ""
-            parts.append(f"{side} {format_metric(got.value)}{mark}")
+            # Token counts (ERF, TRF, L_tr) print as integers, perplexities as the tables do.
+            shown = str(int(got.value)) if _ERF.match(ref) else format_metric(got.value)
+            parts.append(f"{side} {shown}{mark}")
     return f"{ref}: {', '.join(parts)}"
