@@ -50,3 +50,14 @@ def test_cli_writes_the_page(inputs, tmp_path):
     main(["--spec", str(spec), "--preset", "tiny", "--tables", *tables, "--figures", *figures,
           "--out", str(root / "lex.md")])
     assert "![Figure 1](figures/lex/figure1.png)" in (root / "lex.md").read_text()
+
+
+def test_page_ends_with_the_claims_table_when_given(inputs):
+    root, tables, figures = inputs
+    claims = root / "claims" / "lex.md"
+    claims.parent.mkdir()
+    claims.write_text("# Claims of `lex`, checked at preset `tiny`\n\n| id | claim |\n|---|---|\n| a | b |\n")
+    page = build_page(SPEC, "tiny", tables, figures, root / "lex.md", claims)
+    assert "- [Claims checked by machine](claims/lex.md)" in page
+    assert page.endswith("## Claims of `lex`, checked at preset `tiny`\n\n| id | claim |\n|---|---|\n| a | b |\n")
+    assert "Claims" not in build_page(SPEC, "tiny", tables, figures, root / "lex.md")

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import yaml
 from snakemake.utils import validate
 
+from lenex.claims import FIGURE_CELLS
 from lenex.data.corpus import debian_packages
 from lenex.presets import paper_view
 
@@ -294,8 +295,24 @@ def paper_figures(preset_name, paper):
     return [f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
 
 
-def all_targets(preset_name):
-    """Every corpus card and the whole-paper page of every configured paper."""
-    return corpus_cards(preset_name) + [
-        f"results/{preset_name}/{paper}.md" for paper in config["papers"]
+def paper_cells(preset_name, paper):
+    """The cells files of a paper at one preset (what its claims read): every table's, and
+    the figures' that carry numbers no table has."""
+    tables = [
+        f"results/{preset_name}/tables/{paper}/{key}.cells.json"
+        for key in experiment(paper)["tables"]
     ]
+    return tables + [
+        f"results/{preset_name}/figures/{paper}/{key}.cells.json"
+        for key in FIGURE_CELLS.get(paper, [])
+    ]
+
+
+def all_targets(preset_name):
+    """Every corpus card, the whole-paper page of every configured paper, and the claims."""
+    return (
+        corpus_cards(preset_name)
+        + [f"results/{preset_name}/{paper}.md" for paper in config["papers"]]
+        + [f"results/{preset_name}/claims/{paper}.json" for paper in config["papers"]]
+        + [f"results/{preset_name}/claims.md"]
+    )

@@ -177,6 +177,7 @@ rule rf_table:
     output:
         md="results/{preset}/tables/receptive-field/table{table}.md",
         tex="results/{preset}/tables/receptive-field/table{table}.tex",
+        cells="results/{preset}/tables/receptive-field/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/receptive-field/table{table}.log",
     conda:
@@ -190,7 +191,8 @@ rule rf_table:
         "python -m lenex.receptive_field.table --spec {input.spec} --table-key table{wildcards.table}"
         " --preset-file {input.preset_file} --results {input.results} --erf {input.erf}"
         " --metas {input.metas} --corpora {params.corpora} --unavailable {params.unavailable}"
-        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex}"
+        " --out-cells {output.cells} > {log} 2>&1"
 
 
 # Figures 4-7 and 11-13 draw c_m of the figure's models (seed 1); 8-10 are exact, from Eq. (6).

@@ -295,6 +295,7 @@ rule segmented_figure3:
     output:
         png="results/{preset}/figures/segmented/figure3.png",
         pdf="results/{preset}/figures/segmented/figure3.pdf",
+        cells="results/{preset}/figures/segmented/figure3.cells.json",
     log:
         "results/{preset}/logs/figures/segmented/figure3.log",
     conda:
@@ -306,7 +307,8 @@ rule segmented_figure3:
         ),
     shell:
         "python -m lenex.segmented.figures figure3 --results {input} --title {params.title}"
-        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf}"
+        " --out-cells {output.cells} > {log} 2>&1"
 
 
 rule segmented_table:
@@ -322,6 +324,7 @@ rule segmented_table:
     output:
         md="results/{preset}/tables/segmented/table{table}.md",
         tex="results/{preset}/tables/segmented/table{table}.tex",
+        cells="results/{preset}/tables/segmented/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/segmented/table{table}.log",
     conda:
@@ -337,4 +340,5 @@ rule segmented_table:
         "python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
         " --results {input.results} --preset-file {params.preset_file} --models {params.models}"
         " --corpora {params.corpora} --metas {input.meta} {params.hf}"
-        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex}"
+        " --out-cells {output.cells} > {log} 2>&1"

@@ -31,6 +31,7 @@ rule render_table:
     output:
         md="results/{preset}/tables/{paper}/table{table}.md",
         tex="results/{preset}/tables/{paper}/table{table}.tex",
+        cells="results/{preset}/tables/{paper}/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
     conda:
@@ -38,7 +39,8 @@ rule render_table:
     shell:
         "python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
         " --results {input.evaluations} --header {input.header}"
-        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex}"
+        " --out-cells {output.cells} > {log} 2>&1"
 
 
 # Whole-paper target: one page gathering every table and figure the experiment file declares,
@@ -47,13 +49,17 @@ rule paper_report:
     input:
         tables=lambda wc: paper_tables(wc.preset, wc.paper),
         figures=lambda wc: paper_figures(wc.preset, wc.paper),
+        claims="results/{preset}/claims/{paper}.md",
         spec="config/experiments/{paper}.yaml",
     output:
         "results/{preset}/{paper}.md",
     log:
         "results/{preset}/logs/tables/{paper}.report.log",
+    wildcard_constraints:
+        paper=r"(?!claims\.)[a-z-]+",  # results/<preset>/claims.md is rule claims_summary's
     conda:
         ENV
     shell:
         "python -m lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
-        " --tables {input.tables} --figures {input.figures} --out {output} > {log} 2>&1"
+        " --tables {input.tables} --figures {input.figures} --claims {input.claims}"
+        " --out {output} > {log} 2>&1"

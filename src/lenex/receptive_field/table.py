@@ -2,7 +2,7 @@
 
     python -m lenex.receptive_field.table --spec config/experiments/receptive-field.yaml \
         --table-key table3 --preset-file config/presets/tiny.yaml --results R.json ... \
-        [--erf E.json ...] --metas META.json ... --out-md T.md --out-tex T.tex
+        [--erf E.json ...] --metas META.json ... --out-md T.md --out-tex T.tex [--out-cells T.cells.json]
 
 Each results file is one model's evaluation (a list of records, one per L_ex). Tables whose
 spec says `seeds: all` show the mean ± std over seeds with the paired t-test against the spec's
@@ -23,6 +23,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text
 from ..header import build_header
 from ..presets import paper_view
+from ..tables.cells import write_cells
 from ..tables.paper_results import load_paper_results
 from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
 from ..tables.table_data import build_table
@@ -48,6 +49,16 @@ def table_records(spec: dict, records: list[dict]) -> list[dict]:
         reference = (spec.get("significance") or {}).get("reference")
         return aggregate_seeds(records, reference=reference, metric=spec.get("metric", "ppl"))
     return [r for r in records if r.get("seed", 1) == 1]
+
+
+def cache_checks(records: list[dict]) -> dict | None:
+    """Table 5's checks as data for the cells file: the largest |Δ NLL| against the sliding mask
+    and every model's speed-up over re-encoding."""
+    checks = {r["checkpoint"]: r["check"] for r in records if r.get("check")}
+    if not checks:
+        return None
+    return {"max_abs_diff_vs_sliding_mask": max(c["max_abs_diff_vs_sliding_mask"] for c in checks.values()),
+            "min_speedup": min(c["speedup"] for c in checks.values()), "n_models": len(checks)}
 
 
 def cache_summary(records: list[dict]) -> dict:
@@ -149,6 +160,7 @@ def main(argv=None) -> None:
     parser.add_argument("--paper-results", default=None)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
+    parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
     experiment = yaml.safe_load(Path(args.spec).read_text(encoding="utf-8"))
     spec = load_table_spec(args.spec, args.table_key)
@@ -163,6 +175,11 @@ def main(argv=None) -> None:
     rows = erf_rows([json.loads(Path(p).read_text()) for p in args.erf])
     atomic_write_text(args.out_md, render_markdown(table) + erf_markdown(rows))
     atomic_write_text(args.out_tex, render_latex(table) + erf_latex(rows))
+    if args.out_cells:
+        extra = {"erf": rows}
+        if cache_checks(raw):
+            extra["cache_window"] = cache_checks(raw)
+        write_cells(args.out_cells, table, extra)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..cli import run_cli  # noqa: E402
-from ..files import atomic_write  # noqa: E402
+from ..files import atomic_write, atomic_write_text  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
 
@@ -71,6 +71,15 @@ def figure3(before: dict, after: dict, title: str, scale: str, png, pdf) -> None
     _save(fig, png, pdf)
 
 
+def figure3_cells(before: dict, after: dict) -> dict:
+    """What Figure 3 shows, as data for the claims: the mean over layers, heads and queries past L_t
+    of the median attention weight x keys (1.0 = uniform), before and after segmented training."""
+    values = {side: np.asarray(r["medians_times_keys"], dtype=np.float64) for side, r in
+              (("before", before), ("after", after))}
+    return {"figure": "3", "paper": "segmented", "after_run": after.get("run"),
+            "values": {f"{side}_mean_median": float(v.mean()) for side, v in values.items()}}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("figure", choices=["figure2", "figure3"])
@@ -79,6 +88,7 @@ def main(argv=None) -> None:
     parser.add_argument("--scale", default="", help="a line saying at which scale the figure was made")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
+    parser.add_argument("--out-cells", default=None, help="figure3: its numbers as JSON, for the claims")
     args = parser.parse_args(argv)
     results = [json.loads(Path(p).read_text()) for p in args.results]
     if args.figure == "figure2":
@@ -87,6 +97,8 @@ def main(argv=None) -> None:
         if len(results) != 2:
             raise ValueError(f"figure3 takes two results (before, after), got {len(results)}")
         figure3(results[0], results[1], args.title, args.scale, args.out_png, args.out_pdf)
+        if args.out_cells:
+            atomic_write_text(args.out_cells, json.dumps(figure3_cells(*results), indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

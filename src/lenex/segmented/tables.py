@@ -1,7 +1,7 @@
 """Tables 2-5 of the segmented-sequences paper: paper / ours / Δ per cell.
 
     python -m lenex.segmented.tables --spec config/experiments/segmented.yaml --table-key table3 \
-        --results R.json.. --preset-file P.yaml --models JSON --metas M.json.. --out-md T.md --out-tex T.tex
+        --results R.json.. --preset-file P.yaml --models JSON --metas M.json.. --out-md T.md --out-tex T.tex [--out-cells T.cells.json]
 
 The paper's columns are multiples of each model's own L_t (`L_t`, `2L_t`, `4L_t` in
 paper_results.csv); ours are the same multiples of our L_t. A row's `method` is the csv key
@@ -26,6 +26,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text
 from ..header import git_revision
 from ..presets import paper_view
+from ..tables.cells import write_cells
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
 from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
@@ -127,6 +128,7 @@ def main(argv=None) -> None:
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
+    parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key)
     view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
@@ -135,6 +137,8 @@ def main(argv=None) -> None:
     table = build_segmented_table(spec, load_results(args.results), load_paper_results(), header)
     atomic_write_text(args.out_md, render_markdown(table))
     atomic_write_text(args.out_tex, render_latex(table))
+    if args.out_cells:
+        write_cells(args.out_cells, table)
 
 
 if __name__ == "__main__":

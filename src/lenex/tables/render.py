@@ -1,7 +1,7 @@
 """Render a paper-vs-ours table to markdown and LaTeX, and the CLI the workflow calls.
 
     python -m lenex.tables.render --spec config/experiments/lex.yaml --table-key table2 \
-        --results r1.json r2.json --header header.json --out-md t.md --out-tex t.tex
+        --results r1.json r2.json --header header.json --out-md t.md --out-tex t.tex [--out-cells t.cells.json]
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import yaml
 
 from ..cli import run_cli
 from ..files import atomic_write_text
+from .cells import write_cells
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
+    parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key)
     results = load_results(args.results)
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
     table = build_table(spec, results, load_paper_results(args.paper_results), header)
     atomic_write_text(args.out_md, render_markdown(table))
     atomic_write_text(args.out_tex, render_latex(table))
+    if args.out_cells:
+        write_cells(args.out_cells, table)
 
 
 if __name__ == "__main__":

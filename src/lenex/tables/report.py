@@ -37,8 +37,10 @@ def _by_key(paths: list[str], suffix: str) -> dict[str, Path]:
     return {Path(p).stem: Path(p) for p in paths if p.endswith(suffix)}
 
 
-def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], out: Path) -> str:
-    """The page's Markdown. Every table and figure the spec declares must be among the inputs."""
+def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], out: Path,
+               claims: Path | None = None) -> str:
+    """The page's Markdown. Every table and figure the spec declares must be among the inputs;
+    `claims` (lenex.claims' Markdown for the paper) ends the page when given."""
     paper = spec["paper"]
     table_md, figure_png = _by_key(tables, ".md"), _by_key(figures, ".png")
     declared_tables, declared_figures = list(spec.get("tables", {})), list(spec.get("figures", {}))
@@ -54,6 +56,8 @@ def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], o
     for key in declared_figures:
         lines.append(f"- [{key.replace('figure', 'Figure ')}: {spec['figures'][key]['title']}]"
                      f"({_rel(figure_png[key], out)})")
+    if claims is not None:
+        lines.append(f"- [Claims checked by machine]({_rel(claims, out)})")
     for key in declared_tables:
         lines += ["", demote_headings(table_md[key].read_text(encoding="utf-8").rstrip("\n"))]
     for key in declared_figures:
@@ -62,6 +66,8 @@ def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], o
         lines += ["", f"## {label}: {spec['figures'][key]['title']}", "",
                   f"![{label}]({_rel(png, out)})", "", f"PDF: [{png.with_suffix('.pdf').name}]"
                   f"({_rel(png.with_suffix('.pdf'), out)})"]
+    if claims is not None:
+        lines += ["", demote_headings(claims.read_text(encoding="utf-8").rstrip("\n"))]
     return "\n".join(lines) + "\n"
 
 
@@ -75,11 +81,13 @@ def main(argv=None) -> None:
     parser.add_argument("--preset", required=True)
     parser.add_argument("--tables", nargs="*", default=[], help="table files (.md used, .tex ignored)")
     parser.add_argument("--figures", nargs="*", default=[], help="figure files (.png linked, .pdf beside it)")
+    parser.add_argument("--claims", default=None, help="the paper's claims page (lenex.claims.render)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     spec = yaml.safe_load(Path(args.spec).read_text(encoding="utf-8"))
     out = Path(args.out)
-    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out))
+    claims = Path(args.claims) if args.claims else None
+    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,13 @@ class Cell:
     ours: float | None = None
     delta: float | None = None
     mask: str | None = None
+    # Seed statistics and t-test marks (Table 3-like specs), kept apart from the printed text so the
+    # cells file (lenex.tables.cells) can carry them as data: "better" / "worse" / None.
+    ours_std: float | None = None
+    n_seeds: int | None = None
+    ours_mark: str | None = None
+    paper_std: float | None = None
+    paper_mark: str | None = None
 
     @property
     def text(self) -> str:
@@ -106,7 +113,13 @@ def _cell(spec, sec, row, col, results, paper_df, train_length, metric, unavaila
     paper_text = paper_value_text(paper_df, spec["paper"], spec["table"], sec["dataset"],
                                   row["method"], col.paper_length, metric)
     paper = None if paper_text is None else float(paper_text)
-    shown = _paper_shown(spec, sec, row, col, paper_df, metric, paper_text)
+    shown, paper_std, paper_mark = _paper_shown(spec, sec, row, col, paper_df, metric, paper_text)
+    cell = _build_cell(spec, sec, row, col, results, train_length, metric, unavailable, shown, paper)
+    cell.paper_std, cell.paper_mark = paper_std, paper_mark
+    return cell
+
+
+def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable, shown, paper) -> Cell:
     if sec.get("corpus") is None:
         return Cell(shown, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
     if sec["corpus"] in unavailable:
@@ -144,26 +157,32 @@ def _row_train_length(row: dict, train_length: int) -> int:
 def _add_spread(cell: Cell, spec, result: dict, metric) -> None:
     markers = spec.get("significance") or {}
     std = result.get(f"{metric}_std")
+    cell.ours_std, cell.n_seeds = std, len(result.get("seeds") or []) or None
+    if markers:
+        cell.ours_mark = result.get("significance") or None
     if spec.get("show_std") and std is not None:
         cell.ours_text += f" ± {format_metric(std)}"
     cell.ours_text += markers.get(result.get("significance") or "", "")
 
 
-def _paper_shown(spec, sec, row, col, paper_df, metric, paper_text) -> str:
+def _paper_shown(spec, sec, row, col, paper_df, metric, paper_text) -> tuple[str, float | None, str | None]:
+    """The paper's cell as printed, with its std and t-test mark (None when it has none)."""
     if paper_text is None:
-        return MISSING
+        return MISSING, None, None
     markers = spec.get("significance") or {}
     if not (spec.get("show_std") or markers):
-        return paper_text
+        return paper_text, None, None
     details = paper_details(paper_df, spec["paper"], spec["table"], sec["dataset"], row["method"],
                             col.paper_length, metric)
+    std = float(details["std"]) if details["std"] else None
     if spec.get("show_std") and details["std"]:
         paper_text += f" ± {details['std']}"
-    note = details["note"].lower()
+    note, mark = details["note"].lower(), None
     for outcome in ("better", "worse"):
         if outcome in markers and f"significantly {outcome}" in note:
             paper_text += markers[outcome]
-    return paper_text
+            mark = outcome
+    return paper_text, std, mark
 
 
 def _our_train_length(header: dict, results: list[dict]) -> int:

@@ -1,0 +1,30 @@
+"""Cells files holding only the paper's numbers (ours all null), built from the experiment file and
+paper_results.csv: what every claim must hold on, with no run of ours (tests, `--paper-only`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from ..segmented.tables import build_segmented_table
+from . import FIGURE_CELLS
+from ..tables.cells import table_cells
+from ..tables.paper_results import load_paper_results
+from ..tables.table_data import build_table
+
+
+def paper_tables(experiment_path: str | Path, paper_results: str | Path | None = None) -> dict[str, dict]:
+    """Table number -> cells of every table the experiment file declares, paper values only."""
+    experiment = yaml.safe_load(Path(experiment_path).read_text(encoding="utf-8"))
+    paper_df = load_paper_results(paper_results)
+    tables = {}
+    for spec in experiment["tables"].values():
+        if experiment["paper"] == "segmented":
+            header = {"scale_statement": "paper only", "lines": [], "stand_in": None}
+            table = build_segmented_table(spec, [], paper_df, header)
+        else:
+            table = build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
+        tables[str(spec["table"])] = table_cells(table)
+    for key in FIGURE_CELLS.get(experiment["paper"], []):  # a figure's numbers are ours only
+        tables[f"f{key.removeprefix('figure')}"] = {"figure": key.removeprefix("figure"), "values": {}}
+    return tables

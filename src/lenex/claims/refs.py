@@ -1,0 +1,116 @@
+"""Cell references of the claims files, and their values on one side (the paper's or ours).
+
+    t2/pg22/lex@8            Table 2, dataset pg22, csv method lex, column 8 x L_tr
+    t2/pg22/lex@1,2,4,8      the same row at four columns (a list, in that order)
+    t1/erf/arxiv/window-40   the ERF of a model listed under receptive-field Table 1 (`trf`: its TRF,
+                             `ltr`: its L_tr)
+    t5/check/min_speedup     a number of Table 5's cache-window check (cells file `extra.cache_window`)
+    f3/after_mean_median     a number a figure's cells file records (`values`), e.g. segmented Figure 3
+
+A reference that matches no cell, or more than one, is an error in the claims file; a cell that
+exists but has no value on a side resolves to Missing with the reason.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..tables.formatting import format_metric
+
+_CELL = re.compile(r"^t(\d+)/([^/@]+)/([^/@]+)@([0-9.,]+)$")
+_ERF = re.compile(r"^t(\d+)/(erf|trf|ltr)/([^/@]+)/([^/@]+)$")
+_CHECK = re.compile(r"^t(\d+)/check/(\w+)$")
+_FIGURE = re.compile(r"^f(\d+)/(\w+)$")
+SIDES = ("paper", "ours")
+
+
+@dataclass(frozen=True)
+class Value:
+    value: float
+    mark: str | None = None  # the t-test mark of the cell on this side
+
+
+@dataclass(frozen=True)
+class Missing:
+    reason: str
+
+
+def expand(ref: str) -> list[str]:
+    """'t2/pg22/lex@1,2' -> ['t2/pg22/lex@1', 't2/pg22/lex@2']; other references stay one."""
+    match = _CELL.match(ref)
+    if not match or "," not in match.group(4):
+        return [ref]
+    stem = ref.rsplit("@", 1)[0]
+    return [f"{stem}@{x}" for x in match.group(4).split(",")]
+
+
+def tables_of(ref: str) -> str:
+    """The key of the cells file a reference reads: the table number, or f<N> for figure N."""
+    match = _FIGURE.match(ref)
+    if match:
+        return f"f{match.group(1)}"
+    for pattern in (_CELL, _ERF, _CHECK):
+        match = pattern.match(ref)
+        if match:
+            return match.group(1)
+    raise ValueError(f"bad cell reference {ref!r}: expected t<N>/<dataset>/<method>@<multiple>, "
+                     "t<N>/erf|trf|ltr/<corpus>/<variant>, t<N>/check/<name> or f<N>/<name>")
+
+
+def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
+    """The value of one reference on `side` ('paper' or 'ours') in the cells files `tables`
+    (table number -> cells file content)."""
+    table = tables.get(tables_of(ref))
+    if table is None:
+        raise ValueError(f"{ref}: no cells file for table {tables_of(ref)} (known: {', '.join(sorted(tables))})")
+    if _CELL.match(ref):
+        return _cell_value(ref, table, side)
+    if side == "paper":
+        return Missing(f"{ref}: the paper prints no number for it in paper_results.csv")
+    if _FIGURE.match(ref):
+        name = _FIGURE.match(ref).group(2)
+        value = table.get("values", {}).get(name)
+        return Missing(f"{ref}: the figure records no {name}") if value is None else Value(float(value))
+    match = _ERF.match(ref)
+    if match:
+        kind, corpus, variant = match.group(2), match.group(3), match.group(4)
+        rows = [r for r in table.get("extra", {}).get("erf", []) if r["corpus"] == corpus and r["variant"] == variant]
+        if not rows:
+            return Missing(f"{ref}: no ERF of {variant} on {corpus} under Table {tables_of(ref)}")
+        value = rows[0]["train_length" if kind == "ltr" else kind]
+        return Missing(f"{ref}: {variant} has no TRF (not windowed)") if value is None else Value(float(value))
+    name = _CHECK.match(ref).group(2)
+    checks = table.get("extra", {}).get("cache_window")
+    if not checks or checks.get(name) is None:
+        return Missing(f"{ref}: Table {tables_of(ref)} records no {name}")
+    return Value(float(checks[name]))
+
+
+def _cell_value(ref: str, table: dict, side: str) -> Value | Missing:
+    _, dataset, method, multiple = _CELL.match(ref).groups()
+    found = [c for c in table["cells"] if c["dataset"] == dataset and c["method"] == method
+             and float(c["multiple"]) == float(multiple)]
+    if len(found) != 1:
+        what = "no cell" if not found else f"{len(found)} cells"
+        raise ValueError(f"{ref}: {what} of Table {table['table']} match dataset {dataset!r}, method {method!r}, "
+                         f"column {multiple} x L_tr")
+    cell = found[0]
+    if cell[side] is None:
+        why = "the paper prints no number there" if side == "paper" else cell["status"]
+        return Missing(f"{ref}: {why}")
+    return Value(float(cell[side]), cell[f"{side}_mark"])
+
+
+def describe(ref: str, tables: dict[str, dict]) -> str:
+    """'t2/pg22/lex@8: paper 24.89, ours 31.20' for the evidence column (a t-test mark in brackets)."""
+    parts = []
+    for side in SIDES:
+        got = resolve(ref, tables, side)
+        if isinstance(got, Missing):
+            parts.append(f"{side} —")
+        else:
+            mark = f" [{got.mark}]" if got.mark else ""
+            # Token counts (ERF, TRF, L_tr) print as integers, perplexities as the tables do.
+            shown = str(int(got.value)) if _ERF.match(ref) else format_metric(got.value)
+            parts.append(f"{side} {shown}{mark}")
+    return f"{ref}: {', '.join(parts)}"

@@ -1,0 +1,36 @@
+# Claims stage: each paper's claims (config/claims/<paper>.yaml) checked on the paper's numbers and on
+# ours, from the cells files the table rules write (so re-rendering the tables re-derives the claims).
+#   snakemake --cores 1 results/tiny/claims/lex.md     # one paper
+#   snakemake --cores 1 results/tiny/claims.md         # the summary over papers
+
+
+rule paper_claims:
+    input:
+        cells=lambda wc: paper_cells(wc.preset, wc.paper),
+        claims="config/claims/{paper}.yaml",
+        schema="workflow/schemas/claims.schema.yaml",
+    output:
+        md="results/{preset}/claims/{paper}.md",
+        json="results/{preset}/claims/{paper}.json",
+    log:
+        "results/{preset}/logs/claims/{paper}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
+        " --preset {wildcards.preset} --cells {input.cells}"
+        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+
+
+rule claims_summary:
+    input:
+        lambda wc: [f"results/{wc.preset}/claims/{p}.json" for p in config["papers"]],
+    output:
+        "results/{preset}/claims.md",
+    log:
+        "results/{preset}/logs/claims/summary.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.claims.render summary --preset {wildcards.preset}"
+        " --claims-json {input} --out {output} > {log} 2>&1"
