@@ -1,16 +1,31 @@
-"""Atomic writes: every output is written under a temporary name in its own folder and
-renamed into place once complete, so an interrupted job never leaves a truncated file
-that Snakemake (or a reader) would take as finished."""
+"""Atomic, durable writes and JSON reads that name their file.
+
+Every output is written under a temporary name in its own folder, synced to disk and renamed
+into place once complete (then the folder is synced, so the rename survives a power loss):
+an interrupted job never leaves a truncated file that Snakemake (or a reader) would take as
+finished."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 
 
+def _fsync_path(path: str | Path, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a directory; the rename itself is still atomic
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: str | Path, write) -> None:
-    """Call write(tmp_path) and move the result to `path` only once it is complete."""
+    """Call write(tmp_path) and move the result to `path` only once it is complete and on disk."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -21,7 +36,9 @@ def atomic_write(path: str | Path, write) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        _fsync_path(tmp)
         os.replace(tmp, path)
+        _fsync_path(path.parent, directory=True)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -29,3 +46,13 @@ def atomic_write(path: str | Path, write) -> None:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_json(path: str | Path):
+    """json.loads of a file; a syntax error (e.g. a truncated file) names the file, line and column."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {err.lineno} column {err.colno}: {err.msg} "
+                         "(a truncated or hand-edited file? rebuild it)") from None
