@@ -1,0 +1,193 @@
+"""Faults a careful user meets (issue 22), each tried in a scratch folder: a resumed run never
+mixes data, bad input is one line naming the file/key/value, truncated files are named, and a
+killed or interrupted run resumes bit for bit."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from corpus_fixture import make_corpus
+
+from lenex.checkpoint import read_checkpoint
+from lenex.config import ModelConfig
+from lenex.data.tokens import load_split
+from lenex.train import TrainConfig, train
+
+MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", vocab_size=50257)
+TRAIN = TrainConfig(steps=12, batch_size=4, lr=1e-3, warmup=3, log_every=1, checkpoint_every=5)
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _weights_equal(a, b) -> bool:
+    a, b = read_checkpoint(a)["model"], read_checkpoint(b)["model"]
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    """Two corpora with the same layout and other words (a preset's data.seed changed)."""
+    return make_corpus(tmp_path_factory.mktemp("a")), make_corpus(tmp_path_factory.mktemp("b"), seed=5)
+
+
+def test_resume_after_the_data_changed_in_place_starts_fresh(corpora, tmp_path, caplog):
+    torch.set_num_threads(1)
+    old, new = corpora
+    data = tmp_path / "data"
+    os.symlink(old, data)  # the pipeline re-prepares a corpus under the same path
+    assert train(MODEL, TRAIN, data, tmp_path / "m.pt", tmp_path / "w", stop_after=7) is None
+    data.unlink()
+    os.symlink(new, data)
+    with caplog.at_level("WARNING", logger="lenex.train"):
+        resumed = train(MODEL, TRAIN, data, tmp_path / "m.pt", tmp_path / "w")
+    notice = [r.getMessage() for r in caplog.records if "set aside" in r.getMessage()]
+    assert len(notice) == 1 and "last.pt" in notice[0] and "data_sha256.train.bin" in notice[0], notice
+    assert (tmp_path / "w" / "last.pt.set-aside").exists()
+    fresh = train(MODEL, TRAIN, new, tmp_path / "fresh.pt", tmp_path / "w_fresh")
+    assert resumed["final_loss"] == fresh["final_loss"]
+    assert _weights_equal(tmp_path / "m.pt", tmp_path / "fresh.pt")
+
+
+def test_a_finished_run_leaves_no_state_to_resume(corpora, tmp_path):
+    torch.set_num_threads(1)
+    train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w")
+    assert not (tmp_path / "w" / "last.pt").exists()
+
+
+def test_another_initial_checkpoint_is_not_resumed(corpora, tmp_path, caplog):
+    torch.set_num_threads(1)
+    init = tmp_path / "init.pt"
+    train(MODEL, TrainConfig(steps=2, batch_size=4, checkpoint_every=5), corpora[0], init, tmp_path / "w0")
+    assert train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", stop_after=7, init_from=init) is None
+    train(MODEL, TrainConfig(steps=3, batch_size=4, checkpoint_every=5), corpora[1], init, tmp_path / "w1")
+    with caplog.at_level("WARNING", logger="lenex.train"):
+        train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", init_from=init)
+    assert any("init_from_sha256" in r.getMessage() for r in caplog.records)
+
+
+def test_truncated_resume_state_is_set_aside(corpora, tmp_path, caplog):
+    torch.set_num_threads(1)
+    whole = train(MODEL, TRAIN, corpora[0], tmp_path / "whole.pt", tmp_path / "w1")
+    assert train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", stop_after=7) is None
+    last = tmp_path / "w" / "last.pt"
+    last.write_bytes(last.read_bytes()[:1000])
+    with caplog.at_level("WARNING", logger="lenex.train"):
+        again = train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w")
+    assert any(str(last) in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records)
+    assert again["final_loss"] == whole["final_loss"]
+
+
+def test_half_written_metrics_line_is_dropped_with_a_notice(corpora, tmp_path, caplog):
+    torch.set_num_threads(1)
+    train(MODEL, TRAIN, corpora[0], tmp_path / "whole.pt", tmp_path / "w1")
+    assert train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", stop_after=7) is None
+    metrics = tmp_path / "w" / "metrics.jsonl"
+    with metrics.open("a") as handle:
+        handle.write('{"step": 8, "lo')  # killed in the middle of a write
+    with caplog.at_level("WARNING", logger="lenex.train"):
+        train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w")
+    assert any("metrics.jsonl:8" in r.getMessage() and "half-written" in r.getMessage() for r in caplog.records)
+    def losses(path):
+        return [(r["step"], r["loss"]) for r in map(json.loads, path.read_text().splitlines())]
+
+    assert losses(metrics) == losses(tmp_path / "w1" / "metrics.jsonl")
+    assert [step for step, _ in losses(metrics)] == list(range(1, 13))
+
+
+def test_truncated_meta_json_names_the_file(corpora, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in corpora[0].iterdir():
+        (data / path.name).write_bytes(path.read_bytes())
+    meta = data / "meta.json"
+    meta.write_text(meta.read_text()[:-40])
+    with pytest.raises(ValueError, match=rf"{meta}: line \d+ column \d+"):
+        load_split(data, "train")
+
+
+def test_truncated_checkpoint_names_the_file(tmp_path):
+    from lenex.checkpoint import load_model
+    from lenex.model import LanguageModel
+    from lenex.checkpoint import save_checkpoint
+
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, LanguageModel(ModelConfig(n_layer=1, d_model=16, n_head=2, d_ff=16, vocab_size=64)))
+    path.write_bytes(path.read_bytes()[:500])
+    with pytest.raises(ValueError, match=rf"{path} is corrupt.*delete it"):
+        load_model(path)
+
+
+BAD_TRAIN = [({"steps": 0}, "steps: 0"), ({"steps": -5}, "steps: -5"), ({"lr": 0}, "lr: 0"),
+             ({"batch_size": 0}, "batch_size: 0"), ({"checkpoint_every": 0}, "checkpoint_every: 0"),
+             ({"log_every": 0}, "log_every: 0"), ({"steps": 2.5}, "steps: 2.5"), ({"grad_clip": 0}, "grad_clip: 0")]
+BAD_MODEL = [({"n_layer": 0}, "n_layer: 0"), ({"dropout": 1.5}, "dropout: 1.5"), ({"d_model": -1}, "d_model: -1")]
+
+
+@pytest.mark.parametrize("values, named", BAD_TRAIN + [({}, None)])
+def test_bad_train_config_at_the_entry_point_is_one_line(values, named, tmp_path):
+    """`python -m lenex.train` exits 2 with one line naming the key and the value, before any
+    data is read (the corpus does not exist: a valid config gets as far as saying so)."""
+    _bad_config_exits(tmp_path, {}, values, named)
+
+
+@pytest.mark.parametrize("values, named", BAD_MODEL)
+def test_bad_model_config_at_the_entry_point_is_one_line(values, named, tmp_path):
+    _bad_config_exits(tmp_path, values, {}, named)
+
+
+def _bad_config_exits(tmp_path, model, train_values, named):
+    args = [sys.executable, "-m", "lenex.train", "--model-config", json.dumps(model), "--train-config",
+            json.dumps(train_values), "--data", str(tmp_path / "none"), "--out", str(tmp_path / "m.pt"),
+            "--workdir", str(tmp_path / "w")]
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert (named in lines[0]) if named else "meta.json not found" in lines[0]
+    assert not (tmp_path / "m.pt").exists()
+
+
+def _train_args(data, tmp_path, steps):
+    train_cfg = {"steps": steps, "batch_size": 4, "lr": 1e-3, "warmup": 3, "log_every": 1, "checkpoint_every": 3}
+    return [sys.executable, "-m", "lenex.train", "--model-config", json.dumps(MODEL.to_dict()), "--train-config",
+            json.dumps(train_cfg), "--data", str(data), "--workdir", str(tmp_path / "w"), "--threads", "1"]
+
+
+KILL_STEPS = 60  # enough steps after the first saved state (step 3) to kill the run mid-way
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(corpora, tmp_path_factory):
+    out = tmp_path_factory.mktemp("whole")
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(_train_args(corpora[0], out, KILL_STEPS) + ["--out", str(out / "m.pt")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return out / "m.pt"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_killed_or_interrupted_run_reruns_bit_identical(corpora, uninterrupted, tmp_path, sig):
+    """kill -9 / Ctrl-C once the first state is saved; the rerun resumes and ends with the same
+    weights as an uninterrupted run, and no half-written checkpoint is left."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
+    args = _train_args(corpora[0], tmp_path, KILL_STEPS) + ["--out", str(tmp_path / "m.pt")]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    last, deadline = tmp_path / "w" / "last.pt", time.time() + 300
+    while not last.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be interrupted: raise KILL_STEPS"
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode != 0 and not (tmp_path / "m.pt").exists()
+    assert not [p.name for p in (tmp_path / "w").iterdir() if p.name.endswith(".tmp")]
+    rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0 and "resumed from" in rerun.stderr, rerun.stderr
+    assert _weights_equal(uninterrupted, tmp_path / "m.pt")
