@@ -3,6 +3,8 @@ mixes data, bad input is one line naming the file/key/value, truncated files are
 killed or interrupted run resumes bit for bit."""
 
 import json
+import re
+import shutil
 import os
 import signal
 import subprocess
@@ -191,3 +193,64 @@ def test_killed_or_interrupted_run_reruns_bit_identical(corpora, uninterrupted, 
     rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0 and "resumed from" in rerun.stderr, rerun.stderr
     assert _weights_equal(uninterrupted, tmp_path / "m.pt")
+
+
+def test_error_line_is_not_glued_to_a_progress_bar(capsys):
+    from tqdm import tqdm
+
+    from lenex.cli import run_cli
+
+    def failing(argv):
+        bar = tqdm(total=10, desc="train")
+        bar.update(3)
+        raise ValueError("something named")
+
+    with pytest.raises(SystemExit):
+        run_cli(failing)
+    assert "\nerror: something named\n" in capsys.readouterr().err
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _scratch_workflow(path: Path) -> Path:
+    """The workflow with its own copy of config/ (to break) and code linked from the repository."""
+    for name in ("Snakefile", "workflow"):
+        (path / name).symlink_to(REPO / name)
+    shutil.copytree(REPO / "config", path / "config")
+    return path
+
+
+def _snakemake(workdir, *args):
+    env = {**os.environ, "PYTHONPATH": str(SRC), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_unknown_scheme_fails_the_dry_run_and_keeps_the_old_model(tmp_path):
+    work = _scratch_workflow(tmp_path)
+    spec = work / "config" / "experiments" / "lex.yaml"
+    spec.write_text(spec.read_text().replace("xpos: {position: xpos}", "xpos: {position: rotary}"))
+    model = work / "results" / "tiny" / "models" / "lex" / "xpos.pt"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"a valid old model")
+    for args in (["-n"], ["--cores", "1"]):
+        run = _snakemake(work, *args, "results/tiny/models/lex/xpos.pt")
+        assert run.returncode != 0
+        said = run.stdout + run.stderr  # Snakemake reports workflow errors on stdout
+        assert f"{spec}: variant 'xpos': unknown position scheme 'rotary'; known:" in said, said
+    assert model.read_bytes() == b"a valid old model"
+
+
+@pytest.mark.parametrize("where", ["config.yaml", "presets/tiny.yaml", "experiments/lex.yaml"])
+def test_yaml_syntax_error_names_the_file_and_line(tmp_path, where):
+    work = _scratch_workflow(tmp_path)
+    broken = work / "config" / where
+    lines = broken.read_text().splitlines()
+    broken.write_text("\n".join(lines + ["oops: [1, 2"]) + "\n")
+    run = _snakemake(work, "-n", "results/tiny/tables/lex/table2.md")
+    assert run.returncode != 0
+    said = run.stdout + run.stderr
+    # config.yaml is named as the Snakefile names it (relative), the others by absolute path.
+    assert re.search(rf"(^|\s|{re.escape(str(work))}/)config/{where}: line {len(lines) + 2} column \d+: .*not valid YAML",
+                     said, re.M), said

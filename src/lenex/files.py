@@ -56,3 +56,18 @@ def read_json(path: str | Path):
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: line {err.lineno} column {err.colno}: {err.msg} "
                          "(a truncated or hand-edited file? rebuild it)") from None
+
+
+def read_yaml(path: str | Path):
+    """yaml.safe_load of a file; a syntax error names the file, line and column (PyYAML says
+    `"<unicode string>"` when given the text, and Snakemake's config loader names nothing)."""
+    import yaml
+
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ValueError(f"{path}: {where}{problem} (not valid YAML)") from None
