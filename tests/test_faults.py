@@ -254,3 +254,21 @@ def test_yaml_syntax_error_names_the_file_and_line(tmp_path, where):
     # config.yaml is named as the Snakefile names it (relative), the others by absolute path.
     assert re.search(rf"(^|\s|{re.escape(str(work))}/)config/{where}: line {len(lines) + 2} column \d+: .*not valid YAML",
                      said, re.M), said
+
+
+def test_evaluator_refuses_a_non_finite_result(corpora, tmp_path):
+    from lenex.checkpoint import save_checkpoint
+    from lenex.model import LanguageModel
+
+    model = LanguageModel(MODEL)
+    with torch.no_grad():
+        model.ln_f.weight[0] = float("nan")  # e.g. a model "trained" for 0 steps at lr 0 before validation
+    save_checkpoint(tmp_path / "m.pt", model)
+    out = tmp_path / "L32.json"
+    args = [sys.executable, "-m", "lenex.evaluate", "--checkpoint", str(tmp_path / "m.pt"), "--data", str(corpora[0]),
+            "--length", "32", "--span", "64", "--max-tokens", "256", "--out", str(out), "--threads", "1"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 2 and not out.exists()
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: {tmp_path / 'm.pt'} on {corpora[0]} at L=32, mask causal: non-finite result (nll = nan)"), last

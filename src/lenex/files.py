@@ -8,6 +8,7 @@ finished."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -71,3 +72,25 @@ def read_yaml(path: str | Path):
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise ValueError(f"{path}: {where}{problem} (not valid YAML)") from None
+
+
+def _non_finite(value, where: str = "") -> str | None:
+    """The key path of the first NaN or infinity in a JSON-like value, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where or 'value'} = {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
+
+
+def atomic_write_result(path: str | Path, result, cell: str = "", indent: int | None = 1) -> None:
+    """Write an evaluator's JSON result; a NaN or infinity anywhere in it is an error naming the
+    cell (what was evaluated) and the key, and nothing is written (JSON has no NaN; a table would
+    print it as a number)."""
+    found = _non_finite(result)
+    if found:
+        raise ValueError(f"{cell or path}: non-finite result ({found}); {path} not written")
+    atomic_write_text(path, json.dumps(result, indent=indent, allow_nan=False) + "\n")
