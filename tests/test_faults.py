@@ -181,7 +181,9 @@ def test_killed_or_interrupted_run_reruns_bit_identical(corpora, uninterrupted, 
     weights as an uninterrupted run, and no half-written checkpoint is left."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
     args = _train_args(corpora[0], tmp_path, KILL_STEPS) + ["--out", str(tmp_path / "m.pt")]
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Default SIGINT handling even when pytest runs in the background (where SIGINT is inherited ignored).
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     last, deadline = tmp_path / "w" / "last.pt", time.time() + 300
     while not last.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)

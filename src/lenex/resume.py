@@ -10,7 +10,6 @@ a model. An unreadable state (a truncated file) is set aside the same way.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -18,18 +17,11 @@ from pathlib import Path
 
 import torch
 
+from .data.fetch import sha256_file as file_sha256
 from .files import atomic_write_text, read_json
 
 log = logging.getLogger("lenex.train")
 SET_ASIDE_SUFFIX = ".set-aside"
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def data_fingerprint(data_dir: str | os.PathLike, splits=("train", "valid")) -> dict:
@@ -78,7 +70,7 @@ def load_state(path: Path, identity: dict) -> dict | None:
     try:
         state = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:  # torch raises several types for a truncated or corrupt file
-        set_aside(path, f"unreadable ({str(err).splitlines()[0]})")
+        set_aside(path, f"unreadable ({str(err).splitlines()[0][:60]}...)")
         return None
     saved = state.get("identity") if isinstance(state, dict) else None
     if saved != identity:
