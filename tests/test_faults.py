@@ -125,9 +125,7 @@ def test_truncated_checkpoint_names_the_file(tmp_path):
 
 
 BAD_TRAIN = [({"steps": 0}, "steps: 0"), ({"steps": -5}, "steps: -5"), ({"lr": 0}, "lr: 0"),
-             ({"batch_size": 0}, "batch_size: 0"), ({"checkpoint_every": 0}, "checkpoint_every: 0"),
-             ({"log_every": 0}, "log_every: 0"), ({"steps": 2.5}, "steps: 2.5"), ({"grad_clip": 0}, "grad_clip: 0")]
-BAD_MODEL = [({"n_layer": 0}, "n_layer: 0"), ({"dropout": 1.5}, "dropout: 1.5"), ({"d_model": -1}, "d_model: -1")]
+             ({"batch_size": 0}, "batch_size: 0"), ({"checkpoint_every": 0}, "checkpoint_every: 0")]
 
 
 @pytest.mark.parametrize("values, named", BAD_TRAIN + [({}, None)])
@@ -137,9 +135,25 @@ def test_bad_train_config_at_the_entry_point_is_one_line(values, named, tmp_path
     _bad_config_exits(tmp_path, {}, values, named)
 
 
-@pytest.mark.parametrize("values, named", BAD_MODEL)
-def test_bad_model_config_at_the_entry_point_is_one_line(values, named, tmp_path):
-    _bad_config_exits(tmp_path, values, {}, named)
+def test_bad_model_config_at_the_entry_point_is_one_line(tmp_path):
+    _bad_config_exits(tmp_path, {"n_layer": 0}, {}, "model config n_layer: 0")
+
+
+@pytest.mark.parametrize("values, named", [({"log_every": 0}, "log_every: 0 (must be >= 1)"),
+                                           ({"steps": 2.5}, "steps: 2.5 is not an integer"),
+                                           ({"grad_clip": 0}, "grad_clip: 0 (must be > 0)"),
+                                           ({"micro_batch_size": -1}, "micro_batch_size: -1")])
+def test_train_config_bounds(values, named):
+    with pytest.raises(ValueError, match=re.escape(f"train config {named}")):
+        TrainConfig.from_dict(values)
+
+
+@pytest.mark.parametrize("values, named", [({"dropout": 1.5}, "dropout: 1.5 (must be >= 0 and <= 1)"),
+                                           ({"d_model": -1}, "d_model: -1 (must be >= 1)"),
+                                           ({"position_options": []}, "position_options: [] is not a mapping")])
+def test_model_config_bounds(values, named):
+    with pytest.raises(ValueError, match=re.escape(f"model config {named}")):
+        ModelConfig.from_dict(values)
 
 
 def _bad_config_exits(tmp_path, model, train_values, named):
