@@ -52,7 +52,7 @@ class ModelConfig:
     def __post_init__(self):
         check_bounds(self, "model config", {
             "n_layer": (int, 1, None), "d_model": (int, 1, None), "n_head": (int, 1, None), "d_ff": (int, 1, None),
-            "vocab_size": (int, 1, None), "dropout": (float, 0, 1), "train_length": (int, 1, None)})
+            "vocab_size": (int, 1, None), "dropout": (float, 0, 1), "train_length": (int, 4, None)})
         for key in ("position", "mask"):
             if not isinstance(getattr(self, key), str):
                 raise ValueError(f"model config {key}: {getattr(self, key)!r} is not a name")
