@@ -2,6 +2,11 @@
 #   snakemake --cores 2                                   # every table of config `preset`
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md # one table, at one scale
 
+from lenex.files import read_yaml
+
+# Snakemake's own loader says only "not valid JSON or YAML": read it first to name file and line.
+read_yaml("config/config.yaml")
+
 
 configfile: "config/config.yaml"
 

@@ -27,7 +27,9 @@ def read_checkpoint(path) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:  # torch raises several types for truncated/corrupt files
-        raise ValueError(f"checkpoint {path} is corrupt or not a torch file: {err}") from err
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"checkpoint {path} is corrupt or not a torch file ({first}): delete it and rerun "
+                         "the step that writes it") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"checkpoint {path} is not a {FORMAT} file")
     return payload

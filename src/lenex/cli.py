@@ -14,8 +14,20 @@ def run_cli(main, argv=None) -> None:
         main(argv)
     except USER_ERRORS as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        _end_progress_bars()
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
+
+
+def _end_progress_bars() -> None:
+    """Close open tqdm bars, which ends their line, so the error line is not glued to a bar's
+    last `\r` update in a log."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 def add_scoring_inputs(parser, length_help: str, max_tokens: int = 65536) -> None:

@@ -15,6 +15,26 @@ def build_dataclass(cls, values: dict, what: str, context: str = ""):
     return cls(**values)
 
 
+def check_bounds(obj, what: str, bounds: dict) -> None:
+    """Enforce the schemas' bounds (workflow/schemas/preset.schema.yaml) on a config dataclass, so
+    every entry point rejects what the pipeline would. bounds: key -> (kind, low, high), kind
+    `int` or `float`, low/high inclusive; a float low given as (">", x) is exclusive. The first
+    bad value is one ValueError naming the key and the value."""
+    for key, (kind, low, high) in bounds.items():
+        value = getattr(obj, key)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not numeric or (kind is int and not float(value).is_integer()):
+            raise ValueError(f"{what} {key}: {value!r} is not {'an integer' if kind is int else 'a number'}")
+        exclusive = isinstance(low, tuple)
+        floor = low[1] if exclusive else low
+        if (floor is not None and (value <= floor if exclusive else value < floor)) or (high is not None and value > high):
+            rule = (f"> {floor}" if exclusive else f">= {floor}") if floor is not None else ""
+            rule += (" and " if rule and high is not None else "") + (f"<= {high}" if high is not None else "")
+            raise ValueError(f"{what} {key}: {value!r} (must be {rule})")
+        if kind is int:
+            setattr(obj, key, int(value))  # 100.0 from a JSON file means 100
+
+
 @dataclass
 class ModelConfig:
     n_layer: int = 2
@@ -30,6 +50,15 @@ class ModelConfig:
     train_length: int = 64
 
     def __post_init__(self):
+        check_bounds(self, "model config", {
+            "n_layer": (int, 1, None), "d_model": (int, 1, None), "n_head": (int, 1, None), "d_ff": (int, 1, None),
+            "vocab_size": (int, 1, None), "dropout": (float, 0, 1), "train_length": (int, 4, None)})
+        for key in ("position", "mask"):
+            if not isinstance(getattr(self, key), str):
+                raise ValueError(f"model config {key}: {getattr(self, key)!r} is not a name")
+        for key in ("position_options", "mask_options"):
+            if not isinstance(getattr(self, key), dict):
+                raise ValueError(f"model config {key}: {getattr(self, key)!r} is not a mapping")
         if self.d_model % self.n_head:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_head {self.n_head}")
         if self.head_dim % 2 and self.position in ("rope", "xpos"):

@@ -26,7 +26,7 @@ from .checkpoint import load_model, provenance
 from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from .data.tokens import load_split
 from .device import autocast, pick_device
-from .files import atomic_write_text
+from .files import atomic_write_result
 from .masks import build_mask, default_mask_options
 
 log = logging.getLogger("lenex.evaluate")
@@ -100,7 +100,7 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_
         **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
-    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    atomic_write_result(out, result, cell=f"{checkpoint} on {data_dir} at L={length}, mask {mask_name}")
     log.info("L=%d mask=%s ppl=%.3f over %d tokens", length, mask_name, result["ppl"], result["tokens"])
     return result
 

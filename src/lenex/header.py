@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from .cli import run_cli
-from .files import atomic_write_text
+from .files import atomic_write_text, read_json
 from .presets import paper_view
 
 
@@ -89,13 +89,13 @@ def main(argv=None) -> None:
     preset = yaml.safe_load(Path(args.preset_file).read_text())
     if args.paper:
         preset = paper_view(preset, args.paper)
-    metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
-    results = [json.loads(Path(r).read_text()) for r in args.results]
+    metas = {Path(m).parent.name: read_json(Path(m)) for m in args.metas}
+    results = [read_json(Path(r)) for r in args.results]
     corpora = json.loads(args.corpora)
     training = None
     if args.train_meta:
         meta_path = Path(args.train_meta)
-        training = describe_training(meta_path.parent.name, json.loads(meta_path.read_text()), corpora,
+        training = describe_training(meta_path.parent.name, read_json(meta_path), corpora,
                                      args.train_stands_in_for)
     header = build_header(preset, corpora, metas, results, training, json.loads(args.unavailable))
     atomic_write_text(args.out, json.dumps(header, indent=1) + "\n")

@@ -36,7 +36,7 @@ from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from .data.tokens import load_split
 from .device import autocast, pick_device
 from .evaluate import pieces, scored_span
-from .files import atomic_write_text
+from .files import atomic_write_result
 from .masks import build_mask, default_mask_options
 
 log = logging.getLogger("lenex.resolution")
@@ -189,7 +189,7 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name="causal", s
         **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
-    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    atomic_write_result(out, result)
     log.info("L=%d mask=%s resolution=%.4f over %d texts", length, mask_name, result["resolution"], len(inputs))
     return result
 

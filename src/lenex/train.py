@@ -29,9 +29,9 @@ from tqdm import tqdm
 
 from .checkpoint import read_checkpoint, save_checkpoint
 from .cli import run_cli
-from .config import ModelConfig, build_dataclass
+from .config import ModelConfig, build_dataclass, check_bounds
 from .data.tokens import load_split
-from . import distributed
+from . import distributed, resume
 from .device import autocast
 from .files import atomic_write
 from .model import LanguageModel
@@ -59,6 +59,16 @@ class TrainConfig:
     checkpoint_every: int = 50
     eval_every: int = 0  # 0: validation loss only at the end
     eval_batches: int = 4
+
+    def __post_init__(self):
+        # The bounds of workflow/schemas/preset.schema.yaml's `train`, for callers outside the pipeline too.
+        check_bounds(self, "train config", {
+            "steps": (int, 1, None), "batch_size": (int, 1, None), "micro_batch_size": (int, 0, None),
+            "lr": (float, (">", 0), None), "end_lr": (float, 0, None), "warmup": (int, 0, None),
+            "power": (float, None, None), "beta1": (float, 0, 1), "beta2": (float, 0, 1), "eps": (float, 0, None),
+            "weight_decay": (float, 0, None), "grad_clip": (float, (">", 0), None), "seed": (int, None, None),
+            "log_every": (int, 1, None), "checkpoint_every": (int, 1, None), "eval_every": (int, 0, None),
+            "eval_batches": (int, 1, None)})
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainConfig":
@@ -135,12 +145,12 @@ def _restore_rng(state: dict, ctx: distributed.Context, seed: int, step: int) ->
 
 def _resume(workdir: Path, model, optimizer, identity: dict, ctx: distributed.Context, seed: int) -> int:
     last = workdir / "last.pt"
-    if not last.exists():
-        return 0
-    state = torch.load(last, map_location="cpu", weights_only=False)
-    if state.get("identity") != identity:
-        if ctx.is_main:
-            log.warning("ignoring %s: it was written for a different model/train config or data", last)
+    # Rank 0 alone sets a stale state aside; the others wait, then see the same file (or none).
+    state = resume.load_state(last, identity) if ctx.is_main else None
+    distributed.barrier(ctx)
+    if not ctx.is_main:
+        state = resume.load_state(last, identity)
+    if state is None:
         return 0
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
@@ -157,12 +167,6 @@ def _save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: i
              "rng": rng_by_rank[0]["cpu"], "cuda_rng": rng_by_rank[0]["cuda"], "rng_by_rank": rng_by_rank,
              "world_size": ctx.world_size}
     atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
-
-
-def _truncate_metrics(path: Path, step: int) -> None:
-    if path.exists():
-        kept = [line for line in path.read_text().splitlines() if line and json.loads(line).get("step", 0) <= step]
-        path.write_text("".join(line + "\n" for line in kept))
 
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
@@ -206,6 +210,7 @@ class _Hooks:
         extra = dict(self.run_identity or {})
         if self.init_from is not None:
             extra["init_from"] = str(Path(self.init_from).resolve())
+            extra["init_from_sha256"] = resume.file_sha256(self.init_from)
         return {"run": extra} if extra else {}
 
 
@@ -225,12 +230,13 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     if ctx.rank:
         _seed_rank(cfg.seed, ctx.rank)
     optimizer = build_optimizer(model, cfg)
+    # What this run depends on, by content: a state saved under another identity is never resumed.
     identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve()),
-                **hooks.identity()}
+                "data_sha256": resume.data_fingerprint(data_dir), **hooks.identity()}
     step = _resume(workdir, model, optimizer, identity, ctx, cfg.seed)
     metrics_path = workdir / "metrics.jsonl"
     if ctx.is_main:
-        _truncate_metrics(metrics_path, step)
+        resume.truncate_metrics(metrics_path, step)
     distributed.barrier(ctx)
     forward = model
     if ctx.distributed:
@@ -282,8 +288,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
                 record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length, device)
             if ctx.is_main and (step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record):
                 record["tokens_per_s"] = run_steps * cfg.batch_size * seq_len / (time.time() - started)
-                metrics.write(json.dumps(record) + "\n")
-                metrics.flush()
+                resume.append_record(metrics, record)
                 progress.set_postfix(loss=f"{loss_value:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
                 _save_state(workdir, ctx, identity, step, model, optimizer)
@@ -307,6 +312,8 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
         else:
             save_checkpoint(out, model, **summary)
         log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
+        # A finished run leaves no state behind that a later, different run could resume from.
+        (workdir / "last.pt").unlink(missing_ok=True)
     distributed.barrier(ctx)  # no rank reports success before the checkpoint exists
     return summary
 

@@ -12,7 +12,9 @@ from snakemake.utils import validate
 
 from lenex.claims import FIGURE_CELLS
 from lenex.data.corpus import debian_packages
+from lenex.files import read_yaml
 from lenex.presets import paper_view
+from lenex.variants import check_variants
 
 validate(config, "../schemas/config.schema.yaml")
 
@@ -42,7 +44,7 @@ def _load_yaml(kind, name, schema):
     if not path.exists():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
-    values = yaml.safe_load(path.read_text())
+    values = read_yaml(path)  # a syntax error names the file and line
     validate(values, str(SCHEMAS / schema))
     return values
 
@@ -63,7 +65,10 @@ def paper_preset(name, paper):
 
 @functools.cache
 def experiment(paper):
-    return _load_yaml("experiments", paper, "experiment.schema.yaml")
+    values = _load_yaml("experiments", paper, "experiment.schema.yaml")
+    # Schemes, masks and their options exist: checked now, not when (after its old output is gone) a job runs.
+    check_variants(values["variants"], CONFIG_DIR / "experiments" / f"{paper}.yaml")
+    return values
 
 
 def corpus_spec(name):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cli import run_cli
-from ..files import atomic_write, atomic_write_text
+from ..files import atomic_write, atomic_write_text, read_json
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def read_meta(data_dir: str | os.PathLike) -> dict:
         raise FileNotFoundError(f"{path} not found: prepare the corpus first "
                                 f"(`python -m lenex.data.prepare --out {data_dir} ...`)")
     try:
-        meta = json.loads(path.read_text())
+        meta = read_json(path)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} is corrupt: {e}") from None
     for key in ("tokenizer", "vocab_size", "dtype", "source", "splits"):

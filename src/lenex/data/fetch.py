@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cli import run_cli
+from ..files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def sha256_file(path: str | os.PathLike) -> str:
 def _cached(out: Path) -> dict | None:
     """SOURCE.json if it exists and the file it records still has its sha256."""
     try:
-        meta = json.loads((out / SOURCE_FILE).read_text())
+        meta = read_json(out / SOURCE_FILE)
         target = out / meta["filename"]
         if target.is_file() and sha256_file(target) == meta["sha256"]:
             return meta

@@ -22,6 +22,7 @@ import numpy as np
 
 from .prepare import DTYPE, FORMAT_VERSION, META_FILE, SPLITS, _replace_dir
 from .tokens import load_split
+from ..files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def build_mix(spec: dict, data_root: str | os.PathLike, out: str | os.PathLike,
         path = data_root / name / META_FILE
         if not path.is_file():
             raise FileNotFoundError(f"{role}: component {name!r} is not prepared ({path} missing)")
-        metas[name] = json.loads(path.read_text())
+        metas[name] = read_json(path)
     tokenizers = {m["tokenizer"] for m in metas.values()}
     if len(tokenizers) != 1:
         raise ValueError(f"{role}: components use different tokenizers {sorted(tokenizers)}")

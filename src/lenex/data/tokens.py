@@ -1,13 +1,13 @@
 """Read the token files written by ``lenex.data.prepare``."""
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from ..files import read_json
 
 _HOW_TO_BUILD = ("build it with `snakemake --cores 1 <data dir>/meta.json` (the prepare "
                  "rule) or `python -m lenex.data.prepare --out <data dir> ...`")
@@ -34,7 +34,7 @@ def load_split(data_dir: str | os.PathLike, split: str) -> TokenSplit:
     meta_path = data_dir / "meta.json"
     if not meta_path.is_file():
         raise FileNotFoundError(f"{meta_path} not found: {_HOW_TO_BUILD}")
-    dataset = json.loads(meta_path.read_text())
+    dataset = read_json(meta_path)
     if split not in dataset["splits"]:
         raise KeyError(f"split {split!r} not in {meta_path}; have {sorted(dataset['splits'])}")
     info = dict(dataset["splits"][split], dataset=dataset)

@@ -18,17 +18,24 @@ from ..masks import AttentionMask
 from ..positions import PositionScheme
 
 
+# Long inputs with per-span scales: at most this many mask entries per span (query rows are cut to fit).
+MASK_ENTRIES = 1 << 24
+
+
 @dataclass
 class Span:
     q: slice
     k: slice
     mask: torch.Tensor | None  # additive, broadcastable to (B, H, q, k); None: causal fast path
+    q_scale: torch.Tensor | None = None  # per-span q/k magnitudes (`PositionScheme.span_scale_rows`)
+    k_scale: torch.Tensor | None = None
 
 
 def additive_mask(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """Boolean `allowed` (Tq, Tk) plus an optional bias -> the additive float mask SDPA takes."""
-    blocked = torch.zeros(allowed.shape, device=allowed.device).masked_fill(~allowed, float("-inf"))
-    return blocked if bias is None else bias + blocked
+    """Boolean `allowed` (Tq, Tk) plus an optional bias -> the additive float mask SDPA takes.
+    Built with `where`, never by adding -inf to a bias, so no entry can become inf - inf = NaN."""
+    kept = torch.zeros((), device=allowed.device) if bias is None else bias
+    return torch.where(allowed, kept, torch.tensor(float("-inf"), device=allowed.device))
 
 
 def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
@@ -44,6 +51,9 @@ def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) 
     length = positions.shape[-1]
     mask.check_length(length)
     idx = torch.arange(length, device=positions.device)
+    rows = scheme.span_scale_rows(positions)
+    if rows is not None:
+        return _scaled_plan(positions, scheme, mask, rows)
     chunk = mask.chunk(length)
     if not mask.banded or length <= 2 * chunk:
         bias = scheme.bias(positions, positions)
@@ -60,15 +70,40 @@ def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) 
     return spans
 
 
+def _scaled_plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask, rows: int) -> list[Span]:
+    """Spans of at most `rows` queries (and MASK_ENTRIES mask entries), each with its keys up to its
+    last query (every mask is causal) and the scheme's q/k scales relative to that span."""
+    length = positions.shape[-1]
+    idx = torch.arange(length, device=positions.device)
+    chunk = mask.chunk(length)
+    spans = []
+    for q_start in range(0, length, chunk):
+        q_end = min(q_start + chunk, length)
+        step = min(rows, max(1, MASK_ENTRIES // (q_end - mask.key_range(q_start, q_end)[0])))
+        for start in range(q_start, q_end, step):
+            end = min(start + step, q_end)
+            k_start = mask.key_range(start, end)[0]
+            q_span, k_span = slice(start, end), slice(k_start, end)
+            q_pos, k_pos = positions[..., q_span], positions[..., k_span]
+            allowed = mask.allowed(idx[q_span], idx[k_span])
+            spans.append(Span(q_span, k_span, additive_mask(allowed, scheme.bias(q_pos, k_pos)),
+                              *scheme.span_scales(q_pos, k_pos)))
+    return spans
+
+
 def attend(q, k, v, plan: list[Span], dropout_p: float = 0.0) -> torch.Tensor:
-    """q, k, v: (B, H, T, hd), already rotated. Returns (B, H, T, hd)."""
+    """q, k, v: (B, H, T, hd), already rotated (and scaled, unless the plan's spans carry scales).
+    Returns (B, H, T, hd)."""
     outputs = []
     for span in plan:
         attn_mask = None if span.mask is None else span.mask.to(q.dtype)
+        q_span, k_span = q[:, :, span.q], k[:, :, span.k]
+        if span.q_scale is not None:
+            q_span, k_span = q_span * span.q_scale.to(q.dtype), k_span * span.k_scale.to(k.dtype)
         outputs.append(
             F.scaled_dot_product_attention(
-                q[:, :, span.q],
-                k[:, :, span.k],
+                q_span,
+                k_span,
                 v[:, :, span.k],
                 attn_mask=attn_mask,
                 is_causal=span.mask is None,

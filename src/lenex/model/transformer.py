@@ -34,7 +34,10 @@ class SelfAttention(nn.Module):
 
     def forward(self, x, positions, scheme: PositionScheme, plan):
         q, k, v = self.heads(x)
-        q, k = scheme.rotate(q, k, positions, positions)
+        if plan[0].q_scale is not None:  # scales too wide for one reference: attend() applies them per span
+            q, k = scheme.rotate_unscaled(q, k, positions, positions)
+        else:
+            q, k = scheme.rotate(q, k, positions, positions)
         return self.merge(attend(q, k, v, plan, self.dropout if self.training else 0.0))
 
 

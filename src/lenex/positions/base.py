@@ -55,6 +55,12 @@ class PositionScheme(nn.Module):
         """Additive bias on the scaled logits: (H, Tq, Tk), or (B, H, Tq, Tk) for batched positions."""
         return None
 
+    def span_scale_rows(self, positions: torch.Tensor) -> int | None:
+        """None: `rotate` applies the scheme's q/k scales (if any) over the whole sequence. An int:
+        one reference for all these positions would take the scales out of float32 range, so
+        attention applies `span_scales` per span of at most that many queries (xPos, long inputs)."""
+        return None
+
 
 def make_options(scheme: str, options_cls: type, options: dict | None):
     """Build the scheme's options dataclass; an unknown key raises a ValueError naming it."""

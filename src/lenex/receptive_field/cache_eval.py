@@ -34,7 +34,7 @@ from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import autocast, pick_device
-from ..files import atomic_write_text
+from ..files import atomic_write_result
 from ..masks import build_mask
 from .last_token import last_token_nll, last_token_segments, segment_ends, tokens_digest
 
@@ -150,7 +150,7 @@ def main(argv=None) -> None:
               "split": args.split, "span": span, "train_length": cfg.train_length,
               "base_train_length": args.train_length, **provenance(args.checkpoint, model, payload),
               "check": check, **json.loads(args.extra)}
-    atomic_write_text(args.out, json.dumps([{**r, **common} for r in records], indent=1) + "\n")
+    atomic_write_result(args.out, [{**r, **common} for r in records])
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
-from ..files import atomic_write_text
+from ..files import atomic_write_result
 from .erf import measure, theoretical_receptive_field
 from .last_token import evaluate, last_token_segments, segment_ends
 from .plan import lengths as to_lengths
@@ -65,8 +65,8 @@ def main(argv=None) -> None:
                       mask_options=model.train_mask.options(), trf=theoretical_receptive_field(cfg),
                       position=cfg.position, steps=payload.get("step"), **extra)
         log.info("ERF %d of %d tokens (TRF %s, L_tr %d)", result["erf"], length, result["trf"], cfg.train_length)
-        atomic_write_text(args.erf_out, json.dumps(result) + "\n")
-    atomic_write_text(args.out, json.dumps([{**r, **common} for r in records], indent=1) + "\n")
+        atomic_write_result(args.erf_out, result, indent=None)
+    atomic_write_result(args.out, [{**r, **common} for r in records])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ the last row for several d̄).
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 import torch
 
 from ..cli import run_cli
-from ..files import atomic_write
+from ..files import atomic_write, read_json
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
 
@@ -142,7 +141,7 @@ def main(argv=None) -> None:
     if args.figure == "erf":
         if not args.erf:
             raise ValueError("an ERF figure needs at least one --erf file")
-        fig = figure_erf([json.loads(Path(p).read_text()) for p in args.erf], args.title)
+        fig = figure_erf([read_json(Path(p)) for p in args.erf], args.title)
     else:
         fig = {"figure8": figure8, "figure9": figure9, "figure10": figure10}[args.figure]()
     save(fig, args.out_png, args.out_pdf)

@@ -24,7 +24,7 @@ import torch
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
-from ..files import atomic_write_text
+from ..files import atomic_write_result
 from ..positions import contiguous_positions
 from ..model.attention import plan_attention
 from .evaluate import ready_for, test_pieces
@@ -99,7 +99,7 @@ def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: i
               "medians_times_keys": [round(float(v), 6) for v in medians],
               "mean": float(medians.mean()), "median": float(np.median(medians)), "checkpoint": str(checkpoint),
               **(extra or {})}
-    atomic_write_text(out, json.dumps(result) + "\n")
+    atomic_write_result(out, result, indent=None)
     log.info("%d medians: mean %.3f, median %.3f", len(medians), result["mean"], result["median"])
     return result
 

@@ -28,7 +28,7 @@ from ..checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.tokens import document_pieces, load_split
 from ..device import autocast, pick_device
-from ..files import atomic_write_text
+from ..files import atomic_write_result
 from .models import extended, load_any
 
 log = logging.getLogger("lenex.segmented.evaluate")
@@ -95,7 +95,7 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         **provenance(checkpoint, model, payload), "seconds": time.time() - started,
         **(extra or {}),
     }
-    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    atomic_write_result(out, result)
     log.info("L=%d ppl=%.3f (corpus %.3f) over %d pieces", length, result["ppl"], result["corpus_ppl"], len(pieces))
     return result
 

@@ -11,7 +11,6 @@ weight of queries past L_t (`lenex.segmented.attention`), before and after chunk
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import matplotlib
@@ -21,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..cli import run_cli  # noqa: E402
-from ..files import atomic_write, atomic_write_text  # noqa: E402
+from ..files import atomic_write, atomic_write_text, read_json  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
 
@@ -90,7 +89,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out-pdf", required=True)
     parser.add_argument("--out-cells", default=None, help="figure3: its numbers as JSON, for the claims")
     args = parser.parse_args(argv)
-    results = [json.loads(Path(p).read_text()) for p in args.results]
+    results = [read_json(Path(p)) for p in args.results]
     if args.figure == "figure2":
         figure2(results, args.title, args.scale, args.out_png, args.out_pdf)
     else:

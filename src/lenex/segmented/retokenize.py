@@ -21,14 +21,14 @@ from tqdm import tqdm
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..data.tokens import load_split
-from ..files import atomic_write, atomic_write_text
+from ..files import atomic_write, atomic_write_text, read_json
 
 SPLITS = ("train", "valid", "test")
 
 
 def retokenize(data_dir, tokenizer, out_dir, name: str) -> dict:
     """Write `out_dir` from `data_dir`; `tokenizer` is a transformers tokenizer."""
-    source = json.loads((Path(data_dir) / "meta.json").read_text())
+    source = read_json(Path(data_dir) / "meta.json")
     if source["tokenizer"] != "gpt2":
         raise ValueError(f"{data_dir} is tokenized with {source['tokenizer']!r}; re-tokenizing reads GPT-2 tokens")
     gpt2, eot = get_tokenizer("gpt2"), tokenizer.eos_token_id

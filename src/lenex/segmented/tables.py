@@ -23,7 +23,7 @@ import torch
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_json
 from ..header import git_revision
 from ..presets import paper_view
 from ..tables.cells import write_cells
@@ -132,7 +132,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key)
     view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
-    metas = {Path(m).parent.name: json.loads(Path(m).read_text()) for m in args.metas}
+    metas = {Path(m).parent.name: read_json(Path(m)) for m in args.metas}
     header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf)
     table = build_segmented_table(spec, load_results(args.results), load_paper_results(), header)
     atomic_write_text(args.out_md, render_markdown(table))

@@ -1,0 +1,112 @@
+"""What a training run may resume from: its saved state, keyed on the content it depends on.
+
+A resume state (`<workdir>/last.pt`) records the run's identity: model and train config,
+the sha256 of the token files it reads (meta.json and the train/valid .bin files) and of the
+checkpoint it starts from. A state whose identity differs from the run's is set aside (renamed
+to `last.pt.set-aside`, with a one-line notice saying what changed) and the run starts fresh,
+so a corpus re-prepared in place, with other data under the same path, is never mixed into
+a model. An unreadable state (a truncated file) is set aside the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import torch
+
+from .data.fetch import sha256_file as file_sha256
+from .files import atomic_write_text, read_json
+
+log = logging.getLogger("lenex.train")
+SET_ASIDE_SUFFIX = ".set-aside"
+
+
+def data_fingerprint(data_dir: str | os.PathLike, splits=("train", "valid")) -> dict:
+    """sha256 of a prepared corpus's meta.json and of the token files of `splits` (the ones
+    training reads): the same path holding other tokens gives another fingerprint."""
+    data_dir = Path(data_dir)
+    meta_path = data_dir / "meta.json"
+    meta = read_json(meta_path)
+    fingerprint = {"meta.json": file_sha256(meta_path)}
+    for split in splits:
+        name = meta["splits"][split]["file"]
+        fingerprint[name] = file_sha256(data_dir / name)
+    return fingerprint
+
+
+def differences(saved: dict, current: dict, prefix: str = "") -> list[str]:
+    """'key: old -> new' for every leaf that differs between two identity dicts."""
+    changed = []
+    for key in sorted(set(saved) | set(current), key=str):
+        old, new = saved.get(key, "<absent>"), current.get(key, "<absent>")
+        if isinstance(old, dict) and isinstance(new, dict):
+            changed += differences(old, new, f"{prefix}{key}.")
+        elif old != new:
+            changed.append(f"{prefix}{key}: {_short(old)} -> {_short(new)}")
+    return changed
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= 20 else text[:12] + "..."
+
+
+def set_aside(path: Path, why: str) -> Path:
+    """Rename a state the run must not use out of the way (kept for inspection) with a notice."""
+    target = path.with_name(path.name + SET_ASIDE_SUFFIX)
+    os.replace(path, target)
+    log.warning("set aside %s as %s: %s; training starts fresh", path, target.name, why)
+    return target
+
+
+def load_state(path: Path, identity: dict) -> dict | None:
+    """The saved state at `path` when it exists, is readable and was written for `identity`;
+    otherwise None (a mismatching or unreadable state is set aside)."""
+    if not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # torch raises several types for a truncated or corrupt file
+        set_aside(path, f"unreadable ({str(err).splitlines()[0][:60]}...)")
+        return None
+    saved = state.get("identity") if isinstance(state, dict) else None
+    if saved != identity:
+        changed = differences(saved or {}, identity)
+        set_aside(path, "written for another run (" + "; ".join(changed[:4]) +
+                  (f"; {len(changed) - 4} more" if len(changed) > 4 else "") + ")")
+        return None
+    return state
+
+
+def read_metrics(path: Path) -> list[dict]:
+    """The records of a metrics.jsonl; a half-written last line (a run killed mid-write) is
+    dropped with a notice, a broken line elsewhere is an error naming the file and line."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if number < len(lines):
+                raise ValueError(f"{path}:{number}: not a JSON record ({err.msg}); delete the line or the file") from err
+            log.warning("%s:%d: dropped a half-written last line (%r)", path, number, line[:40])
+    return records
+
+
+def truncate_metrics(path: Path, step: int) -> None:
+    """Keep the records up to `step` (those the resumed state has already seen)."""
+    if path.exists():
+        kept = [r for r in read_metrics(path) if r.get("step", 0) <= step]
+        atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
+
+
+def append_record(handle, record: dict) -> None:
+    """One whole line per write, flushed and synced, so a crash leaves at most a partial last line."""
+    handle.write(json.dumps(record) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())
