@@ -2,7 +2,6 @@
 on the paper's own numbers, the claims CLI on hand-made cells files, schema errors, and the cells
 file the table renderer writes."""
 import json
-from pathlib import Path
 
 import pytest
 import yaml

@@ -11,6 +11,7 @@ weight of queries past L_t (`lenex.segmented.attention`), before and after chunk
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import matplotlib
