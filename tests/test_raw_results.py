@@ -170,3 +170,13 @@ def test_small_run_rerenders_byte_identically_from_its_raw_results_alone(tmp_pat
     assert again.returncode == 0, again.stderr[-2000:]
     assert {ext: (work / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")} == before
     assert sorted(p.name for p in (work / "results/tiny").iterdir()) == ["figures", "logs", "raw"]
+
+
+def test_corpus_meta_keeps_its_card_facts_without_the_document_index(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    meta = {"role": "pg22", "splits": {"test": {"file": "test.bin", "n_docs": 2, "n_tokens": 900,
+                                                 "doc_ids": [3, 5], "groups": ["a", "b"], "tokens_by_component": {"x": 1}}}}
+    path = write(tmp_path / "results/t/data/pg22/meta.json", meta)
+    back = parse(collect([path]))[path]
+    assert back == {"role": "pg22", "splits": {"test": {"file": "test.bin", "n_docs": 2, "n_tokens": 900,
+                                                         "tokens_by_component": {"x": 1}}}}

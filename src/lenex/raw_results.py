@@ -8,8 +8,9 @@ One line per record, tidy: an evaluation's fields (paper, variant, corpus, mask,
 tokens, scored_tokens_sha256, checkpoint, model_config, git_rev, device, date, seed ...) beside
 `file`, the path the pipeline wrote it to, and `item`, its place in that file when the file holds
 a list (a receptive-field model's lengths). A corpus's meta.json (the data-card facts headers
-quote) is one line too. The JSON of every file comes back exactly: floats round-trip, key order
-is kept.
+quote) is one line too, without its document index (the per-split lists of document ids, offsets
+and groups, which only readers of the token files use: 0.6 MB of the 0.7 MB LEX raw results at
+tiny). Everything else comes back exactly: floats round-trip, key order is kept.
 
 Renderers read recorded inputs through `read_recorded(path)`: from the file itself, or, when the
 environment variable LENEX_RAW names raw-results files (the workflow's `from_raw` mode), from
@@ -31,8 +32,17 @@ RAW_ENV = "LENEX_RAW"
 _PLACE = ("file", "item", "items")
 
 
+def card_facts(meta: dict) -> dict:
+    """A corpus meta.json without its document index: each split's list-valued fields."""
+    splits = {name: {k: v for k, v in split.items() if not isinstance(v, list)}
+              for name, split in meta.get("splits", {}).items()}
+    return {**meta, "splits": splits} if "splits" in meta else meta
+
+
 def file_lines(path: str, content) -> list[dict]:
     """The raw-results lines of one recorded file."""
+    if Path(path).name == "meta.json" and isinstance(content, dict):
+        content = card_facts(content)
     if isinstance(content, dict):
         return [{"file": path, **_checked(path, content)}]
     if isinstance(content, list) and all(isinstance(r, dict) for r in content):
