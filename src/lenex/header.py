@@ -14,7 +14,7 @@ from .cli import run_cli
 from .files import atomic_write_text
 from .presets import paper_view
 from .raw_results import read_recorded
-from .run_facts import git_revision, recorded  # noqa: F401  (git_revision: re-exported)
+from .run_facts import recorded
 
 
 def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str) -> str:

@@ -14,7 +14,6 @@ training involved.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 

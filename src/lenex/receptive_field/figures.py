@@ -14,9 +14,7 @@ the last row for several d̄).
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import torch
