@@ -6,7 +6,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 # Rules call `python -m lenex...`: the venv must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test lint format
+.PHONY: setup run test lint format tables
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -20,6 +20,11 @@ $(VENV)/.installed: pyproject.toml
 run: setup
 	snakemake --cores $(CORES)
 	@echo "whole-paper pages: $$(ls results/$$(python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["preset"])')/*.md | tr '\n' ' ')"
+
+# Every table, figure and page of PRESET (default: config.yaml's) re-rendered from its raw results
+# alone (results/<preset>/raw/): no fetch, prepare, train or evaluation job (docs/raw-results.md).
+tables: setup
+	snakemake --cores $(CORES) --forceall --config from_raw=True $(if $(PRESET),preset=$(PRESET))
 
 test: setup
 	# Two workers: the dry-run and end-to-end tests are mostly single-threaded subprocesses.

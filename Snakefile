@@ -12,6 +12,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/recorded.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
@@ -21,6 +22,7 @@ include: "workflow/rules/lex.smk"
 include: "workflow/rules/receptive_field.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/raw.smk"
 
 
 rule all:

@@ -11,6 +11,7 @@ import torch
 from .config import ModelConfig
 from .files import atomic_write
 from .model import LanguageModel
+from .run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
 
@@ -52,6 +53,7 @@ def load_model(path, **config_overrides) -> tuple[LanguageModel, dict]:
 
 def provenance(checkpoint, model: LanguageModel, payload: dict) -> dict:
     """What every result file records about the model that produced it, so a table cell can
-    be traced back to its checkpoint, configuration, size and training length."""
+    be traced back to its checkpoint, configuration, size and training length, and to the run
+    (revision, device, date) that computed it."""
     return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
-            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen")}
+            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **run_facts()}

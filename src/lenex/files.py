@@ -94,3 +94,14 @@ def atomic_write_result(path: str | Path, result, cell: str = "", indent: int | 
     if found:
         raise ValueError(f"{cell or path}: non-finite result ({found}); {path} not written")
     atomic_write_text(path, json.dumps(result, indent=indent, allow_nan=False) + "\n")
+# Metadata that would move between two renders of the same figure (render date, the plotting
+# library's version) is left out, so a figure re-rendered from the same numbers is byte-identical.
+FIXED_FIGURE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
+
+
+def save_figure(fig, path: str | Path, **options) -> None:
+    """Write a matplotlib figure atomically, its format from the suffix (png, pdf), fixed metadata."""
+    fmt = Path(path).suffix[1:]
+    if fmt not in FIXED_FIGURE_METADATA:
+        raise ValueError(f"figure {path}: unknown format {fmt!r}; known: {', '.join(FIXED_FIGURE_METADATA)}")
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=FIXED_FIGURE_METADATA[fmt], **options))

@@ -5,30 +5,16 @@ data, from which code. `python -m lenex.header --preset-file P --corpora JSON --
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
-import subprocess
 from pathlib import Path
 
-import torch
 import yaml
 
 from .cli import run_cli
-from .files import atomic_write_text, read_json
+from .files import atomic_write_text
 from .presets import paper_view
-
-
-def git_revision() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        # "+dirty" means changed code or config; outputs under results/ do not count (Snakemake
-        # deletes a job's old outputs before running it, and tables of reference runs are tracked).
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"],
-                               capture_output=True, text=True)
-        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+from .raw_results import read_recorded
+from .run_facts import recorded
 
 
 def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str) -> str:
@@ -43,7 +29,7 @@ def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str
 def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict],
                  training_data: str | None = None, unavailable: dict | None = None) -> dict:
     first = results[0] if results else {}
-    model = preset["model"]
+    model = {**preset["model"], **recorded_architecture(results)}
     stand_ins = {}
     for corpus, meta in metas.items():
         spec = corpora.get(corpus, {})
@@ -66,11 +52,23 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
-        "git_rev": git_revision(),
-        "device": f"{platform.machine()} CPU, torch {torch.__version__}"
-        + (f", CUDA {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""),
-        "date": datetime.date.today().isoformat(),
+        # The run's facts as the evaluations recorded them, not the renderer's.
+        "git_rev": recorded(results, "git_rev"),
+        "device": recorded(results, "device"),
+        "date": recorded(results, "date"),
     }
+
+
+def recorded_architecture(results: list[dict]) -> dict:
+    """Layers, width and heads of the models behind the cells, where every record agrees on
+    them (their recorded model_config): the scale line then says what was run, not what the
+    preset file says now."""
+    out = {}
+    for key in ("n_layer", "d_model", "n_head"):
+        values = {r["model_config"][key] for r in results if key in r.get("model_config", {})}
+        if len(values) == 1:
+            out[key] = values.pop()
+    return out
 
 
 def main(argv=None) -> None:
@@ -89,13 +87,13 @@ def main(argv=None) -> None:
     preset = yaml.safe_load(Path(args.preset_file).read_text())
     if args.paper:
         preset = paper_view(preset, args.paper)
-    metas = {Path(m).parent.name: read_json(Path(m)) for m in args.metas}
-    results = [read_json(Path(r)) for r in args.results]
+    metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
+    results = [read_recorded(r) for r in args.results]
     corpora = json.loads(args.corpora)
     training = None
     if args.train_meta:
         meta_path = Path(args.train_meta)
-        training = describe_training(meta_path.parent.name, read_json(meta_path), corpora,
+        training = describe_training(meta_path.parent.name, read_recorded(meta_path), corpora,
                                      args.train_stands_in_for)
     header = build_header(preset, corpora, metas, results, training, json.loads(args.unavailable))
     atomic_write_text(args.out, json.dumps(header, indent=1) + "\n")

@@ -18,6 +18,11 @@ from lenex.variants import check_variants
 
 validate(config, "../schemas/config.schema.yaml")
 
+# Raw results (docs/raw-results.md, workflow/rules/recorded.smk): with `--config from_raw=True`
+# (make tables) every render job reads its recorded inputs from results/<preset>/raw/<paper>.jsonl
+# instead of the evaluation outputs and corpus metas: no fetch, prepare, train or evaluate job.
+FROM_RAW = bool(config.get("from_raw", False))
+
 CONFIG_DIR = Path(workflow.basedir) / "config"
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 ENV = "../../envs/lenex.yaml"
@@ -313,11 +318,24 @@ def paper_cells(preset_name, paper):
     ]
 
 
-def all_targets(preset_name):
-    """Every corpus card, the whole-paper page of every configured paper, and the claims."""
+def paper_targets(preset_name):
+    """What is rendered from recorded results: each configured paper's whole-paper page (which
+    gathers its tables and figures) and its claims, and the claims summary. Rules that read only
+    rendered files or raw results and should come along with `make tables` are added here.
+    """
+    papers = config["papers"]
     return (
-        corpus_cards(preset_name)
-        + [f"results/{preset_name}/{paper}.md" for paper in config["papers"]]
-        + [f"results/{preset_name}/claims/{paper}.json" for paper in config["papers"]]
+        [f"results/{preset_name}/{paper}.md" for paper in papers]
+        + [f"results/{preset_name}/claims/{paper}.json" for paper in papers]
         + [f"results/{preset_name}/claims.md"]
+    )
+
+
+def all_targets(preset_name):
+    """Every corpus card, the whole-paper page and the raw results of every configured paper;
+    under from_raw only what is rendered from the raw results."""
+    if FROM_RAW:
+        return rendered_from_raw(preset_name)
+    return (
+        corpus_cards(preset_name) + paper_targets(preset_name) + raw_files(preset_name)
     )

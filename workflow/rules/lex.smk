@@ -49,7 +49,9 @@ rule resolution:
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
 rule lex_figure1:
     input:
-        results=lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"),
+        results=recorded(
+            lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"), "lex"
+        ),
         spec="config/experiments/lex.yaml",
     output:
         png="results/{preset}/figures/lex/figure1.png",
@@ -58,9 +60,12 @@ rule lex_figure1:
         "results/{preset}/logs/figures/lex/figure1.log",
     conda:
         ENV
+    params:
+        results=lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"),
+        raw=raw_env("lex"),
     shell:
-        "python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
-        " --dataset pg22 --results {input.results} --preset {wildcards.preset}"
+        "{params.raw}python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
+        " --dataset pg22 --results {params.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
 

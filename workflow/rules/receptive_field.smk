@@ -159,19 +159,9 @@ rule rf_cache_window:
 
 rule rf_table:
     input:
-        results=lambda wc: rf.table_results(
-            wc.preset,
-            table_spec(RF, wc.table),
-            paper_preset(wc.preset, RF),
-            corpus_unavailable,
+        recorded=recorded(
+            lambda wc: sum(rf_table_recorded(wc.preset, wc.table).values(), []), RF
         ),
-        erf=lambda wc: rf.table_erf_results(
-            wc.preset, table_spec(RF, wc.table), corpus_unavailable
-        ),
-        metas=lambda wc: [
-            data_files(wc.preset, c)[-1]
-            for c in rf.table_corpora(table_spec(RF, wc.table), corpus_unavailable)
-        ],
         spec="config/experiments/receptive-field.yaml",
         preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
     output:
@@ -187,10 +177,14 @@ rule rf_table:
         unavailable=lambda wc: quoted_json(
             rf.table_unavailable(table_spec(RF, wc.table), corpus_unavailable)
         ),
+        results=lambda wc: rf_table_recorded(wc.preset, wc.table)["results"],
+        erf=lambda wc: rf_table_recorded(wc.preset, wc.table)["erf"],
+        metas=lambda wc: rf_table_recorded(wc.preset, wc.table)["metas"],
+        raw=raw_env(RF),
     shell:
-        "python -m lenex.receptive_field.table --spec {input.spec} --table-key table{wildcards.table}"
-        " --preset-file {input.preset_file} --results {input.results} --erf {input.erf}"
-        " --metas {input.metas} --corpora {params.corpora} --unavailable {params.unavailable}"
+        "{params.raw}python -m lenex.receptive_field.table --spec {input.spec} --table-key table{wildcards.table}"
+        " --preset-file {input.preset_file} --results {params.results} --erf {params.erf}"
+        " --metas {params.metas} --corpora {params.corpora} --unavailable {params.unavailable}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
 
@@ -198,9 +192,7 @@ rule rf_table:
 # Figures 4-7 and 11-13 draw c_m of the figure's models (seed 1); 8-10 are exact, from Eq. (6).
 rule rf_figure:
     input:
-        erf=lambda wc: rf.figure_results(
-            wc.preset, experiment(RF)["figures"][f"figure{wc.figure}"]
-        ),
+        erf=recorded(lambda wc: rf_figure_recorded(wc.preset, wc.figure), RF),
     output:
         png="results/{preset}/figures/receptive-field/figure{figure}.png",
         pdf="results/{preset}/figures/receptive-field/figure{figure}.pdf",
@@ -219,6 +211,8 @@ rule rf_figure:
         title=lambda wc: shlex.quote(
             experiment(RF)["figures"][f"figure{wc.figure}"]["title"]
         ),
+        erf=lambda wc: rf_figure_recorded(wc.preset, wc.figure),
+        raw=raw_env(RF),
     shell:
-        "python -m lenex.receptive_field.figures {params.kind} --erf {input.erf}"
+        "{params.raw}python -m lenex.receptive_field.figures {params.kind} --erf {params.erf}"
         " --title {params.title} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

@@ -267,9 +267,7 @@ rule segmented_attention:
 
 rule segmented_figure2:
     input:
-        lambda wc: seg.figure2_results(
-            wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
-        ),
+        recorded(lambda wc: seg_figure_recorded(wc.preset, "2"), SEG),
     output:
         png="results/{preset}/figures/segmented/figure2.png",
         pdf="results/{preset}/figures/segmented/figure2.pdf",
@@ -279,19 +277,17 @@ rule segmented_figure2:
         ENV
     params:
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure2"]["title"]),
-        scale=lambda wc: shlex.quote(
-            seg.scale_line(wc.preset, paper_preset(wc.preset, SEG))
-        ),
+        results=lambda wc: seg_figure_recorded(wc.preset, "2"),
+        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        raw=raw_env(SEG),
     shell:
-        "python -m lenex.segmented.figures figure2 --results {input} --title {params.title}"
-        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        "{params.raw}python -m lenex.segmented.figures figure2 --results {params.results}"
+        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
 
 rule segmented_figure3:
     input:
-        lambda wc: seg.figure3_results(
-            wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
-        ),
+        recorded(lambda wc: seg_figure_recorded(wc.preset, "3"), SEG),
     output:
         png="results/{preset}/figures/segmented/figure3.png",
         pdf="results/{preset}/figures/segmented/figure3.pdf",
@@ -302,24 +298,19 @@ rule segmented_figure3:
         ENV
     params:
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure3"]["title"]),
-        scale=lambda wc: shlex.quote(
-            seg.scale_line(wc.preset, paper_preset(wc.preset, SEG))
-        ),
+        results=lambda wc: seg_figure_recorded(wc.preset, "3"),
+        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        raw=raw_env(SEG),
     shell:
-        "python -m lenex.segmented.figures figure3 --results {input} --title {params.title}"
-        " --scale {params.scale} --out-png {output.png} --out-pdf {output.pdf}"
+        "{params.raw}python -m lenex.segmented.figures figure3 --results {params.results}"
+        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png} --out-pdf {output.pdf}"
         " --out-cells {output.cells} > {log} 2>&1"
 
 
 rule segmented_table:
     input:
-        results=lambda wc: seg.table_results(
-            wc.preset,
-            paper_preset(wc.preset, SEG),
-            experiment(SEG),
-            f"table{wc.table}",
-        ),
-        meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
+        results=recorded(lambda wc: seg_table_recorded(wc.preset, wc.table), SEG),
+        meta=recorded(lambda wc: data_files(wc.preset, "arxiv")[-1], SEG),
         spec="config/experiments/segmented.yaml",
     output:
         md="results/{preset}/tables/segmented/table{table}.md",
@@ -336,9 +327,12 @@ rule segmented_table:
         ),
         corpora=lambda wc: quoted_json(config["corpora"]),
         hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        results=lambda wc: seg_table_recorded(wc.preset, wc.table),
+        meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
+        raw=raw_env(SEG),
     shell:
-        "python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
-        " --results {input.results} --preset-file {params.preset_file} --models {params.models}"
-        " --corpora {params.corpora} --metas {input.meta} {params.hf}"
+        "{params.raw}python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
+        " --results {params.results} --preset-file {params.preset_file} --models {params.models}"
+        " --corpora {params.corpora} --metas {params.meta} {params.hf}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"

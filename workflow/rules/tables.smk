@@ -3,9 +3,11 @@
 
 rule table_header:
     input:
-        evaluations=table_evaluations,
-        metas=table_corpora,
-        train_meta=lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1],
+        evaluations=recorded(table_evaluations),
+        metas=recorded(table_corpora),
+        train_meta=recorded(
+            lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1]
+        ),
     output:
         "results/{preset}/tables/{paper}/table{table}.header.json",
     log:
@@ -17,15 +19,20 @@ rule table_header:
         corpora=lambda wc: quoted_json(config["corpora"]),
         train_note=lambda wc: shlex.quote(experiment(wc.paper)["train_stands_in_for"]),
         unavailable=lambda wc: quoted_json(table_unavailable(wc)),
+        evaluations=table_evaluations,
+        metas=table_corpora,
+        train_meta=lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1],
+        raw=raw_env(),
     shell:
-        "python -m lenex.header --preset-file {params.preset_file} --paper {wildcards.paper} --corpora {params.corpora}"
-        " --metas {input.metas} --train-meta {input.train_meta} --train-stands-in-for {params.train_note}"
-        " --unavailable {params.unavailable} --results {input.evaluations} --out {output} > {log} 2>&1"
+        "{params.raw}python -m lenex.header --preset-file {params.preset_file} --paper {wildcards.paper}"
+        " --corpora {params.corpora} --metas {params.metas} --train-meta {params.train_meta}"
+        " --train-stands-in-for {params.train_note} --unavailable {params.unavailable}"
+        " --results {params.evaluations} --out {output} > {log} 2>&1"
 
 
 rule render_table:
     input:
-        evaluations=table_evaluations,
+        evaluations=recorded(table_evaluations),
         header="results/{preset}/tables/{paper}/table{table}.header.json",
         spec="config/experiments/{paper}.yaml",
     output:
@@ -36,9 +43,12 @@ rule render_table:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
     conda:
         ENV
+    params:
+        evaluations=table_evaluations,
+        raw=raw_env(),
     shell:
-        "python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
-        " --results {input.evaluations} --header {input.header}"
+        "{params.raw}python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
+        " --results {params.evaluations} --header {input.header}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cli import run_cli
-from ..files import atomic_write, atomic_write_text, read_json
+from ..files import atomic_write_text, read_json, save_figure
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +162,8 @@ def plot_lengths(splits: dict, role: str, png: Path, pdf: Path) -> None:
     ax.set_ylabel("documents")
     ax.set_title(f"{role}: document lengths")
     fig.tight_layout()
-    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150))
-    # no creation date: the same meta.json gives the same PDF
-    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", metadata={"CreationDate": None}))
+    save_figure(fig, png, dpi=150)
+    save_figure(fig, pdf)  # fixed metadata: the same meta.json gives the same PNG and PDF
     plt.close(fig)
 
 

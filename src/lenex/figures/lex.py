@@ -14,7 +14,6 @@ training involved.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -22,7 +21,8 @@ import numpy as np
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write
+from ..files import save_figure
+from ..raw_results import read_recorded
 from ..resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
 from ..tables.paper_results import load_paper_results
 from ..tables.table_data import build_table
@@ -38,8 +38,8 @@ def _pyplot():
 
 
 def save(fig, png: str | Path, pdf: str | Path) -> None:
-    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150))
-    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", metadata={"CreationDate": None}))
+    save_figure(fig, png, dpi=150)
+    save_figure(fig, pdf)
 
 
 def perplexity_curves(spec: dict, results: list[dict], dataset: str, preset: str) -> tuple[str, dict]:
@@ -122,10 +122,7 @@ def figure2(head_dim: int, max_distance: int, gamma: float, scale_base: int, png
 def _load_results(paths) -> list[dict]:
     results = []
     for path in paths:
-        try:
-            results.append(json.loads(Path(path).read_text(encoding="utf-8")))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"results file {path} is not valid JSON: {err}") from err
+        results.append(read_recorded(path))
     return results
 
 

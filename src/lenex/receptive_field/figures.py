@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..cli import run_cli
-from ..files import atomic_write, read_json
+from ..files import save_figure
+from ..raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
 
@@ -39,8 +39,8 @@ def _pyplot():
 
 
 def save(fig, png, pdf) -> None:
-    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150))
-    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", metadata={"CreationDate": None}))
+    save_figure(fig, png, dpi=150)
+    save_figure(fig, pdf)
 
 
 def sandwich_row(length: int = 8192, h: float = 8.0, dbar: int = 128) -> np.ndarray:
@@ -141,7 +141,7 @@ def main(argv=None) -> None:
     if args.figure == "erf":
         if not args.erf:
             raise ValueError("an ERF figure needs at least one --erf file")
-        fig = figure_erf([read_json(Path(p)) for p in args.erf], args.title)
+        fig = figure_erf([read_recorded(p) for p in args.erf], args.title)
     else:
         fig = {"figure8": figure8, "figure9": figure9, "figure10": figure10}[args.figure]()
     save(fig, args.out_png, args.out_pdf)

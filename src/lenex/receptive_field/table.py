@@ -20,10 +20,11 @@ from pathlib import Path
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text, read_json
+from ..files import atomic_write_text
 from ..header import build_header
 from ..presets import paper_view
 from ..tables.cells import write_cells
+from ..raw_results import read_recorded
 from ..tables.paper_results import load_paper_results
 from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
 from ..tables.table_data import build_table
@@ -167,12 +168,12 @@ def main(argv=None) -> None:
     raw = load_results(args.results)
     records = table_records(spec, raw)
     preset = yaml.safe_load(Path(args.preset_file).read_text(encoding="utf-8"))
-    metas = {Path(m).parent.name: read_json(Path(m)) for m in args.metas}
+    metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     header = header_for(preset, experiment, spec, json.loads(args.corpora), metas, records,
                         json.loads(args.unavailable))
     header.update(cache_summary(raw))
     table = build_table(spec, records, load_paper_results(args.paper_results), header)
-    rows = erf_rows([read_json(Path(p)) for p in args.erf])
+    rows = erf_rows([read_recorded(p) for p in args.erf])
     atomic_write_text(args.out_md, render_markdown(table) + erf_markdown(rows))
     atomic_write_text(args.out_tex, render_latex(table) + erf_latex(rows))
     if args.out_cells:

@@ -21,6 +21,7 @@ import math
 import numpy as np
 import torch
 
+from ..checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
@@ -90,14 +91,15 @@ def hf_median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndar
 
 def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None,
         device: str = "auto") -> dict:
-    model, _ = load_any(checkpoint)
+    model, payload = load_any(checkpoint)
+    recorded = provenance(checkpoint, model, payload)  # the model as trained, before any APE extension
     model, _ = ready_for(model, length)
     model.to(pick_device(device))
     pieces = test_pieces(load_split(data_dir, "test"), length, max_pieces * length)
     medians = median_attention(model, pieces, train_length)
     result = {"length": length, "train_length": train_length, "pieces": len(pieces),
               "medians_times_keys": [round(float(v), 6) for v in medians],
-              "mean": float(medians.mean()), "median": float(np.median(medians)), "checkpoint": str(checkpoint),
+              "mean": float(medians.mean()), "median": float(np.median(medians)), **recorded,
               **(extra or {})}
     atomic_write_result(out, result, indent=None)
     log.info("%d medians: mean %.3f, median %.3f", len(medians), result["mean"], result["median"])

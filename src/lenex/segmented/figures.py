@@ -1,6 +1,6 @@
 """Figures 2 and 3 of the segmented-sequences paper (PNG + PDF).
 
-    python -m lenex.segmented.figures figure2 --results R.json.. --title T --scale S --out-png F.png --out-pdf F.pdf
+    python -m lenex.segmented.figures figure2 --results R.json.. --title T --preset P --out-png F.png --out-pdf F.pdf
     python -m lenex.segmented.figures figure3 --results before.json after.json ...
 
 Figure 2: "out of the box" perplexity against evaluation length (L_t .. 5 L_t), one line per
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import matplotlib
 
@@ -21,15 +20,33 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..cli import run_cli  # noqa: E402
-from ..files import atomic_write, atomic_write_text, read_json  # noqa: E402
+from ..files import atomic_write_text, save_figure  # noqa: E402
+from ..raw_results import read_recorded  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
 
 
 def _save(fig, png, pdf) -> None:
     for path in (png, pdf):
-        atomic_write(path, lambda tmp, p=path: fig.savefig(tmp, format=Path(p).suffix[1:], bbox_inches="tight"))
+        save_figure(fig, path, bbox_inches="tight")
     plt.close(fig)
+
+
+def recorded_scale(preset: str, results: list[dict], hf: bool) -> str:
+    """The subtitle: the scale of the models actually plotted, from the configs their results
+    recorded (not the preset's shared model, which they need not be)."""
+    if hf:
+        return f"preset {preset}: the paper's Hugging Face models"
+    shapes: dict[str, list[str]] = {}
+    for r in results:
+        cfg = r.get("model_config")
+        shape = (f"{cfg['n_layer']}x{cfg['d_model']}, L_t {r.get('base_train_length', cfg['train_length'])}"
+                 if cfg else "size not recorded")
+        names = shapes.setdefault(shape, [])
+        if r.get("model", "?") not in names:
+            names.append(r.get("model", "?"))
+    described = "; ".join(f"{', '.join(names)}: {shape}" for shape, names in shapes.items())
+    return f"preset {preset}: own stand-in models ({described}) - NOT the paper's scale"
 
 
 def figure2_series(results: list[dict]) -> dict[str, list[tuple[float, float]]]:
@@ -85,18 +102,20 @@ def main(argv=None) -> None:
     parser.add_argument("figure", choices=["figure2", "figure3"])
     parser.add_argument("--results", nargs="+", required=True, help="figure3: before.json after.json")
     parser.add_argument("--title", required=True)
-    parser.add_argument("--scale", default="", help="a line saying at which scale the figure was made")
+    parser.add_argument("--preset", required=True, help="the preset the results were computed at")
+    parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.add_argument("--out-cells", default=None, help="figure3: its numbers as JSON, for the claims")
     args = parser.parse_args(argv)
-    results = [read_json(Path(p)) for p in args.results]
+    results = [read_recorded(p) for p in args.results]
+    scale = recorded_scale(args.preset, results, args.hf)
     if args.figure == "figure2":
-        figure2(results, args.title, args.scale, args.out_png, args.out_pdf)
+        figure2(results, args.title, scale, args.out_png, args.out_pdf)
     else:
         if len(results) != 2:
             raise ValueError(f"figure3 takes two results (before, after), got {len(results)}")
-        figure3(results[0], results[1], args.title, args.scale, args.out_png, args.out_pdf)
+        figure3(results[0], results[1], args.title, scale, args.out_png, args.out_pdf)
         if args.out_cells:
             atomic_write_text(args.out_cells, json.dumps(figure3_cells(*results), indent=1, sort_keys=True) + "\n")
 

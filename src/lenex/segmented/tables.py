@@ -14,18 +14,16 @@ interpolated), `domain-adaptation` -> one more epoch of it at L_t (Table 5), any
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 from pathlib import Path
 
-import torch
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text, read_json
-from ..header import git_revision
+from ..files import atomic_write_text
 from ..presets import paper_view
+from ..raw_results import read_recorded
+from ..run_facts import recorded
 from ..tables.cells import write_cells
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
@@ -89,7 +87,8 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
                 OK, paper, ours, delta)
 
 
-def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool) -> dict:
+def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool,
+                 results: list[dict] = ()) -> dict:
     """Scale statement and header lines: which model stood in for which, on what data."""
     domain = metas.get("arxiv", {})
     test, train = domain.get("splits", {}).get("test", {}), domain.get("splits", {}).get("train", {})
@@ -107,10 +106,10 @@ def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[
          f"({exp.get('epoch_tokens') or 'the whole train split'}); chunk/prefix run L_e/L_t epochs"),
         ("Evaluation", "Section 4.5: one document per test piece of L_e tokens, no packing, no sliding window, "
          f"remainder dropped; mean of per-piece perplexity; at most {view['eval']['max_tokens']} tokens per cell"),
-        ("Git revision", git_revision()),
-        ("Device", f"{platform.machine()} CPU, torch {torch.__version__}"
-         + (f", CUDA {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "")),
-        ("Date", datetime.date.today().isoformat()),
+        # The run's facts as the evaluations recorded them, not the renderer's.
+        ("Git revision", recorded(results, "git_rev")),
+        ("Device", recorded(results, "device")),
+        ("Date", recorded(results, "date")),
     ]
     stand_in = f"{spec.get('stands_in_for', 'arXiv')} -> {spec.get('description', '?')}"
     return {"scale_statement": f"Ours: preset `{view['name']}` — {verdict}", "lines": lines, "stand_in": stand_in}
@@ -132,9 +131,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key)
     view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
-    metas = {Path(m).parent.name: read_json(Path(m)) for m in args.metas}
-    header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf)
-    table = build_segmented_table(spec, load_results(args.results), load_paper_results(), header)
+    metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
+    results = load_results(args.results)
+    header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
+    table = build_segmented_table(spec, results, load_paper_results(), header)
     atomic_write_text(args.out_md, render_markdown(table))
     atomic_write_text(args.out_tex, render_latex(table))
     if args.out_cells:

@@ -119,11 +119,3 @@ def launcher(module: str, gpus: int) -> str:
     if gpus > 1:
         return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
     return f"python -m {module}"
-
-
-def scale_line(preset: str, view: dict) -> str:
-    if uses_hf(view):
-        return f"preset {preset}: the paper's Hugging Face models"
-    m = view["model"]
-    return (f"preset {preset}: own stand-in models ({m['n_layer']}x{m['d_model']} development, "
-            f"L_t {m['train_length']}) - NOT the paper's scale")

@@ -15,6 +15,7 @@ import yaml
 from ..cli import run_cli
 from ..files import atomic_write_text
 from .cells import write_cells
+from ..raw_results import read_recorded
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table
@@ -58,10 +59,10 @@ def load_table_spec(path: str | Path, key: str) -> dict:
 
 
 def load_results(paths: list[str | Path]) -> list[dict]:
-    """One evaluator JSON per file (a dict, or a list of dicts)."""
+    """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW)."""
     results = []
     for path in paths:
-        data = _load_json(path, "results file")
+        data = read_recorded(path)
         results.extend(data if isinstance(data, list) else [data])
     return results
 

@@ -1,0 +1,182 @@
+"""Raw results (docs/raw-results.md): recorded files round-trip exactly through the JSON-lines
+form, renderers read them from there under LENEX_RAW, headers and subtitles say what the records
+say, figures are byte-stable; and (slow) a small pipeline run re-renders byte-identically from
+its raw results alone, with nothing but rendering in the DAG."""
+
+import hashlib
+import json
+import shutil
+
+import pytest
+from test_workflow import REPO, job_counts, scratch_workflow, snakemake
+
+from lenex.files import save_figure
+from lenex.header import build_header
+from lenex.raw_results import RAW_ENV, collect, file_lines, parse, read_recorded
+from lenex.run_facts import NOT_RECORDED, recorded
+from lenex.segmented.figures import recorded_scale
+
+EVAL = {"ppl": 0.1 + 0.2, "nll": 1e-300, "tokens": 8192, "variant": "xpos", "model_config": {"n_layer": 2},
+        "scored_tokens_sha256": "ab" * 32, "zeta": None, "é": "ü"}
+LIST = [{"length": 32, "ppl": 33986.85705816111, "segment_nll": [9.613155, 10.341369]}, {"length": 64, "ppl": 1.5}]
+
+
+def write(path, content):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content, indent=1) + "\n")
+    return str(path)
+
+
+@pytest.fixture
+def recorded_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = {"results/t/eval/a/L32.json": EVAL, "results/t/eval/rf/last_token.json": LIST,
+             "results/t/eval/empty.json": []}
+    for path, content in files.items():
+        write(tmp_path / path, content)
+    return files
+
+
+def test_every_file_comes_back_exactly(recorded_files):
+    text = collect(list(recorded_files))
+    assert len(text.splitlines()) == 1 + 2 + 1  # one line per record (an empty list still has one)
+    back = parse(text)
+    assert back == recorded_files
+    # Key order and floats survive: the same JSON text as the file the pipeline wrote.
+    for path, content in recorded_files.items():
+        assert json.dumps(back[path], indent=1) == json.dumps(content, indent=1)
+    assert back["results/t/eval/a/L32.json"]["ppl"] == 0.30000000000000004
+
+
+def test_lines_are_tidy_records_with_their_file(recorded_files):
+    lines = [json.loads(line) for line in collect(list(recorded_files)).splitlines()]
+    assert [line["file"] for line in lines] == sorted(line["file"] for line in lines)  # sorted: stable text
+    rf = [line for line in lines if line["file"].endswith("last_token.json")]
+    assert [(r["item"], r["length"]) for r in rf] == [(0, 32), (1, 64)]
+
+
+def test_collect_is_deterministic(recorded_files):
+    assert collect(list(recorded_files)) == collect(list(reversed(list(recorded_files))))
+
+
+@pytest.mark.parametrize("content, message", [({"file": "x"}, r"key\(s\) \['file'\]"), ([1, 2], "a JSON object"),
+                                              ("text", "a JSON object")])
+def test_unrecordable_content_is_named(content, message):
+    with pytest.raises(ValueError, match=message):
+        file_lines("results/t/eval/bad.json", content)
+
+
+def test_bad_raw_results_are_named():
+    with pytest.raises(ValueError, match="line 1 has no `file`"):
+        parse('{"ppl": 1}\n', "raw.jsonl")
+    with pytest.raises(ValueError, match="line 2: item 2 of a.json out of order"):
+        parse('{"file":"a.json","item":0}\n{"file":"a.json","item":2}\n', "raw.jsonl")
+    with pytest.raises(ValueError, match="line 2: a.json recorded twice"):
+        parse('{"file":"a.json"}\n{"file":"a.json"}\n', "raw.jsonl")
+
+
+def test_read_recorded_serves_the_raw_results_only(recorded_files, tmp_path, monkeypatch):
+    raw = tmp_path / "results/t/raw/p.jsonl"
+    raw.parent.mkdir(parents=True)
+    raw.write_text(collect(list(recorded_files)))
+    monkeypatch.delenv(RAW_ENV, raising=False)
+    assert read_recorded("results/t/eval/a/L32.json") == EVAL  # no raw results named: the file itself
+    monkeypatch.setenv(RAW_ENV, str(raw.relative_to(tmp_path)))
+    shutil.rmtree(tmp_path / "results/t/eval")
+    assert read_recorded("results/t/eval/rf/last_token.json") == LIST
+    write(tmp_path / "results/t/eval/stale.json", {"ppl": 1})  # on disk but not recorded: never read
+    with pytest.raises(KeyError, match="results/t/eval/stale.json is not among the raw results in results/t/raw"):
+        read_recorded("results/t/eval/stale.json")
+    monkeypatch.setenv(RAW_ENV, "results/t/raw/missing.jsonl")
+    with pytest.raises(FileNotFoundError, match="raw results results/t/raw/missing.jsonl not found"):
+        read_recorded("results/t/eval/a/L32.json")
+
+
+def test_recorded_run_facts():
+    records = [{"git_rev": "b2"}, {"git_rev": "a1"}, {"git_rev": "b2"}, {}]
+    assert recorded(records, "git_rev") == "a1, b2"  # two runs: both said
+    assert recorded([{}], "date") == NOT_RECORDED
+
+
+def test_header_says_the_runs_facts_and_recorded_architecture():
+    preset = {"name": "w", "description": "d", "model": {"n_layer": 4, "d_model": 128, "n_head": 4, "train_length": 64}}
+    results = [{"git_rev": "abc1234", "device": "x86_64 CPU, torch 2.13.0", "date": "2026-01-02",
+                "model_config": {"n_layer": 6, "d_model": 192, "n_head": 4}}]
+    header = build_header(preset, {}, {}, results)
+    assert (header["git_rev"], header["device"], header["date"]) == ("abc1234", "x86_64 CPU, torch 2.13.0",
+                                                                     "2026-01-02")
+    assert (header["n_layer"], header["d_model"]) == (6, 192)  # what ran, not what the preset says
+    old = build_header(preset, {}, {}, [{"ppl": 1.0}])  # results from before run facts were recorded
+    assert old["git_rev"] == NOT_RECORDED and old["n_layer"] == 4
+
+
+def test_segmented_subtitle_comes_from_the_plotted_models():
+    records = [{"model": m, "base_train_length": 64, "model_config": {"n_layer": 6, "d_model": 192, "train_length": 64}}
+               for m in ("gpt2", "pythia")]
+    scale = recorded_scale("workstation", records, hf=False)
+    assert scale == "preset workstation: own stand-in models (gpt2, pythia: 6x192, L_t 64) - NOT the paper's scale"
+    assert "size not recorded" in recorded_scale("tiny", [{"model": "gpt2"}], hf=False)
+
+
+def test_figures_are_byte_stable(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    digests = []
+    for attempt in range(2):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2, 3], [3, 1, 2])
+        for ext in ("png", "pdf"):
+            save_figure(fig, tmp_path / f"f{attempt}.{ext}")
+        plt.close(fig)
+        digests.append([hashlib.sha256((tmp_path / f"f{attempt}.{ext}").read_bytes()).hexdigest()
+                        for ext in ("png", "pdf")])
+    assert digests[0] == digests[1]
+    assert b"Software" not in (tmp_path / "f0.png").read_bytes()
+    pdf = (tmp_path / "f0.pdf").read_bytes()
+    assert b"CreationDate" not in pdf and b"Producer" not in pdf and matplotlib.__version__.encode() not in pdf
+    with pytest.raises(ValueError, match="unknown format 'svg'"):
+        save_figure(None, tmp_path / "f.svg")
+
+
+FIGURE = "results/tiny/figures/receptive-field/figure12"
+
+
+@pytest.mark.slow
+def test_small_run_rerenders_byte_identically_from_its_raw_results_alone(tmp_path, monkeypatch):
+    """A real run of one figure (six tiny models on one corpus), its recorded files collected into
+    raw results, then everything else deleted: the from_raw run has only the render job in its DAG
+    and writes the same bytes."""
+    work = scratch_workflow(tmp_path)
+    if (REPO / "resources").exists():  # fetched corpora, when a run has fetched them
+        (work / "resources").symlink_to(REPO / "resources")
+    run = snakemake("--cores", "2", f"{FIGURE}.png", cwd=work, timeout=1500)
+    assert run.returncode == 0, run.stderr[-4000:]
+    before = {ext: (work / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")}
+    sources = sorted(str(p.relative_to(work)) for p in (work / "results/tiny/eval").rglob("seed1/erf.json"))
+    assert len(sources) == 6, sources
+    raw = work / "results/tiny/raw/receptive-field.jsonl"
+    raw.parent.mkdir(parents=True)
+    monkeypatch.chdir(work)  # recorded paths are relative to the workflow's directory
+    raw.write_text(collect(sources))
+    for name in ("eval", "models", "train", "data", "figures", "logs"):
+        shutil.rmtree(work / "results/tiny" / name)
+    dry = snakemake("-n", "--forceall", f"{FIGURE}.png", "--config", "from_raw=True", cwd=work)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert job_counts(dry.stdout + dry.stderr) == {"rf_figure": 1}  # nothing to fetch, prepare, train or evaluate
+    again = snakemake("--cores", "1", "--forceall", f"{FIGURE}.png", "--config", "from_raw=True", cwd=work)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert {ext: (work / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")} == before
+    assert sorted(p.name for p in (work / "results/tiny").iterdir()) == ["figures", "logs", "raw"]
+
+
+def test_corpus_meta_keeps_its_card_facts_without_the_document_index(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    meta = {"role": "pg22", "splits": {"test": {"file": "test.bin", "n_docs": 2, "n_tokens": 900,
+                                                 "doc_ids": [3, 5], "groups": ["a", "b"], "tokens_by_component": {"x": 1}}}}
+    path = write(tmp_path / "results/t/data/pg22/meta.json", meta)
+    back = parse(collect([path]))[path]
+    assert back == {"role": "pg22", "splits": {"test": {"file": "test.bin", "n_docs": 2, "n_tokens": 900,
+                                                         "tokens_by_component": {"x": 1}}}}

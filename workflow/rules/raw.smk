@@ -1,0 +1,18 @@
+# Raw results (docs/raw-results.md): every recorded file a paper's tables, figures and page are
+# rendered from, in one JSON-lines file per paper and preset, small enough to commit. Under
+# `from_raw` (make tables) the raw results are the inputs, so this rule is not defined there.
+
+
+if not FROM_RAW:
+
+    rule raw_results:
+        input:
+            lambda wc: paper_recorded(wc.preset, wc.paper),
+        output:
+            "results/{preset}/raw/{paper}.jsonl",
+        log:
+            "results/{preset}/logs/raw/{paper}.log",
+        conda:
+            ENV
+        shell:
+            "python -m lenex.raw_results collect --files {input} --out {output} > {log} 2>&1"

@@ -1,0 +1,126 @@
+# Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each
+# paper's render rules read, and how a render job is pointed at them or, under from_raw, at the
+# raw results that hold them. Functions only; included right after common.smk.
+from lenex.receptive_field import plan as rf_plan
+from lenex.segmented import workflow as seg_workflow
+
+
+def raw_file(preset_name, paper):
+    return f"results/{preset_name}/raw/{paper}.jsonl"
+
+
+def raw_files(preset_name):
+    return [raw_file(preset_name, paper) for paper in config["papers"]]
+
+
+def rendered_from_raw(preset_name):
+    """The input of `all` under from_raw, checked only when `all` is built. It is what is
+    rendered from the raw results, which must all be there."""
+
+    def inputs(wildcards):
+        missing = [p for p in raw_files(preset_name) if not Path(p).exists()]
+        if missing:
+            raise ValueError(
+                f"from_raw: no raw results for preset {preset_name!r}: missing {', '.join(missing)}; "
+                "a run of the pipeline at that preset writes them (rule raw_results)"
+            )
+        return paper_targets(preset_name)
+
+    return inputs
+
+
+def recorded(paths, paper=None):
+    """Input function of a render job for recorded files (evaluations, corpus metas), giving
+    those `paths(wildcards)` names or, under from_raw, the raw results that hold them.
+    """
+
+    def inputs(wildcards):
+        if FROM_RAW:
+            return raw_file(wildcards.preset, paper or wildcards.paper)
+        return paths(wildcards)
+
+    return inputs
+
+
+def raw_env(paper=None):
+    """Shell prefix of a render rule: under from_raw, LENEX_RAW names the raw results that
+    lenex.raw_results.read_recorded serves the recorded files from."""
+
+    def prefix(wildcards):
+        if not FROM_RAW:
+            return ""
+        return f"LENEX_RAW={raw_file(wildcards.preset, paper or wildcards.paper)} "
+
+    return prefix
+
+
+def generic_table_recorded(preset_name, paper):
+    """Every recorded file the generic table rules (table_header, render_table) read for a paper."""
+    files = [data_files(preset_name, training_corpus(paper))[-1]]
+    for key in experiment(paper)["tables"]:
+        wildcards = SimpleNamespace(
+            preset=preset_name, paper=paper, table=key[len("table") :]
+        )
+        files += table_evaluations(wildcards) + table_corpora(wildcards)
+    return sorted(set(files))
+
+
+# What each paper's render rules read from recorded results (evaluations, corpus metas): the
+# inputs of its raw results (rule raw_results), and under from_raw what they are served from.
+def rf_table_recorded(preset_name, table):
+    """The recorded files of one receptive-field table: results, ERFs, corpus metas."""
+    paper = rf_plan.PAPER
+    spec = table_spec(paper, table)
+    return {
+        "results": rf_plan.table_results(
+            preset_name, spec, paper_preset(preset_name, paper), corpus_unavailable
+        ),
+        "erf": rf_plan.table_erf_results(preset_name, spec, corpus_unavailable),
+        "metas": [
+            data_files(preset_name, c)[-1]
+            for c in rf_plan.table_corpora(spec, corpus_unavailable)
+        ],
+    }
+
+
+def rf_figure_recorded(preset_name, figure):
+    figures = experiment(rf_plan.PAPER)["figures"]
+    return rf_plan.figure_results(preset_name, figures[f"figure{figure}"])
+
+
+def seg_table_recorded(preset_name, table):
+    paper = seg_workflow.PAPER
+    view = paper_preset(preset_name, paper)
+    return seg_workflow.table_results(
+        preset_name, view, experiment(paper), f"table{table}"
+    )
+
+
+def seg_figure_recorded(preset_name, figure):
+    paper = seg_workflow.PAPER
+    lister = {"2": seg_workflow.figure2_results, "3": seg_workflow.figure3_results}
+    return lister[figure](
+        preset_name, paper_preset(preset_name, paper), experiment(paper)
+    )
+
+
+def paper_recorded(preset_name, paper):
+    """Every recorded file the tables and figures of one paper read: its raw results."""
+    spec = experiment(paper)
+    tables = [key[len("table") :] for key in spec["tables"]]
+    figures = [key[len("figure") :] for key in spec.get("figures", {})]
+    if paper == rf_plan.PAPER:
+        files = [
+            p
+            for t in tables
+            for ps in rf_table_recorded(preset_name, t).values()
+            for p in ps
+        ]
+        files += [p for f in figures for p in rf_figure_recorded(preset_name, f)]
+    elif paper == seg_workflow.PAPER:
+        files = [data_files(preset_name, "arxiv")[-1]]
+        files += [p for t in tables for p in seg_table_recorded(preset_name, t)]
+        files += [p for f in figures for p in seg_figure_recorded(preset_name, f)]
+    else:  # the generic table rules (table_header, render_table); LEX Figure 1 reads Table 2's
+        files = generic_table_recorded(preset_name, paper)
+    return sorted(set(files))
