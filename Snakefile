@@ -4,6 +4,7 @@
 
 
 configfile: "config/config.yaml"
+configfile: "config/schemes.yaml"
 
 
 include: "workflow/rules/common.smk"

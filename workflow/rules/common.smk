@@ -12,8 +12,11 @@ from snakemake.utils import validate
 
 from lenex.data.corpus import debian_packages
 from lenex.presets import paper_view
+from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
 validate(config, "../schemas/config.schema.yaml")
+# Your own position schemes (config/schemes.yaml), checked against the registry now.
+EXTRA_SCHEMES = resolve_entries(config.get("extra_schemes") or {})
 
 CONFIG_DIR = Path(workflow.basedir) / "config"
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
@@ -62,7 +65,20 @@ def paper_preset(name, paper):
 
 @functools.cache
 def experiment(paper):
-    return _load_yaml("experiments", paper, "experiment.schema.yaml")
+    """A paper's experiment file, with each extra scheme as a variant and as rows of the tables
+    that compare schemes (lenex.schemes)."""
+    loaded = _load_yaml("experiments", paper, "experiment.schema.yaml")
+    return with_extra_schemes(loaded, EXTRA_SCHEMES)
+
+
+def scheme_files(paper, variant):
+    """The scheme file an extra scheme's model imports (none for the papers' own variants)."""
+    return module_files(experiment(paper)["variants"].get(variant, {}))
+
+
+def table_schemes(paper, table):
+    """JSON of the extra schemes one table (or figure from it) shows; {} where it compares none."""
+    return quoted_json(table_extra(experiment(paper), f"table{table}", EXTRA_SCHEMES))
 
 
 def corpus_spec(name):

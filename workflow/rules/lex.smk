@@ -58,9 +58,11 @@ rule lex_figure1:
         "results/{preset}/logs/figures/lex/figure1.log",
     conda:
         ENV
+    params:
+        schemes=lambda wc: table_schemes("lex", 2),
     shell:
         "python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
-        " --dataset pg22 --results {input.results} --preset {wildcards.preset}"
+        " --extra-schemes {params.schemes} --dataset pg22 --results {input.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
 

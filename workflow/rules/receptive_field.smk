@@ -15,7 +15,7 @@ ruleorder: rf_table > render_table
 
 rule rf_train:
     input:
-        lambda wc: data_files(wc.preset, wc.corpus),
+        lambda wc: data_files(wc.preset, wc.corpus) + scheme_files(RF, wc.variant),
     output:
         "results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
     log:
@@ -186,8 +186,10 @@ rule rf_table:
         unavailable=lambda wc: quoted_json(
             rf.table_unavailable(table_spec(RF, wc.table), corpus_unavailable)
         ),
+        schemes=lambda wc: table_schemes(RF, wc.table),
     shell:
         "python -m lenex.receptive_field.table --spec {input.spec} --table-key table{wildcards.table}"
+        " --extra-schemes {params.schemes}"
         " --preset-file {input.preset_file} --results {input.results} --erf {input.erf}"
         " --metas {input.metas} --corpora {params.corpora} --unavailable {params.unavailable}"
         " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"

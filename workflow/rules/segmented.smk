@@ -31,7 +31,8 @@ wildcard_constraints:
 
 rule segmented_pretrain:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(SEG)),
+        lambda wc: data_files(wc.preset, training_corpus(SEG))
+        + scheme_files(SEG, wc.model),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
@@ -333,8 +334,10 @@ rule segmented_table:
         ),
         corpora=lambda wc: quoted_json(config["corpora"]),
         hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        schemes=lambda wc: table_schemes(SEG, wc.table),
     shell:
         "python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
+        " --extra-schemes {params.schemes}"
         " --results {input.results} --preset-file {params.preset_file} --models {params.models}"
         " --corpora {params.corpora} --metas {input.meta} {params.hf}"
         " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"

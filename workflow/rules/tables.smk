@@ -35,9 +35,11 @@ rule render_table:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
     conda:
         ENV
+    params:
+        schemes=lambda wc: table_schemes(wc.paper, wc.table),
     shell:
         "python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
-        " --results {input.evaluations} --header {input.header}"
+        " --extra-schemes {params.schemes} --results {input.evaluations} --header {input.header}"
         " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
 
 
