@@ -121,6 +121,26 @@ def test_a_scheme_file_outside_src_registers_and_builds(tmp_path, monkeypatch):
         resolve_entries({"mine": {"position": "x", "module": "missing.py"}})
 
 
+def test_the_module_travels_in_the_model_config_only_when_there_is_one():
+    from lenex.config import ModelConfig
+
+    assert "position_module" not in ModelConfig(position="alibi").to_dict()  # built-in: config as before
+    own = ModelConfig(position="test-log-distance", position_module="logdist.py").to_dict()
+    assert ModelConfig.from_dict(own).position_module == "logdist.py"
+
+
+def test_segmented_stand_in_of_an_extra_scheme_is_not_run_under_released_checkpoints():
+    from lenex.segmented import workflow as seg
+
+    experiment = {"variants": {"gpt2": {"position": "learned"}, "mine": {"position": "rope"}},
+                  "tables": {"table2": {"columns": [1], "sections": [{"rows": [
+                      {"method": "gpt2:out-of-the-box", "variant": "gpt2"},
+                      {"method": "mine:out-of-the-box", "variant": "mine"}]}]}}}
+    view = {"model": {"train_length": 32}, "experiment": {"hf_checkpoints": {"gpt2": "openai-community/gpt2"}}}
+    assert seg.table_results("paper", view, experiment, "table2") == ["results/paper/eval/segmented/gpt2/ootb/L32.json"]
+    assert "no released checkpoint" in seg.describe_models(view, experiment)["mine"]
+
+
 def test_an_unknown_scheme_fails_the_dry_run_with_one_line_naming_it(tmp_path):
     workdir = scratch_workflow(tmp_path)
     run = snakemake("-n", "--config", "extra_schemes={mine: {position: rotary}}", cwd=workdir)
