@@ -125,6 +125,14 @@ def resolve_entries(extra: dict) -> dict:
 
 
 def module_files(variant: dict) -> list[str]:
-    """The scheme file a variant's model imports (a training input: editing it retrains)."""
-    module = variant.get("position_module") or ""
-    return [module] if module.endswith(".py") else []
+    """The scheme file a variant's model imports (a training input: editing it retrains); none
+    for the papers' own variants."""
+    module = variant.get("position_module")
+    if not module:
+        return []
+    if module.endswith(".py"):
+        return [module]
+    import importlib.util
+
+    found = importlib.util.find_spec(module)
+    return [found.origin] if found is not None and found.origin else []
