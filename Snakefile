@@ -9,6 +9,7 @@ read_yaml("config/config.yaml")
 
 
 configfile: "config/config.yaml"
+configfile: "config/schemes.yaml"
 
 
 include: "workflow/rules/common.smk"

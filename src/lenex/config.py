@@ -45,6 +45,7 @@ class ModelConfig:
     dropout: float = 0.0
     position: str = "rope"  # a lenex.positions registry name
     position_options: dict = field(default_factory=dict)
+    position_module: str | None = None  # imported first: a scheme from outside the registry
     mask: str = "causal"  # the mask used in training (and by default at evaluation)
     mask_options: dict = field(default_factory=dict)
     train_length: int = 64
@@ -69,7 +70,10 @@ class ModelConfig:
         return self.d_model // self.n_head
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        values = dataclasses.asdict(self)
+        if values["position_module"] is None:  # built-in schemes keep the configs they always had
+            del values["position_module"]
+        return values
 
     @classmethod
     def from_dict(cls, values: dict) -> "ModelConfig":

@@ -15,8 +15,11 @@ from lenex.data.corpus import debian_packages
 from lenex.files import read_yaml
 from lenex.presets import paper_view
 from lenex.variants import check_variants
+from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
 validate(config, "../schemas/config.schema.yaml")
+# Your own position schemes (config/schemes.yaml), checked against the registry now.
+EXTRA_SCHEMES = resolve_entries(config.get("extra_schemes") or {})
 
 # Raw results (docs/raw-results.md, workflow/rules/recorded.smk): with `--config from_raw=True`
 # (make tables) every render job reads its recorded inputs from results/<preset>/raw/<paper>.jsonl
@@ -70,10 +73,22 @@ def paper_preset(name, paper):
 
 @functools.cache
 def experiment(paper):
-    values = _load_yaml("experiments", paper, "experiment.schema.yaml")
+    """A paper's experiment file, with each extra scheme as a variant and as rows of the tables
+    that compare schemes (lenex.schemes)."""
+    loaded = _load_yaml("experiments", paper, "experiment.schema.yaml")
     # Schemes, masks and their options exist: checked now, not when (after its old output is gone) a job runs.
-    check_variants(values["variants"], CONFIG_DIR / "experiments" / f"{paper}.yaml")
-    return values
+    check_variants(loaded["variants"], CONFIG_DIR / "experiments" / f"{paper}.yaml")
+    return with_extra_schemes(loaded, EXTRA_SCHEMES)
+
+
+def scheme_files(paper, variant):
+    """The scheme file an extra scheme's model imports (none for the papers' own variants)."""
+    return module_files(experiment(paper)["variants"].get(variant, {}))
+
+
+def table_schemes(paper, table):
+    """JSON of the extra schemes one table (or figure from it) shows; {} where it compares none."""
+    return quoted_json(table_extra(experiment(paper), f"table{table}", EXTRA_SCHEMES))
 
 
 def corpus_spec(name):

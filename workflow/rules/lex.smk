@@ -63,9 +63,10 @@ rule lex_figure1:
     params:
         results=lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"),
         raw=raw_env("lex"),
+        schemes=lambda wc: table_schemes("lex", 2),
     shell:
         "{params.raw}python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
-        " --dataset pg22 --results {params.results} --preset {wildcards.preset}"
+        " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
 

@@ -15,7 +15,7 @@ ruleorder: rf_table > render_table
 
 rule rf_train:
     input:
-        lambda wc: data_files(wc.preset, wc.corpus),
+        lambda wc: data_files(wc.preset, wc.corpus) + scheme_files(RF, wc.variant),
     output:
         "results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
     log:
@@ -181,8 +181,10 @@ rule rf_table:
         erf=lambda wc: rf_table_recorded(wc.preset, wc.table)["erf"],
         metas=lambda wc: rf_table_recorded(wc.preset, wc.table)["metas"],
         raw=raw_env(RF),
+        schemes=lambda wc: table_schemes(RF, wc.table),
     shell:
         "{params.raw}python -m lenex.receptive_field.table --spec {input.spec} --table-key table{wildcards.table}"
+        " --extra-schemes {params.schemes}"
         " --preset-file {input.preset_file} --results {params.results} --erf {params.erf}"
         " --metas {params.metas} --corpora {params.corpora} --unavailable {params.unavailable}"
         " --out-md {output.md} --out-tex {output.tex}"

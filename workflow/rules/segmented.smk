@@ -31,7 +31,8 @@ wildcard_constraints:
 
 rule segmented_pretrain:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(SEG)),
+        lambda wc: data_files(wc.preset, training_corpus(SEG))
+        + scheme_files(SEG, wc.model),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
@@ -330,8 +331,10 @@ rule segmented_table:
         results=lambda wc: seg_table_recorded(wc.preset, wc.table),
         meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
         raw=raw_env(SEG),
+        schemes=lambda wc: table_schemes(SEG, wc.table),
     shell:
         "{params.raw}python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
+        " --extra-schemes {params.schemes}"
         " --results {params.results} --preset-file {params.preset_file} --models {params.models}"
         " --corpora {params.corpora} --metas {params.meta} {params.hf}"
         " --out-md {output.md} --out-tex {output.tex}"

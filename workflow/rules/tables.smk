@@ -46,9 +46,10 @@ rule render_table:
     params:
         evaluations=table_evaluations,
         raw=raw_env(),
+        schemes=lambda wc: table_schemes(wc.paper, wc.table),
     shell:
         "{params.raw}python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
-        " --results {params.evaluations} --header {input.header}"
+        " --extra-schemes {params.schemes} --results {params.evaluations} --header {input.header}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
 

@@ -20,7 +20,8 @@ MULTI_NODE_PRESETS = "|".join(n for n, k in PRESETS_BY_NODES.items() if k > 1) o
 
 rule train:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(wc.paper)),
+        lambda wc: data_files(wc.preset, training_corpus(wc.paper))
+        + scheme_files(wc.paper, wc.variant),
     output:
         "results/{preset}/models/{paper}/{variant}.pt",
     log:
@@ -61,7 +62,8 @@ rule train:
 # one torchrun per node, and the torchruns meet at the first node of the allocation.
 rule train_multinode:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(wc.paper)),
+        lambda wc: data_files(wc.preset, training_corpus(wc.paper))
+        + scheme_files(wc.paper, wc.variant),
     output:
         "results/{preset}/models/{paper}/{variant}.pt",
     log:

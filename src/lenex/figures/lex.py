@@ -14,17 +14,18 @@ training involved.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..cli import run_cli
 from ..files import save_figure
 from ..raw_results import read_recorded
 from ..resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
 from ..tables.paper_results import load_paper_results
+from ..tables.render import load_table_spec
 from ..tables.table_data import build_table
 
 
@@ -135,6 +136,7 @@ def main(argv=None) -> None:
     one.add_argument("--dataset", default="pg22", help="the table section to plot")
     one.add_argument("--results", nargs="+", required=True, help="evaluation JSON files")
     one.add_argument("--preset", required=True)
+    one.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` drawn as curves")
     two = sub.add_parser("figure2", help="analytic g_zeta[n] (Eq. 10)")
     two.add_argument("--head-dim", type=int, default=64, help="d: the paper's head dimension, 1024 / 16")
     two.add_argument("--max-distance", type=int, default=8192, help="the paper's longest length")
@@ -145,11 +147,8 @@ def main(argv=None) -> None:
         p.add_argument("--out-pdf", required=True)
     args = parser.parse_args(argv)
     if args.figure == "figure1":
-        tables = (yaml.safe_load(Path(args.spec).read_text(encoding="utf-8")) or {}).get("tables", {})
-        if args.table_key not in tables:
-            raise KeyError(f"table key {args.table_key!r} not in {args.spec}; known: {', '.join(tables)}")
-        figure1(tables[args.table_key], _load_results(args.results), args.dataset, args.preset,
-                args.out_png, args.out_pdf)
+        spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
+        figure1(spec, _load_results(args.results), args.dataset, args.preset, args.out_png, args.out_pdf)
     else:
         if args.head_dim < 2 or args.head_dim % 2 or args.max_distance < 1 or not math.isfinite(args.gamma):
             raise ValueError("figure2 needs an even --head-dim >= 2 and --max-distance >= 1")

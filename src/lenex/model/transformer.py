@@ -76,6 +76,7 @@ class LanguageModel(nn.Module):
             n_heads=cfg.n_head,
             head_dim=cfg.head_dim,
             max_length=cfg.train_length,
+            module=cfg.position_module,
         )
         self.train_mask = build_mask(cfg.mask, {**default_mask_options(cfg.mask, cfg.train_length), **cfg.mask_options})
         self.drop = nn.Dropout(cfg.dropout)

@@ -8,6 +8,7 @@ from .cache import TableCache, contiguous_positions, run_of
 from .kerple import Kerple
 from .learned import LearnedPositions, interpolate_position_table
 from .nope import NoPE
+from .plugins import default_module, load_scheme_module
 from .rope import RotaryPositions, apply_rotary, rotary_angles
 from .sandwich import Sandwich, sandwich_bias
 from .sinusoidal import SinusoidalPositions
@@ -22,17 +23,31 @@ POSITIONS: dict[str, type[PositionScheme]] = {
 }
 
 
-def build_position(name: str, options: dict | None, *, d_model: int, n_heads: int, head_dim: int,
-                   max_length: int) -> PositionScheme:
-    """Build a scheme by registry name; unknown names or option keys raise one clear ValueError."""
+def scheme_module(name: str, module: str | None = None) -> str | None:
+    """Register scheme `name` from `module` (or from lenex/positions/<name>.py when it is not built
+    in) and return the module to record in the model config: None for a built-in scheme.
+    A name still unknown afterwards is one ValueError naming it."""
+    if module is None and name not in POSITIONS:
+        module = default_module(name)
+    if module is not None:
+        load_scheme_module(module, POSITIONS)
     if name not in POSITIONS:
-        raise ValueError(f"unknown position scheme {name!r}; known: {', '.join(sorted(POSITIONS))}")
+        where = f" (module {module!r} does not define it)" if module else ""
+        raise ValueError(f"unknown position scheme {name!r}{where}; known: {', '.join(sorted(POSITIONS))}")
+    return module
+
+
+def build_position(name: str, options: dict | None, *, d_model: int, n_heads: int, head_dim: int,
+                   max_length: int, module: str | None = None) -> PositionScheme:
+    """Build a scheme by registry name (imported from `module` first when given); unknown names
+    or option keys raise one clear ValueError."""
+    scheme_module(name, module)
     cls = POSITIONS[name]
     return cls(make_options(name, cls.Options, options), d_model=d_model, n_heads=n_heads,
                head_dim=head_dim, max_length=max_length)
 
 
 __all__ = [
-    "PositionScheme", "POSITIONS", "build_position", "alibi_slopes", "t5_relative_bucket", "sandwich_bias",
+    "PositionScheme", "POSITIONS", "build_position", "scheme_module", "alibi_slopes", "t5_relative_bucket", "sandwich_bias",
     "xpos_zeta", "TableCache", "contiguous_positions", "run_of", "interpolate_position_table", "fit_log_curve", "apply_rotary", "rotary_angles",
 ]

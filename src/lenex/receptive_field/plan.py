@@ -50,6 +50,8 @@ def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict
               "position_options": dict(variant.get("position_options") or {}),
               "mask": variant.get("mask", "causal"), "mask_options": dict(variant.get("mask_options") or {}),
               "train_length": variant_train_length(variant, base)}
+    if "position_module" in variant:  # an extra scheme from outside the registry
+        config["position_module"] = variant["position_module"]
     if "paper_window" in variant:
         config["mask_options"]["window"] = scaled_window(variant["paper_window"], model["n_layer"], base)
     return config

@@ -26,7 +26,7 @@ from ..presets import paper_view
 from ..tables.cells import write_cells
 from ..raw_results import read_recorded
 from ..tables.paper_results import load_paper_results
-from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
+from ..tables.render import load_experiment, load_results, load_table_spec, render_latex, render_markdown
 from ..tables.table_data import build_table
 from . import PAPER_KEY
 from .plan import windows_note
@@ -159,12 +159,14 @@ def main(argv=None) -> None:
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--unavailable", default="{}", help="JSON: corpus -> why it could not be built")
     parser.add_argument("--paper-results", default=None)
+    parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
-    experiment = yaml.safe_load(Path(args.spec).read_text(encoding="utf-8"))
-    spec = load_table_spec(args.spec, args.table_key)
+    extra = json.loads(args.extra_schemes)
+    experiment = load_experiment(args.spec, extra)
+    spec = load_table_spec(args.spec, args.table_key, extra)
     raw = load_results(args.results)
     records = table_records(spec, raw)
     preset = yaml.safe_load(Path(args.preset_file).read_text(encoding="utf-8"))

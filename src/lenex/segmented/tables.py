@@ -56,7 +56,9 @@ def _joined(values) -> str:
 def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
     models = [row["variant"] for sec in spec["sections"] for row in sec["rows"]]
     our_lt = {r["model"]: r["base_train_length"] for r in results}
-    columns = [Column(float(m), _joined(round(m * PAPER_TRAIN_LENGTH[v]) for v in models),
+    # An extra scheme's stand-in has no released model, so no paper L_t of its own.
+    released = [v for v in models if v in PAPER_TRAIN_LENGTH]
+    columns = [Column(float(m), _joined(round(m * PAPER_TRAIN_LENGTH[v]) for v in released),
                       _joined(round(m * our_lt[v]) for v in models if v in our_lt)) for m in spec["columns"]]
     table = TableData(title=spec["title"], paper=PAPER, table=str(spec["table"]), metric=spec["metric"],
                       scale_statement=header["scale_statement"], header_lines=header["lines"], columns=columns)
@@ -125,11 +127,12 @@ def main(argv=None) -> None:
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
+    parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
-    spec = load_table_spec(args.spec, args.table_key)
+    spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     results = load_results(args.results)

@@ -69,13 +69,16 @@ def eval_path(preset: str, model: str, run: str, length: int) -> str:
 
 
 def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> list[str]:
-    """Every evaluation one table reads."""
+    """Every evaluation one table reads. Under the released checkpoints, a model without one (an
+    extra scheme's stand-in) is not run: its cells say "not computed"."""
     spec = experiment["tables"][table_key]
     paths = []
     for section in spec["sections"]:
         for row in section["rows"]:
             for multiple in spec["columns"]:
                 model = row["variant"]
+                if uses_hf(view) and model not in hf_checkpoints(view):
+                    continue
                 length = round(multiple * base_train_length(view, model))
                 paths.append(eval_path(preset, model, run_name(row["method"], multiple), length))
     return sorted(set(paths))
@@ -104,6 +107,9 @@ def describe_models(view: dict, experiment: dict) -> dict[str, str]:
     """model -> what stands in for it, for table headers."""
     out = {}
     for model, variant in experiment["variants"].items():
+        if uses_hf(view) and model not in hf_checkpoints(view):
+            out[model] = f"no released checkpoint (an extra scheme, `{variant['position']}`): not run at this preset"
+            continue
         if uses_hf(view):
             out[model] = f"Hugging Face `{hf_checkpoints(view)[model]}`, L_t {base_train_length(view, model)}"
             continue

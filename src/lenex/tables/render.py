@@ -16,11 +16,12 @@ from ..cli import run_cli
 from ..files import atomic_write_text
 from .cells import write_cells
 from ..raw_results import read_recorded
+from ..schemes import with_extra_schemes
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table
 
-__all__ = ["build_table", "render_markdown", "render_latex", "load_table_spec",
+__all__ = ["build_table", "render_markdown", "render_latex", "load_table_spec", "load_experiment",
            "load_results", "main"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -47,10 +48,16 @@ def render_latex(table: TableData) -> str:
     return env.get_template("table.tex.j2").render(t=table)
 
 
-def load_table_spec(path: str | Path, key: str) -> dict:
-    """The spec under ``tables.<key>`` of an experiment YAML file."""
+def load_experiment(path: str | Path, extra_schemes: dict | None = None) -> dict:
+    """An experiment YAML file, with the extra schemes (config `extra_schemes`) merged in."""
     with open(path, encoding="utf-8") as fh:
         experiment = yaml.safe_load(fh) or {}
+    return with_extra_schemes(experiment, extra_schemes or {})
+
+
+def load_table_spec(path: str | Path, key: str, extra_schemes: dict | None = None) -> dict:
+    """The spec under ``tables.<key>`` of an experiment YAML file (with any extra schemes' rows)."""
+    experiment = load_experiment(path, extra_schemes)
     tables = experiment.get("tables") or {}
     if key not in tables:
         known = ", ".join(sorted(tables)) or "(none)"
@@ -80,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", required=True, help="experiment YAML with a top-level 'tables'")
     parser.add_argument("--table-key", required=True, help="key under 'tables', e.g. table2")
+    parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
     parser.add_argument("--results", nargs="*", default=[], help="evaluator JSON files")
     parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
     parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
@@ -87,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
-    spec = load_table_spec(args.spec, args.table_key)
+    spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     results = load_results(args.results)
     header = _load_json(args.header, "header file")
     table = build_table(spec, results, load_paper_results(args.paper_results), header)

@@ -1,0 +1,68 @@
+"""Position schemes from outside the built-in registry: a module (a dotted name such as
+`lenex.positions.mine`, or a path to a .py file anywhere) whose PositionScheme subclasses are
+added to POSITIONS when it is imported. A model config names the module (`position_module`),
+so every process that builds the model (training, evaluation, continued pretraining) imports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from .base import PositionScheme
+
+_LOADED: dict[str, ModuleType] = {}
+
+
+def is_file_module(module: str) -> bool:
+    """A path to a .py file (else a dotted module name)."""
+    return module.endswith(".py")
+
+
+def load_scheme_module(module: str, registry: dict) -> ModuleType:
+    """Import `module` once and add each PositionScheme subclass it defines to `registry` under
+    its `name`. A name that is already taken by another class is an error naming both."""
+    if module in _LOADED:
+        return _LOADED[module]
+    if is_file_module(module):
+        path = Path(module)
+        if not path.is_file():
+            raise ValueError(f"position scheme module {module!r} not found (a path is read from {Path.cwd()})")
+        # A unique, stable module name per file, so two files both called mine.py do not collide.
+        name = f"lenex_scheme_{path.stem}_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
+    else:
+        try:
+            loaded = importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            raise ValueError(f"position scheme module {module!r} cannot be imported: {err}") from err
+    found = [cls for _, cls in inspect.getmembers(loaded, inspect.isclass)
+             if issubclass(cls, PositionScheme) and cls.__module__ == loaded.__name__ and cls.name]
+    if not found:
+        raise ValueError(f"position scheme module {module!r} defines no PositionScheme subclass with a `name`")
+    for cls in found:
+        taken = registry.get(cls.name)
+        if taken is not None and taken is not cls:
+            raise ValueError(f"position scheme {cls.name!r} of module {module!r} clashes with "
+                             f"{taken.__module__}.{taken.__name__}")
+        registry[cls.name] = cls
+    _LOADED[module] = loaded
+    return loaded
+
+
+def default_module(position: str) -> str | None:
+    """`lenex.positions.<position>` when that file exists: a scheme added to the registry folder
+    needs no `module` entry."""
+    try:
+        found = importlib.util.find_spec(f"{__package__}.{position}")
+    except (ImportError, ValueError):
+        return None
+    return None if found is None else f"{__package__}.{position}"

@@ -1,0 +1,194 @@
+"""Bring your own position scheme (config `extra_schemes`): a scheme defined here, in a file the
+test writes outside src/, becomes a variant of every paper and a row of every table that compares
+schemes; a dry run adds exactly its own jobs; (slow) one tiny table end to end with its row."""
+
+import re
+import time
+
+import pytest
+import torch
+
+from lenex.positions import POSITIONS, build_position
+from lenex.schemes import check_entries, resolve_entries, with_extra_schemes
+from test_workflow import scratch_workflow, snakemake
+
+PAGES = [f"results/tiny/{paper}.md" for paper in ("lex", "receptive-field", "segmented")]
+TABLE4 = "results/tiny/tables/lex/table4.md"
+
+# A scheme of the test's own: a log-distance bias, -scale * log(1 + |i - j|), the same for every head.
+SCHEME = '''
+from dataclasses import dataclass
+
+import torch
+
+from lenex.positions.base import PositionScheme, relative_distance
+
+
+@dataclass(frozen=True)
+class LogDistanceOptions:
+    scale: float = 1.0
+
+
+class LogDistance(PositionScheme):
+    name = "test-log-distance"
+    kind = "bias"
+    Options = LogDistanceOptions
+
+    def bias(self, q_pos, k_pos):
+        distance = relative_distance(q_pos, k_pos).abs().to(torch.float32)
+        bias = -self.options.scale * torch.log1p(distance)
+        return bias.unsqueeze(-3).expand(*bias.shape[:-2], self.n_heads, *bias.shape[-2:])
+'''
+
+
+def write_scheme(folder, name="logdist"):
+    (folder / f"{name}.py").write_text(SCHEME)
+    config = folder / f"{name}.yaml"
+    config.write_text(f"extra_schemes:\n  mine: {{position: test-log-distance, module: {name}.py, label: Mine,"
+                      " options: {scale: 0.5}}\n")
+    return config
+
+
+def dry_run_jobs(workdir, *args) -> dict[str, dict]:
+    """output -> {rule, input, shell} of every job a forced dry run lists."""
+    run = snakemake("-n", "-p", "--forceall", *args, cwd=workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    jobs = {}
+    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", run.stdout):
+        rule = re.search(r"^(?:local)?rule (\w+):", block, re.M)
+        if rule is None:
+            continue
+        field = {k: (m[1] if (m := re.search(rf"^\s*{k}: (.*)$", block, re.M)) else "")
+                 for k in ("input", "output")}
+        shell = re.search(r"^Shell command: (.*)$", block, re.M)
+        jobs[field["output"]] = {"rule": rule[1], "input": field["input"], "shell": shell[1] if shell else ""}
+    return jobs
+
+
+def test_no_extra_scheme_leaves_the_experiment_untouched():
+    experiment = {"paper": "x", "variants": {"a": {"position": "alibi"}}, "tables": {}}
+    assert with_extra_schemes(experiment, {}) is experiment
+
+
+def test_rows_and_sections_are_added_from_the_templates_without_touching_shared_rows():
+    shared = [{"label": "A", "method": "a", "variant": "a", "mask": "causal"}]
+    experiment = {"paper": "x", "variants": {"a": {"position": "alibi"}}, "tables": {
+        "table1": {"compares_schemes": {"rows": [{"mask": "causal"},
+                                                 {"label": "{label} + BCA", "method": "{name}+bca", "mask": "blockwise"}]},
+                   "sections": [{"label": "S1", "rows": shared}, {"label": "S2", "rows": shared}]},
+        "table2": {"sections": [{"label": "S", "rows": shared}]},
+        "table3": {"compares_schemes": {"sections": [{"dataset": "d", "label": "{label} stand-in", "corpus": "c",
+                                                      "rows": [{"label": "OOTB", "method": "{name}:ootb", "mask": "causal"}]}]},
+                   "sections": [{"label": "S", "rows": shared}]}}}
+    merged = with_extra_schemes(experiment, {"mine": {"position": "rope", "label": "Mine", "options": {"base": 500}}})
+    assert merged["variants"]["mine"] == {"position": "rope", "position_options": {"base": 500}}
+    for section in merged["tables"]["table1"]["sections"]:
+        assert section["rows"][1:] == [
+            {"label": "Mine", "method": "mine", "variant": "mine", "mask": "causal"},
+            {"label": "Mine + BCA", "method": "mine+bca", "variant": "mine", "mask": "blockwise"}]
+    assert merged["tables"]["table2"]["sections"][0]["rows"] == shared  # does not compare schemes
+    assert merged["tables"]["table3"]["sections"][1] == {
+        "dataset": "d", "label": "Mine stand-in", "corpus": "c",
+        "rows": [{"label": "OOTB", "method": "mine:ootb", "variant": "mine", "mask": "causal"}]}
+    assert shared == [{"label": "A", "method": "a", "variant": "a", "mask": "causal"}]  # input untouched
+    with pytest.raises(ValueError, match="already has a variant 'a'"):
+        with_extra_schemes(experiment, {"a": {"position": "rope"}})
+
+
+@pytest.mark.parametrize("entry,message", [
+    ({"Mine": {"position": "rope"}}, "extra_schemes.Mine: a scheme name"),
+    ({"mine": {"positon": "rope"}}, "extra_schemes.mine: needs `position`"),
+    ({"mine": {"position": "rope", "option": {}}}, "extra_schemes.mine: unknown key 'option'"),
+])
+def test_bad_entries_are_named(entry, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_entries(entry)
+
+
+def test_a_scheme_file_outside_src_registers_and_builds(tmp_path, monkeypatch):
+    write_scheme(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    resolved = resolve_entries({"mine": {"position": "test-log-distance", "module": "logdist.py"}})
+    assert resolved["mine"]["module"] == "logdist.py" and "test-log-distance" in POSITIONS
+    scheme = build_position("test-log-distance", {"scale": 2.0}, d_model=8, n_heads=2, head_dim=4,
+                            max_length=4, module="logdist.py")
+    positions = torch.arange(3)
+    expected = -2.0 * torch.log1p((positions[:, None] - positions[None, :]).abs().float())
+    assert torch.allclose(scheme.bias(positions, positions), expected.expand(2, 3, 3))
+    with pytest.raises(ValueError, match=r"extra_schemes.mine: unknown position scheme 'nope-such'"):
+        resolve_entries({"mine": {"position": "nope-such"}})
+    with pytest.raises(ValueError, match="extra_schemes.mine: position scheme module 'missing.py' not found"):
+        resolve_entries({"mine": {"position": "x", "module": "missing.py"}})
+
+
+def test_the_module_travels_in_the_model_config_only_when_there_is_one():
+    from lenex.config import ModelConfig
+
+    assert "position_module" not in ModelConfig(position="alibi").to_dict()  # built-in: config as before
+    own = ModelConfig(position="test-log-distance", position_module="logdist.py").to_dict()
+    assert ModelConfig.from_dict(own).position_module == "logdist.py"
+
+
+def test_segmented_stand_in_of_an_extra_scheme_is_not_run_under_released_checkpoints():
+    from lenex.segmented import workflow as seg
+
+    experiment = {"variants": {"gpt2": {"position": "learned"}, "mine": {"position": "rope"}},
+                  "tables": {"table2": {"columns": [1], "sections": [{"rows": [
+                      {"method": "gpt2:out-of-the-box", "variant": "gpt2"},
+                      {"method": "mine:out-of-the-box", "variant": "mine"}]}]}}}
+    view = {"model": {"train_length": 32}, "experiment": {"hf_checkpoints": {"gpt2": "openai-community/gpt2"}}}
+    assert seg.table_results("paper", view, experiment, "table2") == ["results/paper/eval/segmented/gpt2/ootb/L32.json"]
+    assert "no released checkpoint" in seg.describe_models(view, experiment)["mine"]
+
+
+def test_an_unknown_scheme_fails_the_dry_run_with_one_line_naming_it(tmp_path):
+    workdir = scratch_workflow(tmp_path)
+    run = snakemake("-n", "--config", "extra_schemes={mine: {position: rotary}}", cwd=workdir)
+    assert run.returncode != 0
+    named = [line for line in (run.stdout + run.stderr).splitlines() if "unknown position scheme 'rotary'" in line]
+    assert len(named) == 1 and "extra_schemes.mine" in named[0], run.stdout + run.stderr
+
+
+def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_path):
+    workdir = scratch_workflow(tmp_path)
+    config = write_scheme(workdir)
+    before = dry_run_jobs(workdir, *PAGES)
+    after = dry_run_jobs(workdir, *PAGES, "--configfile", str(config))
+    added = {out: job for out, job in after.items() if out not in before}
+    assert set(before) <= set(after)
+    # Every added job makes a file of the new variant (its models, evaluations), nothing else.
+    assert added and all("/mine/" in out or "/mine." in out for out in added), sorted(added)
+    counts = {}
+    for job in added.values():
+        counts[job["rule"]] = counts.get(job["rule"], 0) + 1
+    # LEX: 1 model, evaluations of its Table 2/4/5/6 cells; receptive field: 3 corpora x 2 seeds
+    # (Table 3), each evaluated once (Tables 1/3/4 read the same files); segmented: a stand-in
+    # pretrained, adapted (ootb, da), continued 6 ways x 2 lengths, evaluated for Tables 2-5.
+    assert counts == {"train": 1, "evaluate": 24, "rf_train": 6, "rf_evaluate": 6, "segmented_pretrain": 1,
+                      "segmented_adapt": 2, "segmented_continue": 12, "segmented_evaluate": 17}, counts
+    # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
+    # tables (and Figure 1) that compare schemes, which now read and print the new row.
+    changed = sorted(out for out, job in before.items() if after[out] != job)
+    expected = [f"results/tiny/tables/lex/table{n}.header.json" for n in (2, 4, 5, 6)]
+    expected += [f"results/tiny/tables/{p}/table{n}.md, results/tiny/tables/{p}/table{n}.tex"
+                 for p, ns in (("lex", (2, 4, 5, 6)), ("receptive-field", (1, 3, 4)), ("segmented", (2, 3, 4, 5)))
+                 for n in ns]
+    expected += ["results/tiny/figures/lex/figure1.png, results/tiny/figures/lex/figure1.pdf"]
+    assert changed == sorted(expected)
+
+
+@pytest.mark.slow
+def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
+    workdir = scratch_workflow(tmp_path)
+    config = write_scheme(workdir)
+    start = time.monotonic()
+    run = snakemake("--cores", "2", TABLE4, "--configfile", str(config), cwd=workdir, timeout=1800)
+    assert run.returncode == 0, run.stderr[-4000:]
+    print(f"tiny LEX Table 4 with an extra scheme, from a fresh scratch workflow: {time.monotonic() - start:.0f} s")
+    table = (workdir / TABLE4).read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| Mine "))
+    # paper / ours / delta at 1x and 8x L_tr: the paper has no number (—), ours is one.
+    assert len(re.findall(r"— / \d+(?:\.\d+)? / —", row)) == 2, row
+    assert "Mine" in (workdir / TABLE4.replace(".md", ".tex")).read_text()
+    again = snakemake("-n", TABLE4, "--configfile", str(config), cwd=workdir)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
