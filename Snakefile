@@ -6,7 +6,11 @@
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
+include: "workflow/rules/report_common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
@@ -15,6 +19,7 @@ include: "workflow/rules/plan.smk"
 include: "workflow/rules/lex.smk"
 include: "workflow/rules/receptive_field.smk"
 include: "workflow/rules/segmented.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -200,7 +200,9 @@ rule rf_figure:
             wc.preset, experiment(RF)["figures"][f"figure{wc.figure}"]
         ),
     output:
-        png="results/{preset}/figures/receptive-field/figure{figure}.png",
+        png=reported_figure(
+            "results/{preset}/figures/receptive-field/figure{figure}.png", RF
+        ),
         pdf="results/{preset}/figures/receptive-field/figure{figure}.pdf",
     log:
         "results/{preset}/logs/figures/receptive-field/figure{figure}.log",

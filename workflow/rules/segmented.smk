@@ -271,7 +271,7 @@ rule segmented_figure2:
             wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
         ),
     output:
-        png="results/{preset}/figures/segmented/figure2.png",
+        png=reported_figure("results/{preset}/figures/segmented/figure2.png", SEG),
         pdf="results/{preset}/figures/segmented/figure2.pdf",
     log:
         "results/{preset}/logs/figures/segmented/figure2.log",
@@ -293,7 +293,7 @@ rule segmented_figure3:
             wc.preset, paper_preset(wc.preset, SEG), experiment(SEG)
         ),
     output:
-        png="results/{preset}/figures/segmented/figure3.png",
+        png=reported_figure("results/{preset}/figures/segmented/figure3.png", SEG),
         pdf="results/{preset}/figures/segmented/figure3.pdf",
     log:
         "results/{preset}/logs/figures/segmented/figure3.log",
