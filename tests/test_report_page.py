@@ -89,3 +89,10 @@ def test_cli_writes_page_and_caption(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "lenex.report_page", "--md", str(tmp_path / "none.md"),
                           "--out-html", str(out)], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "none.md" in bad.stderr
+
+
+def test_cli_writes_the_contents_list(tmp_path):
+    out = tmp_path / "report" / "contents.txt"
+    subprocess.run([sys.executable, "-m", "lenex.report_page", "--contents", str(out),
+                    "--files", "a/table2.html", "b/figure1.png"], check=True)
+    assert out.read_text(encoding="utf-8") == "a/table2.html\nb/figure1.png\n"

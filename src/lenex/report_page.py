@@ -9,6 +9,8 @@ stand-in corpus, taken from the table's own header (written by its renderer, not
 
 Local images the page links to (a card's lengths.png) are embedded as data URIs, so the
 page needs nothing beside it once inside the report.
+
+    python -m lenex.report_page --contents results/tiny/report/contents.txt --files a.html b.png
 """
 
 from __future__ import annotations
@@ -109,10 +111,17 @@ def render_caption(header: PageHeader) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lenex.report_page", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--md", required=True, help="the Markdown page")
-    parser.add_argument("--out-html", required=True)
+    parser.add_argument("--md", help="the Markdown page")
+    parser.add_argument("--out-html")
     parser.add_argument("--out-caption", help="write the scale and stand-in caption (tables)")
+    parser.add_argument("--contents", help="instead: write the report's file list (--files) here")
+    parser.add_argument("--files", nargs="*", default=[])
     args = parser.parse_args(argv)
+    if args.contents:
+        atomic_write_text(args.contents, "".join(f"{path}\n" for path in args.files))
+        return
+    if not args.md or not args.out_html:
+        parser.error("--md and --out-html are required (or --contents)")
     md_path = Path(args.md)
     markdown = md_path.read_text(encoding="utf-8")
     header = parse_header(markdown, str(md_path))
