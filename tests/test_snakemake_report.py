@@ -161,6 +161,14 @@ def _rows(driver):
     return driver.find_elements("xpath", "//nav//table/tbody/tr")
 
 
+PNG = "//img[starts-with(@src, 'data:image/png')]"
+
+
+def _loaded(driver, image) -> bool:
+    """The image is decoded and has a width: a person sees it."""
+    return bool(driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+
+
 def _view(driver, row) -> None:
     """Click the eye button of one result's row: the report shows that result."""
     from selenium.webdriver.support.ui import WebDriverWait
@@ -213,8 +221,8 @@ def _walk_report(browser, report_html: Path, shots: Path) -> None:
         _click(browser, "Figures")
         wait.until(lambda d: _rows(d))
         _view(browser, _rows(browser)[0])
-        image = wait.until(lambda d: d.find_element("xpath", "//img[starts-with(@src, 'data:image/png')]"))
-        wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+        image = wait.until(lambda d: d.find_element("xpath", PNG))
+        wait.until(lambda d: _loaded(d, image))
         browser.save_screenshot(str(shots / f"report-{paper}-figure.png"))
     if "Datasets" in embedded(report_html.read_text(encoding="utf-8"), "categories"):
         browser.get(report_html.as_uri())
@@ -223,8 +231,8 @@ def _walk_report(browser, report_html: Path, shots: Path) -> None:
         _view(browser, _rows(browser)[0])
         browser.switch_to.frame(wait.until(lambda d: d.find_element("tag name", "iframe")))
         assert browser.find_element("tag name", "h1").text.startswith("Dataset card")
-        plot = browser.find_element("xpath", "//img[starts-with(@src, 'data:image/png')]")
-        wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", plot))
+        plot = browser.find_element("xpath", PNG)
+        wait.until(lambda d: _loaded(d, plot))
         browser.switch_to.default_content()
         browser.save_screenshot(str(shots / "report-dataset-card.png"))
 
@@ -232,17 +240,44 @@ def _walk_report(browser, report_html: Path, shots: Path) -> None:
 @pytest.mark.skipif(not GIVEN_REPORT, reason="needs the report of a run made here (LENEX_REPORT_HTML)")
 def test_report_shows_runtimes(browser, report_html, tmp_path):
     """Snakemake's metadata of the run gives every job's runtime (Statistics)."""
-    runtimes = embedded(report_html.read_text(encoding="utf-8"), "runtimes_spec", "runtimes")["data"]["values"]
+    html = report_html.read_text(encoding="utf-8")
+    runtimes = embedded(html, "runtimes_spec", "runtimes")["data"]["values"]
     rules = {entry["rule"] for entry in runtimes}
     assert {"train", "evaluate", "render_table"} <= rules, sorted(rules)
     # A zero runtime (a job inside one tick of the file clock) collapses the log-scale chart.
-    assert all(entry["runtime"] > 0 for entry in runtimes), [e for e in runtimes if e["runtime"] <= 0]
+    zero = [entry for entry in runtimes if entry["runtime"] <= 0]
+    assert not zero, zero
     browser.get(report_html.as_uri())
     _click(browser, "Statistics")
     from selenium.webdriver.support.ui import WebDriverWait
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements("css selector", ".vega-embed canvas, .vega-embed svg"))
+
+    charts = ".vega-embed canvas, .vega-embed svg"
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements("css selector", charts))
     shots = Path(os.environ.get("LENEX_REPORT_SCREENSHOTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(shots / "report-statistics.png"))
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not errors, errors
+
+
+def test_claims_pages_join_the_report_once_they_exist(tmp_path):
+    """A claims page (from the claims rule) is rendered and listed without any other change."""
+    from test_workflow import scratch_workflow, snakemake
+
+    work = scratch_workflow(tmp_path)
+    (work / "envs").symlink_to(ROOT / "envs")
+    claims = work / "results" / "tiny" / "claims" / "lex.md"
+    claims.parent.mkdir(parents=True)
+    claims.write_text("# Claims of the LEX paper at preset tiny\n\n- xPos extrapolates: holds\n")
+    run = snakemake("results/tiny/report/contents.txt", "--cores", "1",
+                    "--allowed-rules", "report_claims", "report_contents", cwd=work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    page = work / "results" / "tiny" / "report" / "claims" / "lex.html"
+    assert "<h1>Claims of the LEX paper at preset tiny</h1>" in page.read_text(encoding="utf-8")
+    contents = (work / "results" / "tiny" / "report" / "contents.txt").read_text().split()
+    assert contents == ["results/tiny/report/claims/lex.html"]
+    report = work / "report.html"
+    run = snakemake("results/tiny/report/contents.txt", "--report", str(report), cwd=work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    categories = embedded(report.read_text(encoding="utf-8"), "categories")
+    assert categories == {experiment("lex")["title"]: {"Claims": ["results/tiny/report/claims/lex.html"]}}
