@@ -6,7 +6,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 # Rules call `python -m lenex...`: the venv must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test lint format tables
+.PHONY: setup run test lint format tables report
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -29,6 +29,19 @@ tables: setup
 test: setup
 	# Two workers: the dry-run and end-to-end tests are mostly single-threaded subprocesses.
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python -m pytest -n 2 --dist worksteal
+
+# The Snakemake report of one preset from what exists under results/<preset>/ (nothing is rerun):
+# results/<preset>/report.html, self-contained, opens offline (docs/report.md).
+PRESET ?= $(shell sed -n 's/^preset: *//p' config/config.yaml)
+REPORT_RULES := report_table report_card report_claims report_contents
+REPORT_LOG = results/$(PRESET)/logs/report/report.log
+report: setup
+	snakemake results/$(PRESET)/report/contents.txt --cores $(CORES) --quiet rules --allowed-rules $(REPORT_RULES)
+	snakemake results/$(PRESET)/report/contents.txt --config preset=$(PRESET) \
+		--report results/$(PRESET)/report.tmp.html --report-stylesheet workflow/report/style.css \
+		> $(REPORT_LOG) 2>&1 || { tail -20 $(REPORT_LOG); exit 1; }
+	mv results/$(PRESET)/report.tmp.html results/$(PRESET)/report.html
+	@echo "report: results/$(PRESET)/report.html (log: $(REPORT_LOG))"
 
 lint: setup
 	snakemake --lint

@@ -12,8 +12,12 @@ configfile: "config/config.yaml"
 configfile: "config/schemes.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/recorded.smk"
+include: "workflow/rules/report_common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
@@ -24,6 +28,7 @@ include: "workflow/rules/receptive_field.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/raw.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -54,7 +54,7 @@ rule lex_figure1:
         ),
         spec="config/experiments/lex.yaml",
     output:
-        png="results/{preset}/figures/lex/figure1.png",
+        png=reported_figure("results/{preset}/figures/lex/figure1.png", "lex"),
         pdf="results/{preset}/figures/lex/figure1.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure1.log",
@@ -74,7 +74,7 @@ rule lex_figure1:
 # up to its longest evaluation length (8 x 1024), whatever the preset: no model is involved.
 rule lex_figure2:
     output:
-        png="results/{preset}/figures/lex/figure2.png",
+        png=reported_figure("results/{preset}/figures/lex/figure2.png", "lex"),
         pdf="results/{preset}/figures/lex/figure2.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure2.log",

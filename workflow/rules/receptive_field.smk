@@ -196,7 +196,9 @@ rule rf_figure:
     input:
         erf=recorded(lambda wc: rf_figure_recorded(wc.preset, wc.figure), RF),
     output:
-        png="results/{preset}/figures/receptive-field/figure{figure}.png",
+        png=reported_figure(
+            "results/{preset}/figures/receptive-field/figure{figure}.png", RF
+        ),
         pdf="results/{preset}/figures/receptive-field/figure{figure}.pdf",
     log:
         "results/{preset}/logs/figures/receptive-field/figure{figure}.log",

@@ -270,7 +270,7 @@ rule segmented_figure2:
     input:
         recorded(lambda wc: seg_figure_recorded(wc.preset, "2"), SEG),
     output:
-        png="results/{preset}/figures/segmented/figure2.png",
+        png=reported_figure("results/{preset}/figures/segmented/figure2.png", SEG),
         pdf="results/{preset}/figures/segmented/figure2.pdf",
     log:
         "results/{preset}/logs/figures/segmented/figure2.log",
@@ -290,7 +290,7 @@ rule segmented_figure3:
     input:
         recorded(lambda wc: seg_figure_recorded(wc.preset, "3"), SEG),
     output:
-        png="results/{preset}/figures/segmented/figure3.png",
+        png=reported_figure("results/{preset}/figures/segmented/figure3.png", SEG),
         pdf="results/{preset}/figures/segmented/figure3.pdf",
         cells="results/{preset}/figures/segmented/figure3.cells.json",
     log:
