@@ -3,6 +3,7 @@ test writes outside src/, becomes a variant of every paper and a row of every ta
 schemes; a dry run adds exactly its own jobs; (slow) one tiny table end to end with its row."""
 
 import re
+import shutil
 import time
 
 import pytest
@@ -10,7 +11,7 @@ import torch
 
 from lenex.positions import POSITIONS, build_position
 from lenex.schemes import check_entries, resolve_entries, with_extra_schemes
-from test_workflow import scratch_workflow, snakemake
+from test_workflow import REPO, scratch_workflow, snakemake
 
 PAGES = [f"results/tiny/{paper}.md" for paper in ("lex", "receptive-field", "segmented")]
 TABLE4 = "results/tiny/tables/lex/table4.md"
@@ -170,16 +171,31 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     # tables (and Figure 1) that compare schemes, which now read and print the new row.
     changed = sorted(out for out, job in before.items() if after[out] != job)
     expected = [f"results/tiny/tables/lex/table{n}.header.json" for n in (2, 4, 5, 6)]
-    expected += [f"results/tiny/tables/{p}/table{n}.md, results/tiny/tables/{p}/table{n}.tex"
+    expected += [f"results/tiny/tables/{p}/table{n}.md, results/tiny/tables/{p}/table{n}.tex,"
+                 f" results/tiny/tables/{p}/table{n}.cells.json"
                  for p, ns in (("lex", (2, 4, 5, 6)), ("receptive-field", (1, 3, 4)), ("segmented", (2, 3, 4, 5)))
                  for n in ns]
     expected += ["results/tiny/figures/lex/figure1.png, results/tiny/figures/lex/figure1.pdf"]
     assert changed == sorted(expected)
 
 
+def light_config(workdir):
+    """The scratch workflow's config as a copy that trains on the PG22 stand-in alone (no Debian
+    fetches, no train_mix) for 20 steps: the test is about the new row, not the models."""
+    (workdir / "config").unlink()
+    shutil.copytree(REPO / "config", workdir / "config")
+    lex = workdir / "config/experiments/lex.yaml"
+    lex.write_text(re.sub(r"^train_corpus: train_mix$", "train_corpus: pg22", lex.read_text(), flags=re.M))
+    preset = workdir / "config/presets/tiny.yaml"
+    text = re.sub(r"^(  steps:) 200$", r"\1 20", preset.read_text(), flags=re.M)
+    preset.write_text(re.sub(r"^(  (?:warmup|log_every|checkpoint_every):) \d+$", r"\1 10", text, count=3, flags=re.M))
+    assert "train_corpus: pg22" in lex.read_text() and "  steps: 20\n" in preset.read_text()
+
+
 @pytest.mark.slow
 def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
     workdir = scratch_workflow(tmp_path)
+    light_config(workdir)
     config = write_scheme(workdir)
     start = time.monotonic()
     run = snakemake("--cores", "2", TABLE4, "--configfile", str(config), cwd=workdir, timeout=1800)
