@@ -25,6 +25,8 @@ run: setup
 # alone (results/<preset>/raw/): no fetch, prepare, train or evaluation job (docs/raw-results.md).
 tables: setup
 	snakemake --cores $(CORES) --forceall --config from_raw=True $(if $(PRESET),preset=$(PRESET))
+	# A preset with reference runs (results/<preset>/runs.yaml) gets its REFERENCE.md rewritten too.
+	if [ -f results/$(PRESET)/runs.yaml ]; then python -m lenex.reference --preset $(PRESET); fi
 
 test: setup
 	# Two workers: the dry-run and end-to-end tests are mostly single-threaded subprocesses.

@@ -1,0 +1,92 @@
+"""Write a preset's reference-run page, results/<preset>/REFERENCE.md, from recorded data only:
+the runs file (results/<preset>/runs.yaml: command, wall time, revision of each run, recorded when
+it finished) and each paper's machine-checked claims (results/<preset>/claims/<paper>.json).
+No finding is typed by hand: a paper whose claims were not computed says so.
+
+    python -m lenex.reference --preset workstation
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .cli import run_cli
+from .files import atomic_write_text, read_json, read_yaml
+from .tables.formatting import md_escape
+
+VERDICT = {True: "holds", False: "fails", None: "untestable"}
+RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
+
+
+def load_runs(path: Path) -> dict:
+    runs = read_yaml(path)
+    for i, run in enumerate(runs.get("runs", [])):
+        missing = [k for k in RUN_KEYS if not run.get(k)]
+        if missing:
+            raise ValueError(f"{path}: run {i + 1} lacks {', '.join(missing)}")
+    return runs
+
+
+def verdict_counts(claims: list[dict], side: str) -> dict[str, int]:
+    counts = {name: 0 for name in VERDICT.values()}
+    for claim in claims:
+        counts[VERDICT[claim[f"on_{side}"]]] += 1
+    return counts
+
+
+def held_share(claims: list[dict]) -> tuple[int, int]:
+    """(claims that hold on ours, claims that hold on the paper): issue 16's measure of fidelity."""
+    on_paper = [c for c in claims if c["on_paper"] is True]
+    return sum(c["on_ours"] is True for c in on_paper), len(on_paper)
+
+
+def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
+    lines = [f"## {run['title']}", "", f"Tables and figures: [`{run['paper']}.md`]({run['paper']}.md).", ""]
+    if claims_doc is None:
+        return lines + [
+            "Findings: not checked by machine for this run. It predates recorded raw results and "
+            "cells files, so its claims cannot be computed from what is committed; the next reference "
+            "run of this preset records both (`make tables` then re-derives this page).", ""]
+    claims = claims_doc["claims"]
+    ours, paper = verdict_counts(claims, "ours"), verdict_counts(claims, "paper")
+    held, testable = held_share(claims)
+    lines += [
+        f"Findings, from [`claims/{run['paper']}.json`](claims/{run['paper']}.json) (evidence per claim in "
+        f"[`claims/{run['paper']}.md`](claims/{run['paper']}.md)): {len(claims)} claims; on ours "
+        f"{ours['holds']} hold, {ours['fails']} fail, {ours['untestable']} untestable; on the paper's "
+        f"own numbers {paper['holds']} hold. Of the claims that hold on the paper, {held} of {testable} "
+        "hold on ours.", "",
+        "| claim | source | on the paper | on ours |", "|---|---|---|---|"]
+    lines += [f"| {md_escape(c['statement'])} | {md_escape(c['source'])} | {VERDICT[c['on_paper']]} | "
+              f"{VERDICT[c['on_ours']]} |" for c in claims]
+    return lines + [""]
+
+
+def reference_page(root: Path) -> str:
+    runs = load_runs(root / "runs.yaml")
+    lines = [f"# Reference runs: the `{runs['preset']}` preset, one whole paper per run", "",
+             "Each paper was regenerated from scratch (corpora prepared, every model trained, every table "
+             f"and figure rendered) by one command on {runs['machine'].strip()}", "",
+             "| paper | command | wall time | revision | page |", "|---|---|---|---|---|"]
+    lines += [f"| {r['title']} | `{r['command']}` | {r['wall_time'].strip()} | {r['revision'].strip()} | "
+              f"[`{r['paper']}.md`]({r['paper']}.md) |" for r in runs["runs"]]
+    lines.append("")
+    for run in runs["runs"]:
+        claims_file = root / "claims" / f"{run['paper']}.json"
+        lines += paper_section(run, read_json(claims_file) if claims_file.exists() else None)
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", required=True)
+    parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    args = parser.parse_args(argv)
+    root = Path(args.results) / args.preset
+    if not (root / "runs.yaml").exists():
+        raise FileNotFoundError(f"{root / 'runs.yaml'} not found: a preset's reference runs are recorded there")
+    atomic_write_text(root / "REFERENCE.md", reference_page(root))
+
+
+if __name__ == "__main__":
+    run_cli(main)
