@@ -59,6 +59,7 @@ class TrainConfig:
     checkpoint_every: int = 50
     eval_every: int = 0  # 0: validation loss only at the end
     eval_batches: int = 4
+    backend: str = "lenex"  # "fairseq": the train rule runs lenex.fairseq_backend.train (docs/fairseq.md)
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainConfig":
