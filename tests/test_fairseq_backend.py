@@ -5,22 +5,22 @@ decoder, identical initialisation, and the checkpoint conversion against fairseq
 The fairseq tests skip when fairseq is not installed, unless LENEX_REQUIRE_FAIRSEQ=1 (CI, after
 `make setup-fairseq`), where a missing fairseq fails them."""
 
+import json
 import math
 import os
 import re
+import shlex
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from lenex.fairseq_backend import INSTALL_HINT, require_fairseq
 from lenex.fairseq_backend.binarize import N_SPECIAL, dictionary_lines
-from lenex.fairseq_backend.command import PLUGIN_DIR, fairseq_train_command, model_arguments
-from lenex.fairseq_backend.crosscheck import direction, relative_difference, seed_spread
-from lenex.presets import paper_view
+from lenex.fairseq_backend.command import PLUGIN_DIR, fairseq_train_command, model_arguments, preset_command
+from lenex.fairseq_backend.crosscheck import direction, gather, relative_difference, render, seed_spread
 
 SCHEMES = ["sinusoidal", "learned", "alibi", "rope", "xpos", "none", "sandwich", "smoothed_sandwich", "kerple", "t5"]
 
@@ -38,26 +38,32 @@ def _value(argv, flag):
 
 
 def test_paper_preset_gives_the_lex_table7_command_line():
-    paper = paper_view(yaml.safe_load(open("config/presets/paper.yaml")), "lex")
-    model = {**paper["model"], "position": "xpos"}
-    argv = fairseq_train_command(model, paper["train"], "bin", "save", cpu=False)
+    argv = preset_command("paper", "lex", "xpos")
     expected = {"--decoder-layers": "24", "--decoder-embed-dim": "1024", "--decoder-ffn-embed-dim": "4096",
                 "--decoder-attention-heads": "16", "--tokens-per-sample": "1024", "--lr": "0.0003",
                 "--warmup-updates": "20000", "--max-update": "50000", "--total-num-update": "50000",
                 "--adam-betas": "(0.9, 0.98)", "--adam-eps": "1e-06", "--clip-norm": "2.0",
                 "--weight-decay": "0.01", "--lr-scheduler": "polynomial_decay", "--lenex-position": "xpos",
-                "--arch": "lenex_lm", "--task": "language_modeling"}
+                "--arch": "lenex_lm", "--task": "language_modeling", "--distributed-world-size": "8"}
     assert {flag: _value(argv, flag) for flag in expected} == expected
-    # 512 sequences per update = 16 per forward pass x 32 accumulated (LEX: 0.5M tokens per batch)
-    assert int(_value(argv, "--batch-size")) * int(_value(argv, "--update-freq")) == 512
-    assert "--cpu" not in argv and argv[:4] == ["fairseq-train", "bin", "--user-dir", str(PLUGIN_DIR)]
+    # 512 sequences per update (LEX: 0.5M tokens per batch) = 16 per pass x 4 accumulated x 8 GPUs
+    assert int(_value(argv, "--batch-size")) * int(_value(argv, "--update-freq")) * 8 == 512
+    assert "--cpu" not in argv and "--bf16" in argv
+
+
+def test_docs_print_the_paper_command_line_the_code_builds():
+    assert shlex.join(preset_command("paper", "lex", "xpos")) in open("docs/fairseq.md").read()
 
 
 def test_command_refuses_a_batch_that_micro_batches_do_not_divide():
-    with pytest.raises(ValueError, match="batch_size 10 is not divisible by micro_batch_size 4"):
+    with pytest.raises(ValueError, match="batch_size 10 does not split into 1 GPU"):
         fairseq_train_command({"n_layer": 1, "d_model": 8, "n_head": 2, "d_ff": 16, "position": "rope",
                                "train_length": 8}, {"steps": 2, "lr": 1e-3, "batch_size": 10,
                                                     "micro_batch_size": 4}, "bin", "save", cpu=True)
+    with pytest.raises(ValueError, match="does not split into 4 GPU"):
+        fairseq_train_command({"n_layer": 1, "d_model": 8, "n_head": 2, "d_ff": 16, "position": "rope",
+                               "train_length": 8}, {"steps": 2, "lr": 1e-3, "batch_size": 10}, "bin", "save",
+                              cpu=False, world_size=4)
 
 
 def test_crosscheck_arithmetic_against_hand_values():
@@ -65,6 +71,44 @@ def test_crosscheck_arithmetic_against_hand_values():
     assert relative_difference(200.0, 150.0) == pytest.approx(-0.25)
     assert seed_spread([90.0, 110.0]) == pytest.approx(0.20)  # 20 / 100
     assert direction(50.0, 80.0) == "rises" and direction(50.0, 40.0) == "falls"
+
+
+def _fake_run(root, backend, seed, variant, ppl_by_length: dict, masks=("causal",), curve=((10, 7.0), (20, 6.5))):
+    """The files the cross-check rules leave for one model: its evaluations and training metrics."""
+    base = root / f"results/tiny/crosscheck/{backend}/s{seed}"
+    evaluations = []
+    for mask in masks:
+        for length, ppl in ppl_by_length.items():
+            path = base / f"eval/lex/{variant}/pg22/{mask}/L{length}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"variant": variant, "mask": mask, "length": length, "ppl": ppl}))
+            evaluations.append(str(path))
+    metrics = base / f"train/lex/{variant}/metrics.jsonl"
+    metrics.parent.mkdir(parents=True, exist_ok=True)
+    metrics.write_text("".join(json.dumps({"step": s, "valid_loss": v}) + "\n" for s, v in curve))
+    return evaluations, str(base / f"models/lex/{variant}.pt")
+
+
+def test_crosscheck_page_from_run_files(tmp_path):
+    runs = {("lenex", 1): {8: 120.0, 16: 100.0, 32: 130.0}, ("lenex", 2): {8: 118.0, 16: 104.0, 32: 128.0},
+            ("fairseq", 1): {8: 125.0, 16: 108.0, 32: 90.0}, ("fairseq", 2): {8: 121.0, 16: 112.0, 32: 95.0}}
+    evaluations, models = [], []
+    for (backend, seed), ppl in runs.items():
+        files, model = _fake_run(tmp_path, backend, seed, "rope", ppl)
+        evaluations += files
+        models.append(model)
+    spec = {"preset": "tiny", "corpus": "pg22", "variants": ["rope"], "backends": ["lenex", "fairseq"],
+            "seeds": [1, 2], "train_length": 16}
+    result = gather(spec, evaluations, models)["variants"]["rope"]
+    at_train = result["summary"]["causal"]["16"]
+    assert at_train["mean"] == {"lenex": 102.0, "fairseq": 110.0}
+    assert at_train["difference"] == pytest.approx(8 / 102)  # 7.8%: within 10%
+    assert at_train["seed_spread"]["lenex"] == pytest.approx(4 / 102)
+    assert result["within_tiny_tolerance"] and not result["within_seed_spread"]
+    assert result["direction_beyond_train"] == {"lenex": "rises", "fairseq": "falls"}
+    assert result["valid_curve"]["fairseq"]["2"] == [[10, 7.0], [20, 6.5]]
+    page = render(gather(spec, evaluations, models))
+    assert "| rope | 102.00 | 110.00 | +7.8% | 3.9% | 3.6% | yes | no | rises / falls |" in page
 
 
 def test_dictionary_lists_lenex_ids_in_order():

@@ -65,7 +65,9 @@ def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workd
     save_dir = workdir / "checkpoints"
     save_dir.mkdir(parents=True, exist_ok=True)
     eot = int(json.loads((Path(data_dir) / "meta.json").read_text())["eot_token"])
-    argv = fairseq_train_command(model_cfg.to_dict(), vars(cfg), data_bin, save_dir, cpu=not torch.cuda.is_available(), eot=eot)
+    gpus = torch.cuda.device_count()  # fairseq-train uses every visible GPU
+    argv = fairseq_train_command(model_cfg.to_dict(), vars(cfg), data_bin, save_dir, cpu=not gpus, eot=eot,
+                                 world_size=max(1, gpus))
     env = dict(os.environ, **({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)} if threads else {}))
     log.info("%s", " ".join(argv))
     started = time.time()
