@@ -59,6 +59,18 @@ def validation_curve(save_dir: Path, valid_tokens, cfg: TrainConfig, length: int
     return curve
 
 
+def _stream(argv: list[str], env: dict) -> str:
+    """Run fairseq-train, echoing its output live (the rule's log) and returning it."""
+    lines = []
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            lines.append(line)
+    if proc.returncode:
+        raise RuntimeError(f"fairseq-train failed with status {proc.returncode} (its output is above)")
+    return "".join(lines)
+
+
 def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workdir, threads: int = 0) -> dict:
     require_fairseq()
     workdir = Path(workdir)
@@ -71,14 +83,11 @@ def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workd
     env = dict(os.environ, **({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)} if threads else {}))
     log.info("%s", " ".join(argv))
     started = time.time()
-    done = subprocess.run([sys.executable, "-m", "fairseq_cli.train", *argv[1:]], env=env, capture_output=True, text=True)
-    sys.stderr.write(done.stdout + done.stderr)
-    if done.returncode:
-        raise RuntimeError(f"fairseq-train failed with status {done.returncode} (its output is above)")
+    output = _stream([sys.executable, "-m", "fairseq_cli.train", *argv[1:]], env)
     wall = time.time() - started
     valid_tokens = load_split(data_dir, "valid").tokens
     curve = validation_curve(save_dir, valid_tokens, cfg, model_cfg.train_length)
-    metrics = train_losses(done.stdout + done.stderr) + curve
+    metrics = train_losses(output) + curve
     atomic_write_text(workdir / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in sorted(metrics, key=lambda r: r["step"])))
     model, _ = lenex_model(save_dir / "checkpoint_last.pt")
     summary = {
