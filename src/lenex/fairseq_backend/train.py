@@ -23,7 +23,7 @@ from ..cli import run_cli
 from ..config import ModelConfig
 from ..data.tokens import load_split
 from ..files import atomic_write_text
-from ..train import TrainConfig, validation_loss
+from ..train import TrainConfig, add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
 from .convert import convert, lenex_model
@@ -103,15 +103,12 @@ def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workd
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model-config", required=True, help="JSON object of ModelConfig fields")
-    parser.add_argument("--train-config", required=True, help="JSON object of TrainConfig fields")
-    parser.add_argument("--data", required=True, help="prepared corpus directory (lenex's token files)")
+    add_training_arguments(parser)
     parser.add_argument("--bin", required=True, help="the same corpus binarized for fairseq")
-    parser.add_argument("--out", required=True, help="final lenex checkpoint path")
-    parser.add_argument("--workdir", required=True, help="fairseq checkpoints and metrics.jsonl")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch default)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)  # lenex's validation passes in this process
     run(ModelConfig.from_dict(json.loads(args.model_config)), TrainConfig.from_dict(json.loads(args.train_config)),
         args.data, args.bin, args.out, args.workdir, args.threads)
 
