@@ -1,6 +1,8 @@
 # Helpers of the fairseq backend and the cross-check (rules in fairseq.smk; docs/fairseq.md).
 # `train_launcher` also serves the `train` rule (train.smk), whichever the backend.
 
+from lenex.fairseq_backend import require_fairseq
+
 FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
     f"{split}.{ext}" for split in ("train", "valid", "test") for ext in ("bin", "idx")
 ]
@@ -22,6 +24,9 @@ def train_backend(preset_name, paper):
 
 
 def fairseq_data_files(preset_name, corpus):
+    """The binarized corpus; asking for it without fairseq installed stops the workflow at once
+    with the one line naming `make setup-fairseq` (before any job runs)."""
+    require_fairseq()
     return [
         f"results/{preset_name}/data-fairseq/{corpus}/{name}" for name in FAIRSEQ_FILES
     ]
