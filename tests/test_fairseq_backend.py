@@ -249,3 +249,44 @@ def test_converter_refuses_a_checkpoint_of_another_model(tmp_path):
     torch.save({"model": {"decoder.embed_tokens.weight": torch.zeros(2, 2)}, "cfg": {"model": {}}}, tmp_path / "x.pt")
     with pytest.raises(ValueError, match="not a lenex_lm fairseq checkpoint"):
         lenex_model(tmp_path / "x.pt")
+
+
+def _workflow_with_fairseq_preset(tmp_path):
+    """A scratch workflow whose `tiny` preset trains with fairseq (everything else linked)."""
+    from test_workflow import REPO, scratch_workflow
+
+    config = tmp_path / "config"
+    config.mkdir()
+    for item in (REPO / "config").iterdir():
+        if item.name != "presets":
+            (config / item.name).symlink_to(item)
+    (config / "presets").mkdir()
+    for item in (REPO / "config" / "presets").iterdir():
+        text = item.read_text()
+        if item.name == "tiny.yaml":
+            text = text.replace("train:\n  steps: 200\n", "train:\n  backend: fairseq\n  steps: 200\n", 1)
+            assert "backend: fairseq" in text
+        (config / "presets" / item.name).write_text(text)
+    return scratch_workflow(tmp_path)
+
+
+def test_backend_fairseq_in_a_preset_trains_through_fairseq(tmp_path):
+    fairseq_or_skip()
+    from test_workflow import job_counts, snakemake
+
+    workdir = _workflow_with_fairseq_preset(tmp_path)
+    run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos.pt", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    assert job_counts(run.stdout)["binarize_fairseq"] == 1 and job_counts(run.stdout)["train"] == 1
+    assert "python -m lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix" in run.stdout
+
+
+def test_crosscheck_dry_run_trains_both_backends_twice(tmp_path):
+    fairseq_or_skip()
+    from test_workflow import job_counts, scratch_workflow, snakemake
+
+    run = snakemake("-n", "--forceall", "results/tiny/crosscheck/fairseq.md", cwd=scratch_workflow(tmp_path))
+    assert run.returncode == 0, run.stderr
+    counts = job_counts(run.stdout)
+    # 4 variants x 2 backends x 2 seeds; 5 lengths each, + xPos's BCA at 2 and 4 x L_tr
+    assert (counts["crosscheck_train"], counts["crosscheck_evaluate"], counts["binarize_fairseq"]) == (16, 88, 1)
