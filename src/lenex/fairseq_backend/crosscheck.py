@@ -30,6 +30,9 @@ What cannot be made identical, and so sets the tolerance:
   streams differ from lenex's (moot where the preset's dropout is 0, as at `tiny`).
 - **Weight decay.** fairseq's Adam decays every parameter (decoupled, as AdamW); lenex spares
   norms, biases and position parameters.
+- **Warmup.** fairseq sets the rate of update k (0-based) from the k updates done, lr x max(1, k) /
+  warmup, one update behind lenex's lr x (k + 1) / warmup; after warmup the two schedules agree.
+  The early validation losses show it (fairseq higher at the first measurement).
 
 Tolerance: the backend difference at 1 x L_tr is set against the seed-to-seed spread each
 backend shows (|ppl(s1) - ppl(s2)| / mean); at `tiny` the criterion is a fixed 10%."""
