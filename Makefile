@@ -6,7 +6,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 # Rules call `python -m lenex...`: the venv must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup run test lint format tables report
+.PHONY: setup setup-fairseq run test lint format tables report
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -15,6 +15,20 @@ $(VENV)/.installed: pyproject.toml
 	# The CPU wheel of torch 2.13.0; a bare `torch` would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+# fairseq as a second training backend (docs/fairseq.md). The fork imports on Python 3.11 (plain
+# fairseq 0.12.2 does not); --no-deps because its torchaudio requirement would pull a build that
+# does not match our torch. What `import fairseq, fairseq_cli.train` needs beyond lenex's own
+# dependencies: hydra-core, omegaconf, bitarray, sacrebleu, scikit-learn; cython builds it.
+FAIRSEQ_DEPS := hydra-core==1.3.2 omegaconf==2.3.0 bitarray sacrebleu scikit-learn cython
+setup-fairseq: $(VENV)/.fairseq-installed
+
+$(VENV)/.fairseq-installed: $(VENV)/.installed
+	$(BIN)/pip install --quiet $(FAIRSEQ_DEPS)
+	# Compiles its Cython/C++ extensions (3-4 min on 2 cores the first time; the wheel is cached after).
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation fairseq-fixed==0.12.3.1
+	$(BIN)/python -c "import fairseq, fairseq_cli.train, fairseq_cli.eval_lm"
 	touch $@
 
 run: setup

@@ -18,6 +18,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/recorded.smk"
 include: "workflow/rules/report_common.smk"
+include: "workflow/rules/fairseq_common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
@@ -29,6 +30,7 @@ include: "workflow/rules/segmented.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/raw.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/fairseq.smk"
 
 
 rule all:

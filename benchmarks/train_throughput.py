@@ -87,7 +87,7 @@ def fairseq_contender(shape: str, x, y, device):
         from fairseq.data import Dictionary
         from fairseq.models.transformer_lm import TransformerLanguageModel, base_lm_architecture
     except ImportError as err:
-        return None, f"fairseq not installed ({err}); pip install fairseq-fixed==0.12.3.1 in another venv"
+        return None, f"fairseq not installed ({err}): run `make setup-fairseq` (the project venv)"
     layers, width, heads, tokens = SHAPES[shape]
     dictionary = Dictionary()
     while len(dictionary) < VOCAB:

@@ -59,6 +59,7 @@ class TrainConfig:
     checkpoint_every: int = 50
     eval_every: int = 0  # 0: validation loss only at the end
     eval_batches: int = 4
+    backend: str = "lenex"  # "fairseq": the train rule runs lenex.fairseq_backend.train (docs/fairseq.md)
 
     def __post_init__(self):
         # The bounds of workflow/schemas/preset.schema.yaml's `train`, for callers outside the pipeline too.
@@ -318,14 +319,19 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     return summary
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """What rule `train` passes to every trainer (lenex.train, lenex.fairseq_backend.train)."""
     parser.add_argument("--model-config", required=True, help="JSON object of ModelConfig fields")
     parser.add_argument("--train-config", required=True, help="JSON object of TrainConfig fields")
     parser.add_argument("--data", required=True, help="prepared corpus directory (train/valid .bin + meta.json)")
     parser.add_argument("--out", required=True, help="final checkpoint path")
     parser.add_argument("--workdir", required=True, help="resumable state and metrics.jsonl")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_training_arguments(parser)
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:1 ...")
     parser.add_argument("--stop-after", type=int, default=None, help="stop after N steps of this run (resumable)")
     parser.add_argument("--init-from", default=None, help="start from this checkpoint's weights (same model config)")

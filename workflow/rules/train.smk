@@ -21,7 +21,8 @@ MULTI_NODE_PRESETS = "|".join(n for n, k in PRESETS_BY_NODES.items() if k > 1) o
 rule train:
     input:
         lambda wc: data_files(wc.preset, training_corpus(wc.paper))
-        + scheme_files(wc.paper, wc.variant),
+        + scheme_files(wc.paper, wc.variant)
+        + backend_inputs(wc.preset, wc.paper, train_backend(wc.preset, wc.paper)),
     output:
         "results/{preset}/models/{paper}/{variant}.pt",
     log:
@@ -45,11 +46,9 @@ rule train:
             1,
             threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, wc.paper)),
         ),
-        launcher=lambda wc: (
-            "torchrun --standalone --nproc_per_node "
-            f"{rule_resources(wc.preset, 'train', 'gpus', 0, wc.paper)} -m lenex.train"
-            if rule_resources(wc.preset, "train", "gpus", 0, wc.paper) > 1
-            else "python -m lenex.train"
+        # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
+        launcher=lambda wc: train_launcher(
+            wc.preset, wc.paper, train_backend(wc.preset, wc.paper)
         ),
     shell:
         "{params.launcher} --model-config {params.model} --train-config {params.train}"

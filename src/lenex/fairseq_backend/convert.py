@@ -1,0 +1,66 @@
+"""fairseq `lenex_lm` checkpoint -> lenex checkpoint (lenex.checkpoint's format), so lenex's
+evaluators, tables and claims read fairseq-trained models unchanged:
+`python -m lenex.fairseq_backend.convert --checkpoint checkpoint_last.pt --out model.pt`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from types import SimpleNamespace
+
+import torch
+
+from ..checkpoint import save_checkpoint
+from ..cli import run_cli
+from ..config import ModelConfig
+from ..model import LanguageModel
+
+PREFIX = "decoder.lm."
+N_SPECIAL = 4
+
+
+def model_config(fairseq_model_cfg: dict, vocab_size: int) -> ModelConfig:
+    """The lenex config a fairseq checkpoint's `cfg.model` describes (mirror of the plugin's
+    `lenex_model_config`, kept free of the fairseq import)."""
+    cfg = SimpleNamespace(**fairseq_model_cfg)
+    if getattr(cfg, "_name", "lenex_lm") != "lenex_lm":
+        raise ValueError(f"fairseq checkpoint holds model {cfg._name!r}, not lenex_lm")
+    return ModelConfig(
+        n_layer=cfg.decoder_layers, d_model=cfg.decoder_embed_dim, n_head=cfg.decoder_attention_heads,
+        d_ff=cfg.decoder_ffn_embed_dim, vocab_size=vocab_size, dropout=cfg.dropout,
+        position=cfg.lenex_position, position_options=json.loads(cfg.lenex_position_options),
+        mask=cfg.lenex_mask, mask_options=json.loads(cfg.lenex_mask_options), train_length=cfg.tokens_per_sample,
+    )
+
+
+def lenex_model(fairseq_checkpoint) -> tuple[LanguageModel, dict]:
+    """(lenex model with the fairseq weights, the fairseq checkpoint dict)."""
+    state = torch.load(fairseq_checkpoint, map_location="cpu", weights_only=False)
+    weights = {k[len(PREFIX):]: v for k, v in state["model"].items() if k.startswith(PREFIX)}
+    if not weights:
+        raise ValueError(f"{fairseq_checkpoint}: no `{PREFIX}*` weights; not a lenex_lm fairseq checkpoint")
+    model_cfg = state["cfg"]["model"]
+    model_cfg = dict(model_cfg.items()) if not isinstance(model_cfg, dict) else model_cfg
+    model = LanguageModel(model_config(model_cfg, weights["tok_emb.weight"].shape[0]))
+    model.load_state_dict(weights)  # strict: a missing or extra tensor is an error naming it
+    return model.eval(), state
+
+
+def convert(fairseq_checkpoint, out, **extra) -> dict:
+    model, state = lenex_model(fairseq_checkpoint)
+    updates = state.get("optimizer_history", [{}])[-1].get("num_updates")
+    summary = {"step": updates, "backend": "fairseq", "fairseq_checkpoint": str(fairseq_checkpoint), **extra}
+    save_checkpoint(out, model, **summary)
+    return summary
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="fairseq checkpoint of a lenex_lm model")
+    parser.add_argument("--out", required=True, help="lenex checkpoint to write")
+    args = parser.parse_args(argv)
+    print(json.dumps(convert(args.checkpoint, args.out)))
+
+
+if __name__ == "__main__":
+    run_cli(main)
