@@ -15,6 +15,7 @@ include: "workflow/rules/plan.smk"
 include: "workflow/rules/lex.smk"
 include: "workflow/rules/receptive_field.smk"
 include: "workflow/rules/segmented.smk"
+include: "workflow/rules/hf_profile.smk"
 
 
 rule all:

@@ -299,3 +299,41 @@ def all_targets(preset_name):
     return corpus_cards(preset_name) + [
         f"results/{preset_name}/{paper}.md" for paper in config["papers"]
     ]
+
+
+@functools.cache
+def hf_models_config():
+    """config/hf_models.yaml: the Hugging Face models lenex.hf_profile can profile, and its scales."""
+    values = yaml.safe_load((CONFIG_DIR / "hf_models.yaml").read_text())
+    validate(values, str(SCHEMAS / "hf_models.schema.yaml"))
+    return values
+
+
+def hf_model(name):
+    models = hf_models_config()["models"]
+    if name not in models:
+        raise ValueError(
+            f"unknown Hugging Face model {name!r} (config/hf_models.yaml); "
+            f"known: {', '.join(models)}"
+        )
+    return models[name]
+
+
+HF_SCALE_DEFAULTS = {"resolution_tokens": 2048, "batch_tokens": 4096, "threads": 1}
+
+
+def hf_scale(preset_name):
+    scales = hf_models_config()["scales"]
+    if preset_name not in scales:
+        raise ValueError(
+            f"config/hf_models.yaml has no scale for preset {preset_name!r}; "
+            f"known: {', '.join(scales)}"
+        )
+    return {**HF_SCALE_DEFAULTS, **scales[preset_name]}
+
+
+def hf_source(name):
+    """The entry as lenex.hf_models reads it: gguf/hub plus an optional context_length."""
+    entry = hf_model(name)
+    keys = ("gguf", "hub", "context_length")
+    return quoted_json({k: entry[k] for k in keys if k in entry})
