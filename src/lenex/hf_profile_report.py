@@ -59,6 +59,12 @@ def render_markdown(profile: dict) -> str:
     for length, ppl in ppl_table(profile).items():
         cells = [f"{ppl[m]:.3f}" if m in ppl else "not computed" for m in masks]
         lines.append(f"| {length} | {length / c:g} | " + " | ".join(cells) + " |")
+    repeated = sorted({(r["length"], r["mask"], r["same_pairs_as"]) for r in profile["rows"] if r.get("same_pairs_as")})
+    if repeated:
+        lengths = sorted({r[0] for r in repeated})
+        lines += ["", f"At {', '.join(map(str, lengths))} tokens {', '.join(sorted({MASK_LABELS[r[1]] for r in repeated}))} "
+                  "allow exactly the pairs full causal attention allows, so those cells repeat its numbers "
+                  "(the computation is not run twice)."]
     check = profile["check"]
     lines += ["", f"Check at L = {check.get('length', c)}: transformers' own loss gives perplexity "
               f"{check['transformers_ppl']:.4f}, lenex's scoring {check['lenex_ppl']:.4f} "
