@@ -309,27 +309,26 @@ def hf_models_config():
     return values
 
 
-def hf_model(name):
-    models = hf_models_config()["models"]
-    if name not in models:
+def hf_entry(section, key, what):
+    """One entry of config/hf_models.yaml's `section`, or one error naming what is known."""
+    entries = hf_models_config()[section]
+    if key not in entries:
         raise ValueError(
-            f"unknown Hugging Face model {name!r} (config/hf_models.yaml); "
-            f"known: {', '.join(models)}"
+            f"config/hf_models.yaml: unknown {what} {key!r} in {section}; "
+            f"known: {', '.join(entries)}"
         )
-    return models[name]
+    return entries[key]
+
+
+def hf_model(name):
+    return hf_entry("models", name, "Hugging Face model")
 
 
 HF_SCALE_DEFAULTS = {"resolution_tokens": 2048, "batch_tokens": 4096, "threads": 1}
 
 
 def hf_scale(preset_name):
-    scales = hf_models_config()["scales"]
-    if preset_name not in scales:
-        raise ValueError(
-            f"config/hf_models.yaml has no scale for preset {preset_name!r}; "
-            f"known: {', '.join(scales)}"
-        )
-    return {**HF_SCALE_DEFAULTS, **scales[preset_name]}
+    return {**HF_SCALE_DEFAULTS, **hf_entry("scales", preset_name, "preset")}
 
 
 def hf_source(name):
