@@ -163,3 +163,12 @@ def test_missing_package_and_bad_profile_are_named(tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"model": "m", "rows": []}))
     with pytest.raises(ValueError, match="context_length"):
         load_profile(tmp_path / "p.json")
+
+
+def test_learned_positions_beyond_their_table_are_not_computed(tmp_path, monkeypatch):
+    monkeypatch.setattr(hf_profile, "load_causal_lm", lambda source: tiny_random("gpt2", n_positions=64))
+    result = hf_profile.run("tiny-gpt2", {"hub": "none"}, _token_dir(tmp_path), 16, tmp_path / "p.json",
+                            max_tokens=256, resolution_tokens=64, batch_tokens=128)
+    missing = {r["length"] for r in result["rows"] if r["ppl"] is None}
+    assert missing == {128} and all(r["ppl"] > 1 for r in result["rows"] if r["length"] <= 64)
+    assert "not computed: positions beyond the learned position table (64): 128 tokens" in render_markdown(result)

@@ -15,6 +15,10 @@ Every call goes through explicit *original* position ids (segmented training kee
   -slope_h * (i - j) by a constant per query row that softmax ignores; with original positions
   the bias therefore penalises original distances, gaps included.
 
+The extrapolation profile (`lenex.hf_profile`) also reads the Llama family (Llama, Mistral,
+Qwen: `load_causal_lm`, from a GGUF file in a PyPI package or a hub name) and, given a lenex
+mask, scores chunk by chunk through `lenex.hf_masked` (exact BCA and sliding windows).
+
 Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) and says so,
 and the tests build tiny randomly initialised configs of each architecture.
 `python -m lenex.hf_models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a

@@ -57,7 +57,7 @@ def render_markdown(profile: dict) -> str:
              "| length | x C | " + " | ".join(MASK_LABELS[m] for m in masks) + " |",
              "|---:|---:|" + "---:|" * len(masks)]
     for length, ppl in ppl_table(profile).items():
-        cells = [f"{ppl[m]:.3f}" if m in ppl else "not computed" for m in masks]
+        cells = [f"{ppl[m]:.3f}" if ppl.get(m) is not None else "not computed" for m in masks]
         lines.append(f"| {length} | {length / c:g} | " + " | ".join(cells) + " |")
     repeated = sorted({(r["length"], r["mask"], r["same_pairs_as"]) for r in profile["rows"] if r.get("same_pairs_as")})
     if repeated:
@@ -71,7 +71,9 @@ def render_markdown(profile: dict) -> str:
               f"(relative difference {check.get('relative_difference', float('nan')):.2e}; the run fails above "
               f"{check.get('tolerance', 1e-3):.1%})."]
     bca = profile.get("bca_2x_vs_1x")
-    if bca:
+    if bca and "mean_nll_difference" not in bca:
+        lines += ["", f"BCA at 2x C against 1x C: {bca['verdict']}."]
+    elif bca:
         lines += ["", f"BCA at 2x C against BCA at 1x C, on the same tokens: mean log-loss difference "
                   f"{bca['mean_nll_difference']:+.4f} nats per token, standard error {bca['standard_error']:.4f} over "
                   f"{bca['groups']} groups of {bca['group_tokens']} tokens: measured **{bca['verdict']}** "
@@ -82,6 +84,8 @@ def render_markdown(profile: dict) -> str:
         for r in profile["resolution"]:
             lines.append(f"| {r['length']} | {r['length'] / c:g} | {MASK_LABELS[r['mask']]} | {r['texts']} | "
                          f"{r['resolution']:.4f} | {r['resolution_of_head_mean_s']:.4f} |")
+    lines += [f"\n{why}: {', '.join(sorted({str(r['length']) for r in profile['rows'] if r.get('not_computed') == why}))} tokens."
+              for why in sorted({r["not_computed"] for r in profile["rows"] if r.get("not_computed")})]
     lines += ["", f"Run: {profile.get('seconds')} s on {profile.get('threads')} CPU thread(s), "
               f"scored span {profile.get('span')} tokens. Method: docs/hf-profile.md.", ""]
     return "\n".join(lines)
@@ -97,7 +101,7 @@ def plot(profile: dict, path) -> None:
     table = ppl_table(profile)
     fig, ax = plt.subplots(figsize=(6, 4))
     for mask, label in MASK_LABELS.items():
-        points = [(length, ppl[mask]) for length, ppl in table.items() if mask in ppl]
+        points = [(length, ppl[mask]) for length, ppl in table.items() if ppl.get(mask) is not None]
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
     ax.axvline(c, color="grey", linestyle=":", label=f"C = {c}")
     ax.set_xscale("log", base=2)
