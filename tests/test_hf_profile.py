@@ -172,3 +172,10 @@ def test_learned_positions_beyond_their_table_are_not_computed(tmp_path, monkeyp
     missing = {r["length"] for r in result["rows"] if r["ppl"] is None}
     assert missing == {128} and all(r["ppl"] > 1 for r in result["rows"] if r["length"] <= 64)
     assert "not computed: positions beyond the learned position table (64): 128 tokens" in render_markdown(result)
+
+
+def test_transformers_check_is_the_same_with_uneven_batches():
+    model = tiny_random("llama")
+    tokens = np.random.default_rng(6).integers(1, 128, 80)
+    one, uneven = (hf_profile.transformers_ppl(model.hf, tokens, 16, 80, 0, batch) for batch in (1, 3))
+    assert uneven == pytest.approx(one, rel=1e-6)

@@ -82,13 +82,15 @@ def noise_verdict(difference: dict, k: float = 2.0) -> str:
 
 
 @torch.no_grad()
-def transformers_ppl(hf_model, tokens: np.ndarray, length: int, span: int, bos: int) -> float:
+def transformers_ppl(hf_model, tokens: np.ndarray, length: int, span: int, bos: int, batch: int = 1) -> float:
     """Perplexity from transformers' own loss over the same pieces: the sequence [EOT, t_0 .. t_{L-1}]
     with labels = itself scores t_0 .. t_{L-1} (transformers shifts the labels), as lenex does."""
     _, targets = pieces(tokens, length, span, bos)
     seq = torch.cat([torch.full((len(targets), 1), bos, dtype=torch.long), targets], dim=1)
-    losses = [hf_model(input_ids=row[None], labels=row[None], use_cache=False).loss.double().item() for row in seq]
-    return math.exp(float(np.mean(losses)))  # equal-length pieces: the mean of means is the token mean
+    losses = [(hf_model(input_ids=rows, labels=rows, use_cache=False).loss.double().item(), len(rows))
+              for rows in seq.split(batch)]
+    # Every batch's loss is a mean over len(rows) * length tokens: weigh it by its rows.
+    return math.exp(sum(loss * n for loss, n in losses) / len(seq))
 
 
 @torch.no_grad()
@@ -142,7 +144,8 @@ def run(name, source, data_dir, context: int | str, out, max_tokens=4096, resolu
                          **({"same_pairs_as": same} if same else {})})
             log.info("L=%d %s ppl=%.3f (%.0f s)", length, mask_name, rows[-1]["ppl"], rows[-1]["seconds"])
     lenex_ppl = next(r["ppl"] for r in rows if r["length"] == context and r["mask"] == "causal")
-    check = {"length": context, "transformers_ppl": transformers_ppl(model.hf, tokens, context, span, bos),
+    check = {"length": context, "transformers_ppl": transformers_ppl(model.hf, tokens, context, span, bos,
+                                                                     max(1, batch_tokens // context)),
              "lenex_ppl": lenex_ppl, "tolerance": CHECK_TOLERANCE}
     check["relative_difference"] = abs(check["transformers_ppl"] / lenex_ppl - 1)
     if check["relative_difference"] > CHECK_TOLERANCE:
