@@ -108,22 +108,8 @@ def resolution(model, tokens: np.ndarray, length: int, mask, bos: int, chunk: in
             "resolution_of_head_mean_s": summary["resolution_of_head_mean_s"]}
 
 
-def run(name, source, data_dir, context: int | str, out, max_tokens=4096, resolution_tokens=2048, batch_tokens=4096,
-        split="test", extra=None) -> dict:
-    started = time.time()
-    model = load_causal_lm(source)
-    cfg = model.hf.config
-    native = source.get("context_length") or getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
-    if context == "native":
-        if not native:
-            raise ValueError(f"{name}: its config states no context length; set context_length in config/hf_models.yaml")
-        context = int(native)
-    model.query_chunk = context  # causal attention at 8x: queries in chunks of C, memory linear in L
-    lengths = profile_lengths(context)
-    span = lengths[-1]
-    data = load_split(data_dir, split)
-    bos = int(data.meta["dataset"]["eot_token"])
-    tokens, skipped = scored_span(data.documents(), span, max_tokens)
+def score_rows(model, tokens, lengths, span: int, context: int, bos: int, batch_tokens: int):
+    """One row per length and mask, and the per-token NLL behind each, keyed (length, mask)."""
     rows, nll = [], {}
     table = model.context_length()  # GPT-2's learned positions end there; RoPE models have no such end
     for length in lengths:
@@ -135,22 +121,50 @@ def run(name, source, data_dir, context: int | str, out, max_tokens=4096, resolu
             t0, mask = time.time(), profile_mask(mask_name, context)
             same = next((m for m in MASKS[:MASKS.index(mask_name)]
                          if torch.equal(profile_mask(m, context).dense(length), mask.dense(length))), None)
-            # A mask that allows exactly the pairs of one already scored (BCA and sliding up to C) gives its
-            # numbers: the same computation, so it is not run twice.
-            per_token = nll[length, same] if same else token_nll(model, tokens, length, span, mask, bos, batch_tokens)
+            # A mask that allows exactly the pairs of one already scored (BCA and sliding up to C) gives
+            # its numbers: the same computation, so it is not run twice.
+            per_token = nll[length, same] if same else token_nll(model, tokens, length, span, mask, bos,
+                                                                  batch_tokens)
             nll[length, mask_name] = per_token
             rows.append({"length": length, "mask": mask_name, "ppl": math.exp(per_token.mean()),
                          "tokens": int(per_token.size), "seconds": round(time.time() - t0, 2),
                          **({"same_pairs_as": same} if same else {})})
             log.info("L=%d %s ppl=%.3f (%.0f s)", length, mask_name, rows[-1]["ppl"], rows[-1]["seconds"])
+    return rows, nll
+
+
+def check_scoring(hf_model, tokens, span: int, context: int, bos: int, batch_tokens: int, rows) -> dict:
+    """lenex's causal row at C against transformers' own loss on the same pieces; fails above 0.1%."""
     lenex_ppl = next(r["ppl"] for r in rows if r["length"] == context and r["mask"] == "causal")
-    check = {"length": context, "transformers_ppl": transformers_ppl(model.hf, tokens, context, span, bos,
-                                                                     max(1, batch_tokens // context)),
-             "lenex_ppl": lenex_ppl, "tolerance": CHECK_TOLERANCE}
-    check["relative_difference"] = abs(check["transformers_ppl"] / lenex_ppl - 1)
+    theirs = transformers_ppl(hf_model, tokens, context, span, bos, max(1, batch_tokens // context))
+    check = {"length": context, "transformers_ppl": theirs, "lenex_ppl": lenex_ppl, "tolerance": CHECK_TOLERANCE,
+             "relative_difference": abs(theirs / lenex_ppl - 1)}
     if check["relative_difference"] > CHECK_TOLERANCE:
-        raise RuntimeError(f"check failed: lenex ppl {lenex_ppl:.6f} vs transformers {check['transformers_ppl']:.6f} "
+        raise RuntimeError(f"check failed: lenex ppl {lenex_ppl:.6f} vs transformers {theirs:.6f} "
                            f"at L={context} differ by more than {CHECK_TOLERANCE:.1%}")
+    return check
+
+
+def run(name, source, data_dir, context: int | str, out, max_tokens=4096, resolution_tokens=2048, batch_tokens=4096,
+        split="test", extra=None) -> dict:
+    started = time.time()
+    model = load_causal_lm(source)
+    cfg = model.hf.config
+    native = (source.get("context_length") or getattr(cfg, "max_position_embeddings", None)
+              or getattr(cfg, "n_positions", None))
+    if context == "native":
+        if not native:
+            raise ValueError(f"{name}: its config states no context length; "
+                             "set context_length in config/hf_models.yaml")
+        context = int(native)
+    model.query_chunk = context  # causal attention at 8x: queries in chunks of C, memory linear in L
+    lengths = profile_lengths(context)
+    span = lengths[-1]
+    data = load_split(data_dir, split)
+    bos = int(data.meta["dataset"]["eot_token"])
+    tokens, skipped = scored_span(data.documents(), span, max_tokens)
+    rows, nll = score_rows(model, tokens, lengths, span, context, bos, batch_tokens)
+    check = check_scoring(model.hf, tokens, span, context, bos, batch_tokens, rows)
     if (2 * context, "blockwise") in nll:
         bca = paired_difference(nll[2 * context, "blockwise"], nll[context, "blockwise"], context)
         bca["verdict"] = noise_verdict(bca)
@@ -179,7 +193,8 @@ def main(argv=None) -> None:
     parser.add_argument("--source", required=True, help="JSON: {gguf: {package, file}} or {hub: name}")
     parser.add_argument("--data", required=True, help="test split re-tokenized with the model's tokenizer")
     parser.add_argument("--context-length", required=True,
-                        help="profiled context length C, or `native` (the entry's context_length, else the model config's)")
+                        help="profiled context length C, or `native` (the entry's context_length, "
+                        "else the model config's)")
     parser.add_argument("--max-tokens", type=int, default=4096)
     parser.add_argument("--resolution-tokens", type=int, default=2048)
     parser.add_argument("--batch-tokens", type=int, default=4096)

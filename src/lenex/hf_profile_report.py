@@ -61,8 +61,9 @@ def render_markdown(profile: dict) -> str:
         lines.append(f"| {length} | {length / c:g} | " + " | ".join(cells) + " |")
     repeated = sorted({(r["length"], r["mask"], r["same_pairs_as"]) for r in profile["rows"] if r.get("same_pairs_as")})
     if repeated:
-        lengths = sorted({r[0] for r in repeated})
-        lines += ["", f"At {', '.join(map(str, lengths))} tokens {', '.join(sorted({MASK_LABELS[r[1]] for r in repeated}))} "
+        lengths = ", ".join(map(str, sorted({r[0] for r in repeated})))
+        labels = ", ".join(sorted({MASK_LABELS[r[1]] for r in repeated}))
+        lines += ["", f"At {lengths} tokens {labels} "
                   "allow exactly the pairs full causal attention allows, so those cells repeat its numbers "
                   "(the computation is not run twice)."]
     check = profile["check"]
@@ -84,8 +85,9 @@ def render_markdown(profile: dict) -> str:
         for r in profile["resolution"]:
             lines.append(f"| {r['length']} | {r['length'] / c:g} | {MASK_LABELS[r['mask']]} | {r['texts']} | "
                          f"{r['resolution']:.4f} | {r['resolution_of_head_mean_s']:.4f} |")
-    lines += [f"\n{why}: {', '.join(sorted({str(r['length']) for r in profile['rows'] if r.get('not_computed') == why}))} tokens."
-              for why in sorted({r["not_computed"] for r in profile["rows"] if r.get("not_computed")})]
+    for why in sorted({r["not_computed"] for r in profile["rows"] if r.get("not_computed")}):
+        lengths = sorted({r["length"] for r in profile["rows"] if r.get("not_computed") == why})
+        lines += ["", f"{why}: {', '.join(map(str, lengths))} tokens."]
     lines += ["", f"Run: {profile.get('seconds')} s on {profile.get('threads')} CPU thread(s), "
               f"scored span {profile.get('span')} tokens. Method: docs/hf-profile.md.", ""]
     return "\n".join(lines)
