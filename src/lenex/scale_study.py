@@ -158,7 +158,7 @@ def _last_metrics(workdir: Path) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str) -> dict:
+def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str) -> dict:
     started = time.time()
     name = point["key"].replace("/", "__")
     model_path, workdir = out / "models" / f"{name}.pt", out / "train" / name
@@ -187,14 +187,14 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str) 
             "train_tokens_per_s": metrics.get("tokens_per_s"), "train_wall_s": payload["wall_seconds_last_run"],
             "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
             "scored_tokens": result["tokens"], "ratio": length_ratios(ppl, length, multiples),
-            "point_wall_s": time.time() - started, "command": " ".join(["python -m lenex.scale_study", *sys.argv[1:]]),
+            "point_wall_s": time.time() - started, "command": command,
             "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **run_facts()}
 
 
 def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
-              only: str | None = None) -> list[str]:
+              only: str | None = None, command: str = "lenex.scale_study.run_study") -> list[str]:
     """Run every unrecorded point (those whose key contains `only`, if given); returns the keys
-    it trained or finished in this call."""
+    it trained or finished in this call. `command`: how it was started, recorded with each point."""
     out.mkdir(parents=True, exist_ok=True)
     points_path = out / POINTS
     grid = [p for p in expand_grid(study) if only is None or only in p["key"]]
@@ -204,7 +204,8 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
         if point["key"] in done:
             continue
         log.info("point %s", point["key"])
-        record = run_point(point, study, out, prepared_data(study, point["tokenizer"], out, resources), device)
+        data_dir = prepared_data(study, point["tokenizer"], out, resources)
+        record = run_point(point, study, out, data_dir, device, command)
         record_point(points_path, record)
         ran.append(point["key"])
         write_report(read_points(points_path), expand_grid(study), out)
@@ -229,7 +230,8 @@ def main(argv=None) -> None:
     if args.report_only:
         write_report(read_points(out / POINTS), expand_grid(study), out)
         return
-    ran = run_study(study, out, args.resources, args.device, args.only)
+    command = " ".join(["python -m lenex.scale_study", *(argv if argv is not None else sys.argv[1:])])
+    ran = run_study(study, out, args.resources, args.device, args.only, command)
     log.info("%d point(s) run, %d recorded in %s", len(ran), len(read_points(out / POINTS)), out / POINTS)
 
 
