@@ -7,8 +7,8 @@ import yaml
 from corpus_fixture import make_corpus
 
 from lenex import scale_study
-from lenex.scale_study import (expand_grid, length_ratios, load_study, read_points, receptive_field, run_study,
-                               steps_for)
+from lenex.scale_study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
+                               run_study, steps_for)
 
 GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],
         "shapes": {"2x64": {"n_layer": 2, "d_model": 64}, "4x128": {"n_layer": 4, "d_model": 128}},
@@ -27,6 +27,15 @@ def test_grid_expansion_by_hand():
     # The phenomenon's model fields win over the shape's; multiples are sorted.
     assert points[1]["model"] == {"n_layer": 2, "d_model": 32, "position": "rope", "train_length": 32}
     assert points[0]["multiples"] == [1, 4, 8]
+
+
+def test_sweep_order_by_estimated_cost():
+    points = {p["key"]: p for p in expand_grid(GRID)}
+    # 1024 tokens x (50257 x 64 head + 12 x 2 x 64^2 blocks) = 1024 x 3,314,752
+    assert estimated_cost(points["rope/gpt2/2x64/1024"]) == 1024 * (50257 * 64 + 12 * 2 * 64 * 64) == 3_394_306_048
+    # 4096 tokens x (4096 x 64 + 12 x 2 x 64^2) = 4096 x 360,448: 4x the tokens, cheaper than GPT-2's head
+    assert estimated_cost(points["rope/bpe-4096/2x64/4096"]) == 4096 * 360_448 == 1_476_395_008
+    assert estimated_cost(points["rope/bpe-4096/4x128/4096"]) == 4096 * 1_310_720 == 5_368_709_120
 
 
 def test_ratios_and_steps_by_hand():

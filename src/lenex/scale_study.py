@@ -7,8 +7,8 @@ the parameter count and the training tokens/s as one line of results/scale-study
 regenerate the plot and the write-up from every recorded line (lenex.scale_study_report).
 
 Resumable: a recorded point is never retrained; an interrupted one resumes from its training
-state (lenex.train's workdir) and keeps the evaluations it finished. Points run cheapest budget
-first, so a sweep cut off midway has covered every phenomenon at the small budgets.
+state (lenex.train's workdir) and keeps the evaluations it finished. Points run cheapest first
+(estimated_cost), so a sweep cut off midway has covered every phenomenon at the small budgets.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import yaml
 from . import evaluate
 from .checkpoint import read_checkpoint
 from .cli import run_cli
+from .data.tokenizer import get_tokenizer
 from .files import atomic_write_text, read_json
 from .run_facts import run_facts
 from .scale_study_report import write_report
@@ -67,6 +68,18 @@ def expand_grid(study: dict) -> list[dict]:
                                    "model": {**shape_fields, **phenomenon["model"]},
                                    "multiples": sorted(phenomenon["multiples"])})
     return points
+
+
+def tokenizer_vocab(tokenizer: str) -> int:
+    """Rows of the output layer a tokenizer name implies: GPT-2's 50257, or bpe-<vocab>'s vocab."""
+    return get_tokenizer("gpt2").vocab_size if tokenizer == "gpt2" else int(tokenizer.split("-", 1)[1])
+
+
+def estimated_cost(point: dict) -> int:
+    """Training tokens x the weights each token passes through (head + blocks, 12 d^2 per layer):
+    the order a sweep runs its points in, so a cut-off sweep has the most points."""
+    model, width = point["model"], point["model"].get("d_model", 64)
+    return point["train_tokens"] * (tokenizer_vocab(point["tokenizer"]) * width + 12 * model.get("n_layer", 2) * width**2)
 
 
 def steps_for(train_tokens: int, batch_size: int, train_length: int) -> int:
@@ -197,7 +210,7 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
     it trained or finished in this call. `command`: how it was started, recorded with each point."""
     out.mkdir(parents=True, exist_ok=True)
     points_path = out / POINTS
-    grid = [p for p in expand_grid(study) if only is None or only in p["key"]]
+    grid = sorted((p for p in expand_grid(study) if only is None or only in p["key"]), key=estimated_cost)
     done = read_points(points_path)
     ran = []
     for point in grid:
