@@ -171,7 +171,7 @@ def _last_metrics(workdir: Path) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str) -> dict:
+def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
     started = time.time()
     name = point["key"].replace("/", "__")
     model_path, workdir = out / "models" / f"{name}.pt", out / "train" / name
@@ -201,7 +201,7 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
             "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
             "scored_tokens": result["tokens"], "ratio": length_ratios(ppl, length, multiples),
             "point_wall_s": time.time() - started, "command": command,
-            "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **run_facts()}
+            "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **facts}
 
 
 def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
@@ -212,13 +212,14 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
     points_path = out / POINTS
     grid = sorted((p for p in expand_grid(study) if only is None or only in p["key"]), key=estimated_cost)
     done = read_points(points_path)
+    facts = run_facts()  # the revision this process runs, even if the checkout moves on meanwhile
     ran = []
     for point in grid:
         if point["key"] in done:
             continue
         log.info("point %s", point["key"])
         data_dir = prepared_data(study, point["tokenizer"], out, resources)
-        record = run_point(point, study, out, data_dir, device, command)
+        record = run_point(point, study, out, data_dir, device, command, facts)
         record_point(points_path, record)
         ran.append(point["key"])
         write_report(read_points(points_path), expand_grid(study), out)
