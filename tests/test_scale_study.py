@@ -77,7 +77,8 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     ppl = first["ppl"]
     assert first["ratio"] == {"1": 1.0, "2": pytest.approx(ppl["32"] / ppl["16"])}
     assert first["train_tokens_per_s"] > 0
-    assert (out / "ratio.png").stat().st_size > 0 and "complete: every grid point recorded" in (out / "README.md").read_text()
+    assert (out / "ratio.png").stat().st_size > 0
+    assert "complete: every grid point recorded" in (out / "README.md").read_text()
 
     def no_training(*args, **kwargs):
         raise AssertionError("a recorded point was trained again")
@@ -88,4 +89,5 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     lines = (out / "points.jsonl").read_text().splitlines()
     (out / "points.jsonl").write_text(lines[0] + "\n")
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/256"]
-    assert json.loads((out / "points.jsonl").read_text().splitlines()[1])["ppl"] == points["rope-blowup/bpe-300/1x16/256"]["ppl"]
+    finished = json.loads((out / "points.jsonl").read_text().splitlines()[1])
+    assert finished["ppl"] == points["rope-blowup/bpe-300/1x16/256"]["ppl"]

@@ -79,7 +79,8 @@ def estimated_cost(point: dict) -> int:
     """Training tokens x the weights each token passes through (head + blocks, 12 d^2 per layer):
     the order a sweep runs its points in, so a cut-off sweep has the most points."""
     model, width = point["model"], point["model"].get("d_model", 64)
-    return point["train_tokens"] * (tokenizer_vocab(point["tokenizer"]) * width + 12 * model.get("n_layer", 2) * width**2)
+    per_token = tokenizer_vocab(point["tokenizer"]) * width + 12 * model.get("n_layer", 2) * width**2
+    return point["train_tokens"] * per_token
 
 
 def steps_for(train_tokens: int, batch_size: int, train_length: int) -> int:

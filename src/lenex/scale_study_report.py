@@ -53,11 +53,13 @@ def _speed_rows(points: list[dict]) -> list[str]:
     rows = []
     for shape in dict.fromkeys(p["shape"] for p in points):
         for tokenizer in dict.fromkeys(p["tokenizer"] for p in points):
-            group = [p for p in points if (p["shape"], p["tokenizer"]) == (shape, tokenizer) and p["train_tokens_per_s"]]
+            group = [p for p in points
+                     if (p["shape"], p["tokenizer"]) == (shape, tokenizer) and p["train_tokens_per_s"]]
             if group:
                 speed = sum(p["train_tokens_per_s"] for p in group) / len(group)
-                params = _distinct(group, "params")
-                rows.append(f"| {shape} | {tokenizer} | {group[0]['vocab_size']} | {params} | {speed:,.0f} | {len(group)} |")
+                params = ", ".join(f"{n:,}" for n in sorted({p["params"] for p in group}))
+                rows.append(f"| {shape} | {tokenizer} | {group[0]['vocab_size']} | {params} | {speed:,.0f} | "
+                            f"{len(group)} |")
     return rows
 
 
@@ -77,15 +79,18 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         f"- Commands: {_distinct(points, 'command')}",
         f"- Revisions: {_distinct(points, 'git_rev')}; devices: {_distinct(points, 'device')}; "
         f"threads: {_distinct(points, 'threads')}",
-        f"- Wall time of the recorded points (training + evaluation, as run): {wall:,.0f} s", "",
+        f"- Wall time of the recorded points (training + evaluation, as run): {wall:,.0f} s; points finished "
+        f"between {min(p['finished_utc'] for p in points)} and {max(p['finished_utc'] for p in points)}", "",
         f"![ratio against training tokens]({PLOT})", "",
         "## Perplexity beyond L_tr", "",
-        "| phenomenon | tokenizer | shape | params | tokens seen | steps | L_tr | ppl(L_tr) | ppl(k L_tr) / ppl(L_tr) | scored tokens |",
+        "| phenomenon | tokenizer | shape | params | tokens seen | steps | L_tr | ppl(L_tr) "
+        "| ppl(k L_tr) / ppl(L_tr) | scored tokens |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for p in sorted(points, key=lambda p: (p["phenomenon"], p["tokenizer"], p["shape"], p["tokens_seen"])):
         ratios = ", ".join(f"{k}x {p['ratio'][str(k)]:.3f}" for k in p["multiples"] if k != 1)
-        lines.append(f"| {p['phenomenon']} | {p['tokenizer']} | {p['shape']} | {p['params']:,} | {p['tokens_seen']:,} | "
+        lines.append(f"| {p['phenomenon']} | {p['tokenizer']} | {p['shape']} | {p['params']:,} | "
+                     f"{p['tokens_seen']:,} | "
                      f"{p['steps']} | {p['train_length']} | {p['ppl'][str(p['train_length'])]:.2f} | {ratios} | "
                      f"{p['scored_tokens']:,} |")
     lines += ["", "## Training speed (the output layer's width as a lever)", "",
