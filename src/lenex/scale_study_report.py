@@ -22,7 +22,7 @@ def _plot(points: list[dict], out: Path) -> None:
 
     phenomena = list(dict.fromkeys(p["phenomenon"] for p in points))
     shapes = list(dict.fromkeys(p["shape"] for p in points))
-    tokenizers = list(dict.fromkeys(p["tokenizer"] for p in points))
+    tokenizers = sorted({p["tokenizer"] for p in points})
     fig, axes = plt.subplots(1, len(phenomena), figsize=(5 * len(phenomena), 4), squeeze=False)
     for ax, phenomenon in zip(axes[0], phenomena):
         for s, shape in enumerate(shapes):
@@ -31,12 +31,12 @@ def _plot(points: list[dict], out: Path) -> None:
                                (phenomenon, shape, tokenizer)), key=lambda p: p["tokens_seen"])
                 if line:
                     k = longest_multiple(line[0])
-                    ax.plot([p["tokens_seen"] for p in line], [p["ratio"][k] for p in line], marker="o",
+                    ax.plot([p["tokens_seen"] for p in line], [p["ratio"][k] for p in line], marker="os^D"[t % 4],
                             color=f"C{s}", linestyle=["-", "--", ":", "-."][t % 4], label=f"{shape}, {tokenizer}")
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("training tokens")
-        ax.set_ylabel("ppl(k L_tr) / ppl(L_tr), largest k")
+        ax.set_ylabel(f"ppl(k L_tr) / ppl(L_tr), k = {max(max(p['multiples']) for p in points if p['phenomenon'] == phenomenon)}")
         ax.set_title(phenomenon)
         ax.legend(fontsize=8)
     fig.tight_layout()
