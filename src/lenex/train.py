@@ -36,6 +36,7 @@ from .device import autocast
 from .files import atomic_write
 from .model import LanguageModel
 from .schedule import learning_rate
+from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.train")
 
@@ -221,6 +222,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
     if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
         raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
+    check_vocabulary(model_cfg, data_dir, from_scratch=hooks.model_factory is None and hooks.init_from is None)
     workdir.mkdir(parents=True, exist_ok=True)
     train_tokens = load_split(data_dir, "train").tokens
     valid_tokens = load_split(data_dir, "valid").tokens
@@ -321,7 +323,8 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
 
 def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     """What rule `train` passes to every trainer (lenex.train, lenex.fairseq_backend.train)."""
-    parser.add_argument("--model-config", required=True, help="JSON object of ModelConfig fields")
+    parser.add_argument("--model-config", required=True, help="JSON object of ModelConfig fields; vocab_size "
+                        "comes from the corpus's meta.json (naming a different one is an error)")
     parser.add_argument("--train-config", required=True, help="JSON object of TrainConfig fields")
     parser.add_argument("--data", required=True, help="prepared corpus directory (train/valid .bin + meta.json)")
     parser.add_argument("--out", required=True, help="final checkpoint path")
@@ -341,8 +344,10 @@ def main(argv=None) -> None:
     logging.basicConfig(level=level, format=f"%(asctime)s rank{rank} %(name)s %(levelname)s %(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
-    model_cfg = ModelConfig.from_dict(json.loads(args.model_config))
+    model_values = json.loads(args.model_config)
+    ModelConfig.from_dict(model_values)  # a bad config is named before the corpus is read
     cfg = TrainConfig.from_dict(json.loads(args.train_config))
+    model_cfg = model_config_for_corpus(model_values, args.data)
     train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after, device=args.device,
           init_from=args.init_from)
 

@@ -1,0 +1,254 @@
+"""Scale study (issue 16): `python -m lenex.scale_study [--config config/scale-study.yaml]`.
+
+For each point of the grid (phenomenon x tokenizer x model shape x training tokens) train one
+model with lenex.train on the corpus's train split and score it with the LEX protocol
+(lenex.evaluate) at every multiple k of its L_tr on the test split; record ppl(k L_tr) / ppl(L_tr),
+the parameter count and the training tokens/s as one line of results/scale-study/points.jsonl, then
+regenerate the plot and the write-up from every recorded line (lenex.scale_study_report).
+
+Resumable: a recorded point is never retrained; an interrupted one resumes from its training
+state (lenex.train's workdir) and keeps the evaluations it finished. Points run cheapest first
+(estimated_cost), so a sweep cut off midway has covered every phenomenon at the small budgets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import torch
+import yaml
+
+from . import evaluate
+from .checkpoint import read_checkpoint
+from .cli import run_cli
+from .data.tokenizer import get_tokenizer
+from .files import atomic_write_text, read_json
+from .run_facts import run_facts
+from .scale_study_report import write_report
+from .train import TrainConfig, train
+from .vocabulary import model_config_for_corpus
+
+log = logging.getLogger("lenex.scale_study")
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config" / "scale-study.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "scale-study.schema.yaml"
+POINTS = "points.jsonl"
+
+
+def load_study(path: str | Path) -> dict:
+    """The study config, validated against workflow/schemas/scale-study.schema.yaml."""
+    path = Path(path)
+    study = yaml.safe_load(path.read_text(encoding="utf-8"))
+    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(study))
+    if errors:
+        first = min(errors, key=lambda e: [str(p) for p in e.path])
+        where = "/".join(str(p) for p in first.path) or "top level"
+        raise ValueError(f"{path}: {where}: {first.message}")
+    return study
+
+
+def expand_grid(study: dict) -> list[dict]:
+    """Every point, cheapest budget first (then shape, tokenizer, phenomenon in config order).
+    A point's model is its shape's fields with its phenomenon's laid over them."""
+    points = []
+    for tokens in sorted(study["train_tokens"]):
+        for shape, shape_fields in study["shapes"].items():
+            for tokenizer in study["tokenizers"]:
+                for name, phenomenon in study["phenomena"].items():
+                    points.append({"key": f"{name}/{tokenizer}/{shape}/{tokens}", "phenomenon": name,
+                                   "tokenizer": tokenizer, "shape": shape, "train_tokens": tokens,
+                                   "model": {**shape_fields, **phenomenon["model"]},
+                                   "multiples": sorted(phenomenon["multiples"])})
+    return points
+
+
+def tokenizer_vocab(tokenizer: str) -> int:
+    """Rows of the output layer a tokenizer name implies: GPT-2's 50257, or bpe-<vocab>'s vocab."""
+    return get_tokenizer("gpt2").vocab_size if tokenizer == "gpt2" else int(tokenizer.split("-", 1)[1])
+
+
+def estimated_cost(point: dict) -> int:
+    """Training tokens x the weights each token passes through (head + blocks, 12 d^2 per layer):
+    the order a sweep runs its points in, so a cut-off sweep has the most points."""
+    model, width = point["model"], point["model"].get("d_model", 64)
+    per_token = tokenizer_vocab(point["tokenizer"]) * width + 12 * model.get("n_layer", 2) * width**2
+    return point["train_tokens"] * per_token
+
+
+def steps_for(train_tokens: int, batch_size: int, train_length: int) -> int:
+    """Optimizer steps that see `train_tokens` (rounded down to whole steps)."""
+    steps = train_tokens // (batch_size * train_length)
+    if steps < 1:
+        raise ValueError(f"train_tokens {train_tokens} is less than one step of {batch_size} x {train_length} tokens")
+    return steps
+
+
+def length_ratios(ppl_by_length: dict[int, float], train_length: int, multiples: list[int]) -> dict[str, float]:
+    """{k: ppl(k L_tr) / ppl(L_tr)} for every multiple k (keys as strings, for JSON)."""
+    missing = [k for k in {1, *multiples} if k * train_length not in ppl_by_length]
+    if missing:
+        raise ValueError(f"no perplexity at {sorted(k * train_length for k in missing)} tokens "
+                         f"(L_tr {train_length}); have {sorted(ppl_by_length)}")
+    base = ppl_by_length[train_length]
+    return {str(k): ppl_by_length[k * train_length] / base for k in multiples}
+
+
+def receptive_field(model: dict) -> int | None:
+    """w x n_layer for a windowed model (the receptive-field paper's w.R), else None."""
+    window = (model.get("mask_options") or {}).get("window")
+    return window * model.get("n_layer", 1) if model.get("mask") in ("windowed", "sliding") and window else None
+
+
+def read_points(path: Path) -> dict[str, dict]:
+    """Recorded points by key; a malformed line is one error naming the file and line."""
+    points = {}
+    if not path.exists():
+        return points
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            record = json.loads(line)
+            points[record["key"]] = record
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}:{number}: not a recorded point ({err}); remove the line to rerun it") from None
+    return points
+
+
+def record_point(path: Path, record: dict) -> None:
+    """Add one point: the whole file is rewritten atomically, never left half-written."""
+    points = read_points(path)
+    points[record["key"]] = record
+    atomic_write_text(path, "".join(json.dumps(p, sort_keys=True) + "\n" for p in points.values()))
+
+
+def corpus_spec(study: dict) -> dict:
+    corpus = study["corpus"]
+    if isinstance(corpus, dict):  # an inline spec (tests)
+        return corpus
+    corpora = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["corpora"]
+    if corpus not in corpora:
+        raise ValueError(f"scale study corpus {corpus!r} is not in config/config.yaml; known: {', '.join(corpora)}")
+    return corpora[corpus]
+
+
+def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
+    """The corpus tokenized by `tokenizer` (the pipeline's own bpe and prepare code), built once."""
+    from .data import bpe, prepare
+
+    spec, data = corpus_spec(study), study["data"]
+    split_args = ["--seed", str(data["seed"]), "--valid-fraction", str(data["valid_fraction"]),
+                  "--test-fraction", str(data["test_fraction"])]
+    name = tokenizer
+    if tokenizer.startswith("bpe-"):
+        tok_file = out / "tokenizer" / f"{tokenizer}.json"
+        if not tok_file.exists():
+            tok_file.parent.mkdir(parents=True, exist_ok=True)
+            bpe.main(["--source-spec", json.dumps(spec), "--resources", resources, *split_args,
+                      "--vocab-size", tokenizer.split("-", 1)[1], "--out", str(tok_file)])
+        name = f"bpe:{tok_file}"
+    folder = out / "data" / tokenizer
+    if not (folder / "meta.json").exists():
+        prepare.main(["--source-spec", json.dumps(spec), "--resources", resources, "--out", str(folder),
+                      "--tokenizer", name, *split_args, "--role", "scale-study"])
+    return folder
+
+
+def _train_config(study: dict, steps: int) -> TrainConfig:
+    settings = dict(study["train"])
+    warmup_fraction = settings.pop("warmup_fraction", 0.1)
+    return TrainConfig.from_dict({**settings, "steps": steps, "warmup": int(round(warmup_fraction * steps)),
+                                  "log_every": max(1, steps // 20), "checkpoint_every": max(1, steps // 4)})
+
+
+def _last_metrics(workdir: Path) -> dict:
+    lines = (workdir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
+    started = time.time()
+    name = point["key"].replace("/", "__")
+    model_path, workdir = out / "models" / f"{name}.pt", out / "train" / name
+    model_cfg = model_config_for_corpus(point["model"], data_dir)
+    length = model_cfg.train_length
+    cfg = _train_config(study, steps_for(point["train_tokens"], study["train"]["batch_size"], length))
+    if not model_path.exists():
+        train(model_cfg, cfg, data_dir, model_path, workdir, device=device)
+    payload = read_checkpoint(model_path)
+    metrics = _last_metrics(workdir)
+    multiples = point["multiples"]
+    span, ppl = max(multiples) * length, {}
+    for k in sorted({1, *multiples}):
+        result_path = out / "eval" / name / f"L{k * length}.json"
+        if not result_path.exists():
+            evaluate.run(model_path, data_dir, k * length, span, result_path, split="test", device=device,
+                         **study["eval"])
+        result = read_json(result_path)
+        ppl[k * length] = result["ppl"]
+    return {**{k: point[k] for k in ("key", "phenomenon", "tokenizer", "shape", "train_tokens", "multiples")},
+            "model_config": payload["model_config"], "params": payload["params"],
+            "vocab_size": payload["model_config"]["vocab_size"], "train_length": length,
+            "receptive_field": receptive_field(payload["model_config"]),
+            "steps": payload["step"], "batch_size": cfg.batch_size, "tokens_seen": payload["tokens_seen"],
+            "final_loss": payload["final_loss"], "valid_loss": payload["valid_loss"],
+            "train_tokens_per_s": metrics.get("tokens_per_s"), "train_wall_s": payload["wall_seconds_last_run"],
+            "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
+            "scored_tokens": result["tokens"], "ratio": length_ratios(ppl, length, multiples),
+            "point_wall_s": time.time() - started, "command": command,
+            "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **facts}
+
+
+def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
+              only: str | None = None, command: str = "lenex.scale_study.run_study") -> list[str]:
+    """Run every unrecorded point (those whose key contains `only`, if given); returns the keys
+    it trained or finished in this call. `command`: how it was started, recorded with each point."""
+    out.mkdir(parents=True, exist_ok=True)
+    points_path = out / POINTS
+    grid = sorted((p for p in expand_grid(study) if only is None or only in p["key"]), key=estimated_cost)
+    done = read_points(points_path)
+    facts = run_facts()  # the revision this process runs, even if the checkout moves on meanwhile
+    ran = []
+    for point in grid:
+        if point["key"] in done:
+            continue
+        log.info("point %s", point["key"])
+        data_dir = prepared_data(study, point["tokenizer"], out, resources)
+        record = run_point(point, study, out, data_dir, device, command, facts)
+        record_point(points_path, record)
+        ran.append(point["key"])
+        write_report(read_points(points_path), expand_grid(study), out)
+    if not ran:
+        write_report(done, expand_grid(study), out)
+    return ran
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default=str(CONFIG), help="the grid (default config/scale-study.yaml)")
+    parser.add_argument("--out", default="results/scale-study")
+    parser.add_argument("--resources", default="resources", help="fetched corpora (as for the pipeline)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--device", default="cpu", help="cpu, auto, cuda ...")
+    parser.add_argument("--only", default=None, help="run only the points whose key contains this")
+    parser.add_argument("--report-only", action="store_true", help="regenerate plot and write-up, train nothing")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    torch.set_num_threads(args.threads)
+    study, out = load_study(args.config), Path(args.out)
+    if args.report_only:
+        write_report(read_points(out / POINTS), expand_grid(study), out)
+        return
+    command = " ".join(["python -m lenex.scale_study", *(argv if argv is not None else sys.argv[1:])])
+    ran = run_study(study, out, args.resources, args.device, args.only, command)
+    log.info("%d point(s) run, %d recorded in %s", len(ran), len(read_points(out / POINTS)), out / POINTS)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,93 @@
+"""Scale study (issue 16): grid expansion and ratios by hand; a second invocation trains nothing."""
+
+import json
+
+import pytest
+import yaml
+from corpus_fixture import make_corpus
+
+from lenex import scale_study
+from lenex.scale_study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
+                               run_study, steps_for)
+
+GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],
+        "shapes": {"2x64": {"n_layer": 2, "d_model": 64}, "4x128": {"n_layer": 4, "d_model": 128}},
+        "phenomena": {"rope": {"model": {"position": "rope", "train_length": 64}, "multiples": [8, 1, 4]},
+                      "wide-rope": {"model": {"position": "rope", "d_model": 32, "train_length": 32},
+                                    "multiples": [1, 2]}}}
+
+
+def test_grid_expansion_by_hand():
+    points = expand_grid(GRID)
+    assert len(points) == 2 * 2 * 2 * 2  # tokens x shapes x tokenizers x phenomena
+    # Cheapest budget first, then shape, tokenizer, phenomenon in config order.
+    assert [p["key"] for p in points[:4]] == ["rope/gpt2/2x64/1024", "wide-rope/gpt2/2x64/1024",
+                                              "rope/bpe-4096/2x64/1024", "wide-rope/bpe-4096/2x64/1024"]
+    assert points[-1]["key"] == "wide-rope/bpe-4096/4x128/4096"
+    # The phenomenon's model fields win over the shape's; multiples are sorted.
+    assert points[1]["model"] == {"n_layer": 2, "d_model": 32, "position": "rope", "train_length": 32}
+    assert points[0]["multiples"] == [1, 4, 8]
+
+
+def test_sweep_order_by_estimated_cost():
+    points = {p["key"]: p for p in expand_grid(GRID)}
+    # 1024 tokens x (50257 x 64 head + 12 x 2 x 64^2 blocks) = 1024 x 3,314,752
+    assert estimated_cost(points["rope/gpt2/2x64/1024"]) == 1024 * (50257 * 64 + 12 * 2 * 64 * 64) == 3_394_306_048
+    # 4096 tokens x (4096 x 64 + 12 x 2 x 64^2) = 4096 x 360,448: 4x the tokens, cheaper than GPT-2's head
+    assert estimated_cost(points["rope/bpe-4096/2x64/4096"]) == 4096 * 360_448 == 1_476_395_008
+    assert estimated_cost(points["rope/bpe-4096/4x128/4096"]) == 4096 * 1_310_720 == 5_368_709_120
+
+
+def test_ratios_and_steps_by_hand():
+    ppl = {64: 20.0, 256: 30.0, 512: 50.0}
+    assert length_ratios(ppl, 64, [1, 4, 8]) == {"1": 1.0, "4": 1.5, "8": 2.5}
+    with pytest.raises(ValueError, match=r"no perplexity at \[1024\] tokens \(L_tr 64\)"):
+        length_ratios(ppl, 64, [1, 16])
+    assert steps_for(65536, 16, 64) == 64 and steps_for(1000, 4, 64) == 3
+    with pytest.raises(ValueError, match="less than one step of 16 x 64"):
+        steps_for(512, 16, 64)
+    assert receptive_field({"mask": "windowed", "mask_options": {"window": 60}, "n_layer": 8}) == 480
+    assert receptive_field({"mask": "causal", "n_layer": 8}) is None
+
+
+def test_the_shipped_config_is_valid_and_a_bad_one_names_the_key(tmp_path):
+    study = load_study(scale_study.CONFIG)
+    assert {"sinusoidal-blowup", "rope-blowup"} <= set(study["phenomena"])
+    bad = dict(study, phenomena={"x": {"model": {"train_length": 64, "vocab_size": 4096}, "multiples": [1, 4]}})
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(ValueError, match="bad.yaml: phenomena/x/model"):
+        load_study(path)
+
+
+def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
+    corpus_root = tmp_path / "corpus"
+    make_corpus(corpus_root)
+    study = {"corpus": {"source": "text_dir", "path": str(corpus_root / "texts")},
+             "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2}, "tokenizers": ["bpe-300"],
+             "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
+             "train_tokens": [128, 256], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
+             "eval": {"max_tokens": 256, "batch_tokens": 256},
+             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 2]}}}
+    out = tmp_path / "study"
+    assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128", "rope-blowup/bpe-300/1x16/256"]
+    points = read_points(out / "points.jsonl")
+    first = points["rope-blowup/bpe-300/1x16/128"]
+    assert first["steps"] == 2 and first["tokens_seen"] == 128 and first["vocab_size"] == 300
+    ppl = first["ppl"]
+    assert first["ratio"] == {"1": 1.0, "2": pytest.approx(ppl["32"] / ppl["16"])}
+    assert first["train_tokens_per_s"] > 0
+    assert (out / "ratio.png").stat().st_size > 0
+    assert "complete: every grid point recorded" in (out / "README.md").read_text()
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a recorded point was trained again")
+
+    monkeypatch.setattr(scale_study, "train", no_training)
+    assert run_study(study, out) == []
+    # An interrupted point (its line lost, its model kept) is finished without retraining.
+    lines = (out / "points.jsonl").read_text().splitlines()
+    (out / "points.jsonl").write_text(lines[0] + "\n")
+    assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/256"]
+    finished = json.loads((out / "points.jsonl").read_text().splitlines()[1])
+    assert finished["ppl"] == points["rope-blowup/bpe-300/1x16/256"]["ppl"]
