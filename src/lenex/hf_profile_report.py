@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from .cli import run_cli
-from .files import atomic_write, atomic_write_text
+from .files import atomic_write, atomic_write_text, read_json
 
 MASK_LABELS = {"causal": "full causal", "blockwise": "BCA (blocks C/2)", "sliding": "sliding window (W = C)"}
 REQUIRED = ("model", "context_length", "rows", "check")
 
 
 def load_profile(path) -> dict:
-    profile = json.loads(Path(path).read_text())
+    profile = read_json(path)
     missing = [k for k in REQUIRED if k not in profile]
     if missing:
         raise ValueError(f"{path}: not a profile JSON, missing key {missing[0]!r}")

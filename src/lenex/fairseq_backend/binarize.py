@@ -20,6 +20,7 @@ import torch
 from ..cli import run_cli
 from ..data.tokens import load_split
 from . import require_fairseq
+from ..files import read_json
 
 SPLITS = ("train", "valid", "test")
 N_SPECIAL = 4  # fairseq.data.Dictionary: <s>, <pad>, </s>, <unk>
@@ -39,7 +40,7 @@ def binarize(data_dir, out) -> dict:
     from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder, best_fitting_int_dtype
 
     data_dir, out = Path(data_dir), Path(out)
-    meta = json.loads((data_dir / "meta.json").read_text())
+    meta = read_json(data_dir / "meta.json")
     vocab = int(meta["vocab_size"])
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_json
 
 RUN = re.compile(r"crosscheck/(?P<backend>[a-z]+)/s(?P<seed>\d+)/")
 TINY_TOLERANCE = 0.10  # the criterion at `tiny`: backends within 10% at 1 x L_tr
@@ -75,7 +75,7 @@ def gather(spec: dict, evaluations: list[str], models: list[str]) -> dict:
     ppl: dict = {}
     for path in evaluations:
         backend, seed = _runs(path)
-        result = json.loads(Path(path).read_text())
+        result = read_json(path)
         cell = ppl.setdefault(result["variant"], {}).setdefault(result["mask"], {}).setdefault(str(result["length"]), {})
         cell.setdefault(backend, {})[str(seed)] = result["ppl"]
     curves: dict = {}
