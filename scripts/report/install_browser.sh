@@ -4,12 +4,4 @@
 # A package already installed is not fetched again.
 #   scripts/report/install_browser.sh
 set -euo pipefail
-packages=(chromium chromium-driver)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-[[ ${#missing[@]} == 0 ]] && { echo "browser packages present"; exit 0; }
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+exec bash "$(dirname "$0")/../apt_install.sh" browser chromium chromium-driver

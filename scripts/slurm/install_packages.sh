@@ -5,11 +5,4 @@
 set -euo pipefail
 packages=(munge slurmctld slurmd slurm-client)
 [[ ${1:-} == --accounting ]] && packages+=(slurmdbd mariadb-server)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-[[ ${#missing[@]} == 0 ]] && { echo "SLURM packages present"; exit 0; }
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+exec bash "$(dirname "$0")/../apt_install.sh" SLURM "${packages[@]}"
