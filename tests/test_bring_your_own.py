@@ -131,7 +131,7 @@ def test_the_module_travels_in_the_model_config_only_when_there_is_one():
 
 
 def test_segmented_stand_in_of_an_extra_scheme_is_not_run_under_released_checkpoints():
-    from lenex.segmented import workflow as seg
+    from lenex.segmented import targets as seg
 
     experiment = {"variants": {"gpt2": {"position": "learned"}, "mine": {"position": "rope"}},
                   "tables": {"table2": {"columns": [1], "sections": [{"rows": [

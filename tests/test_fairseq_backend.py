@@ -146,7 +146,7 @@ def test_position_scheme_inside_fairseq_gives_lenex_attention_logits(tmp_path, s
     from lenex.config import ModelConfig
     from lenex.masks import build_mask
     from lenex.model import LanguageModel
-    from lenex.resolution import attention_logits, layer_inputs
+    from lenex.lex.resolution import attention_logits, layer_inputs
 
     vocab, length = 40, 12
     model_cfg = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_ff": 32, "train_length": length, "position": scheme}

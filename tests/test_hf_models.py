@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from lenex.hf_models import bloom_alibi, load_hf_checkpoint, tiny_random
-from lenex.segments import as_batch, parse_method, sample_segments
+from lenex.hf.models import bloom_alibi, load_hf_checkpoint, tiny_random
+from lenex.segmented.segments import as_batch, parse_method, sample_segments
 
 ARCHES = ["gpt2", "gpt_neox", "bloom"]
 
@@ -40,7 +40,7 @@ def test_gapped_positions_equal_full_sequence_with_gap_tokens_masked(arch):
         mask[:, kept] = 1
         kwargs = {"attention_mask": mask, "use_cache": False}
         if arch == "bloom":  # Bloom's own builder would renumber the kept tokens: give it 0..39
-            from lenex.hf_models import bloom_positions
+            from lenex.hf.models import bloom_positions
             with bloom_positions(model.hf, torch.arange(40)[None]):
                 reference = model.hf(input_ids=full, **kwargs).logits
         else:

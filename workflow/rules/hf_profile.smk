@@ -47,7 +47,7 @@ rule hf_profile:
         scale=lambda wc: hf_scale(wc.preset),
         extra=lambda wc: quoted_json({"preset": wc.preset}),
     shell:
-        "python -m lenex.hf_profile --name {wildcards.hf_name} --source {params.source}"
+        "python -m lenex.hf.profile --name {wildcards.hf_name} --source {params.source}"
         " --data results/{wildcards.preset}/hf/{wildcards.hf_name}/tokens"
         " --context-length {params.scale[context_length]}"
         " --max-tokens {params.scale[max_tokens]}"
@@ -69,5 +69,5 @@ rule hf_profile_page:
     conda:
         ENV
     shell:
-        "python -m lenex.hf_profile_report --profile {input} --md {output.md}"
+        "python -m lenex.hf.profile_report --profile {input} --md {output.md}"
         " --png {output.png} > {log} 2>&1"

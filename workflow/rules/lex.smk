@@ -40,7 +40,7 @@ rule resolution:
             }
         ),
     shell:
-        "python -m lenex.resolution --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.lex.resolution --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
         " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
         " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"
@@ -65,7 +65,7 @@ rule lex_figure1:
         raw=raw_env("lex"),
         schemes=lambda wc: table_schemes("lex", 2),
     shell:
-        "{params.raw}python -m lenex.figures.lex figure1 --spec {input.spec} --table-key table2"
+        "{params.raw}python -m lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
         " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
@@ -87,6 +87,6 @@ rule lex_figure2:
             "paper", experiment("lex")["span_multiple"], "lex"
         ),
     shell:
-        "python -m lenex.figures.lex figure2 --head-dim {params.head_dim}"
+        "python -m lenex.lex.figures figure2 --head-dim {params.head_dim}"
         " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

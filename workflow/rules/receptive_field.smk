@@ -1,10 +1,10 @@
 # The receptive-field paper (Chi et al. 2023): one model per (corpus, variant, seed), since the
 # paper trains on each dataset separately; the last-token protocol (Section 3.4), the empirical
 # receptive field (Section 5.1) and cache-window inference (Appendix B) per model; Tables 1-5 and
-# Figures 4-13. Scale rules and file lists: lenex.receptive_field.plan.
+# Figures 4-13. Scale rules and file lists: lenex.receptive_field.targets.
 #   snakemake --cores 2 results/tiny/receptive-field.md         # the whole paper
 #   snakemake --cores 2 results/tiny/tables/receptive-field/table2.md
-from lenex.receptive_field import plan as rf
+from lenex.receptive_field import targets as rf
 
 RF = rf.PAPER
 

@@ -1,8 +1,8 @@
 # Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each
 # paper's render rules read, and how a render job is pointed at them or, under from_raw, at the
 # raw results that hold them. Functions only; included right after common.smk.
-from lenex.receptive_field import plan as rf_plan
-from lenex.segmented import workflow as seg_workflow
+from lenex.receptive_field import targets as rf_targets
+from lenex.segmented import targets as seg_targets
 
 
 def raw_file(preset_name, paper):
@@ -69,36 +69,36 @@ def generic_table_recorded(preset_name, paper):
 # inputs of its raw results (rule raw_results), and under from_raw what they are served from.
 def rf_table_recorded(preset_name, table):
     """The recorded files of one receptive-field table: results, ERFs, corpus metas."""
-    paper = rf_plan.PAPER
+    paper = rf_targets.PAPER
     spec = table_spec(paper, table)
     return {
-        "results": rf_plan.table_results(
+        "results": rf_targets.table_results(
             preset_name, spec, paper_preset(preset_name, paper), corpus_unavailable
         ),
-        "erf": rf_plan.table_erf_results(preset_name, spec, corpus_unavailable),
+        "erf": rf_targets.table_erf_results(preset_name, spec, corpus_unavailable),
         "metas": [
             data_files(preset_name, c)[-1]
-            for c in rf_plan.table_corpora(spec, corpus_unavailable)
+            for c in rf_targets.table_corpora(spec, corpus_unavailable)
         ],
     }
 
 
 def rf_figure_recorded(preset_name, figure):
-    figures = experiment(rf_plan.PAPER)["figures"]
-    return rf_plan.figure_results(preset_name, figures[f"figure{figure}"])
+    figures = experiment(rf_targets.PAPER)["figures"]
+    return rf_targets.figure_results(preset_name, figures[f"figure{figure}"])
 
 
 def seg_table_recorded(preset_name, table):
-    paper = seg_workflow.PAPER
+    paper = seg_targets.PAPER
     view = paper_preset(preset_name, paper)
-    return seg_workflow.table_results(
+    return seg_targets.table_results(
         preset_name, view, experiment(paper), f"table{table}"
     )
 
 
 def seg_figure_recorded(preset_name, figure):
-    paper = seg_workflow.PAPER
-    lister = {"2": seg_workflow.figure2_results, "3": seg_workflow.figure3_results}
+    paper = seg_targets.PAPER
+    lister = {"2": seg_targets.figure2_results, "3": seg_targets.figure3_results}
     return lister[figure](
         preset_name, paper_preset(preset_name, paper), experiment(paper)
     )
@@ -109,7 +109,7 @@ def paper_recorded(preset_name, paper):
     spec = experiment(paper)
     tables = [key[len("table") :] for key in spec["tables"]]
     figures = [key[len("figure") :] for key in spec.get("figures", {})]
-    if paper == rf_plan.PAPER:
+    if paper == rf_targets.PAPER:
         files = [
             p
             for t in tables
@@ -117,7 +117,7 @@ def paper_recorded(preset_name, paper):
             for p in ps
         ]
         files += [p for f in figures for p in rf_figure_recorded(preset_name, f)]
-    elif paper == seg_workflow.PAPER:
+    elif paper == seg_targets.PAPER:
         files = [data_files(preset_name, "arxiv")[-1]]
         files += [p for t in tables for p in seg_table_recorded(preset_name, t)]
         files += [p for f in figures for p in seg_figure_recorded(preset_name, f)]

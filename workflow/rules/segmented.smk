@@ -2,10 +2,10 @@
 # at L_t, or the released Hugging Face checkpoints under the `paper` preset), one epoch of
 # domain adaptation (the OOTB checkpoint), compute-equivalent continued pretraining on
 # segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
-# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.workflow.
+# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
-from lenex.segmented import workflow as seg
+from lenex.segmented import targets as seg
 
 SEG = seg.PAPER
 # Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
@@ -72,7 +72,7 @@ rule segmented_fetch_hf:
     params:
         name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
     shell:
-        "python -m lenex.hf_models --name {params.name} --out {output} > {log} 2>&1"
+        "python -m lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
 
 # Paper scale: Pythia and Bloom read the arXiv text through their own tokenizers.

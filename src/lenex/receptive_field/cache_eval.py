@@ -127,7 +127,7 @@ def main(argv=None) -> None:
     add_run_options(parser)
     args = parser.parse_args(argv)
     start_run(args)
-    from .plan import lengths as to_lengths
+    from .targets import lengths as to_lengths
 
     model, payload = load_model(args.checkpoint)
     model.to(pick_device(args.device))

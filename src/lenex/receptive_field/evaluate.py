@@ -23,7 +23,7 @@ from ..device import pick_device
 from ..files import atomic_write_result
 from .erf import measure, theoretical_receptive_field
 from .last_token import evaluate, last_token_segments, segment_ends
-from .plan import lengths as to_lengths
+from .targets import lengths as to_lengths
 
 log = logging.getLogger("lenex.receptive_field.evaluate")
 

@@ -29,7 +29,7 @@ from ..tables.paper_results import load_paper_results
 from ..tables.render import load_experiment, load_results, load_table_spec, render_latex, render_markdown
 from ..tables.table_data import build_table
 from . import PAPER_KEY
-from .plan import windows_note
+from .targets import windows_note
 from .significance import aggregate_seeds
 
 

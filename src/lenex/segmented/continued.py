@@ -25,7 +25,7 @@ import torch
 
 from ..cli import run_cli
 from ..data.tokens import document_pieces, load_split
-from ..segments import SegmentBatches, parse_method
+from .segments import SegmentBatches, parse_method
 from ..train import TrainConfig, train
 from .models import extended, load_any, train_length_of
 

@@ -1,5 +1,5 @@
 """Load a checkpoint of either kind (the pipeline's own, or a Hugging Face model saved by
-`lenex.hf_models`) and extend it to a longer context before continued pretraining."""
+`lenex.hf.models`) and extend it to a longer context before continued pretraining."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import torch
 from ..checkpoint import FORMAT as LENEX_FORMAT
 from ..checkpoint import read_checkpoint
 from ..config import ModelConfig
-from ..hf_models import FORMAT as HF_FORMAT
-from ..hf_models import load_hf_checkpoint
+from ..hf.models import FORMAT as HF_FORMAT
+from ..hf.models import load_hf_checkpoint
 from ..model import LanguageModel
 from ..positions import interpolate_position_table
 
@@ -44,7 +44,7 @@ def extended(model, new_length: int):
     position table is stretched to L_e rows by the paper's interpolation (Section 3.2), so the
     continued run trains E' itself. RoPE and ALiBi have nothing to extend. Hugging Face GPT-2:
     its table is interpolated in place."""
-    if not hasattr(model, "tok_emb"):  # lenex.hf_models.HFLanguageModel
+    if not hasattr(model, "tok_emb"):  # lenex.hf.models.HFLanguageModel
         model.extend_positions(new_length)
         return model
     cfg = model.config

@@ -22,7 +22,7 @@ from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..data.tokens import load_split
 from ..files import atomic_write, atomic_write_text, read_json
-from ..hf_models import load_tokenizer
+from ..hf.models import load_tokenizer
 
 SPLITS = ("train", "valid", "test")
 

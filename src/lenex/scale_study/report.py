@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .files import atomic_write_text, save_figure
+from ..files import atomic_write_text, save_figure
 
 PLOT, WRITEUP = "ratio.png", "README.md"
 

@@ -1,6 +1,6 @@
 """Extrapolation profile of a Hugging Face causal LM (issue 20), written as one JSON:
 
-    python -m lenex.hf_profile --name smollm2-135m --source '{"gguf": {...}}' --data DIR \\
+    python -m lenex.hf.profile --name smollm2-135m --source '{"gguf": {...}}' --data DIR \\
         --context-length 256 --max-tokens 4096 --out profile.json
 
 `--data` is the test split re-tokenized with the model's own tokenizer
@@ -8,8 +8,8 @@
 `pieces`): every length from 1/4 to 8x the profiled context length C scores the same tokens,
 each piece read as [EOT, t_0 .. t_{L-2}]. Three masks per length (`lenex.masks`, LEX defaults):
 full causal attention, BCA with blocks of C/2, and a sliding window W = C, each exact through
-the model's own forward (`lenex.hf_masked`). Attention resolution (LEX Eq. 3-4,
-`lenex.resolution.summarize`) at 1x and 2x C. `check` scores the 1x pieces again with
+the model's own forward (`lenex.hf.masked`). Attention resolution (LEX Eq. 3-4,
+`lenex.lex.resolution.summarize`) at 1x and 2x C. `check` scores the 1x pieces again with
 transformers' own loss (`model(input_ids, labels=input_ids)`); the run fails unless both
 perplexities agree to 0.1%. `bca_2x_vs_1x` compares BCA at 2x with BCA at 1x on the same
 tokens: the mean difference of their per-token log-losses and its standard error over groups
@@ -27,16 +27,16 @@ import time
 import numpy as np
 import torch
 
-from .cli import add_run_options, run_cli, start_run
-from .data.tokens import load_split
-from .evaluate import pieces, scored_span
-from .files import atomic_write_text
-from .hf_masked import ScoreRecorder, masked_logits, recording
-from .hf_models import load_causal_lm
-from .masks import build_mask, default_mask_options
-from .resolution import summarize
+from ..cli import add_run_options, run_cli, start_run
+from ..data.tokens import load_split
+from ..evaluate import pieces, scored_span
+from ..files import atomic_write_text
+from .masked import ScoreRecorder, masked_logits, recording
+from .models import load_causal_lm
+from ..masks import build_mask, default_mask_options
+from ..lex.resolution import summarize
 
-log = logging.getLogger("lenex.hf_profile")
+log = logging.getLogger("lenex.hf.profile")
 
 MULTIPLES = (0.25, 0.5, 1, 2, 4, 8)
 MASKS = ("causal", "blockwise", "sliding")

@@ -4,7 +4,7 @@ For each point of the grid (phenomenon x tokenizer x model shape x training toke
 model with lenex.train on the corpus's train split and score it with the LEX protocol
 (lenex.evaluate) at every multiple k of its L_tr on the test split; record ppl(k L_tr) / ppl(L_tr),
 the parameter count and the training tokens/s as one line of results/scale-study/points.jsonl, then
-regenerate the plot and the write-up from every recorded line (lenex.scale_study_report).
+regenerate the plot and the write-up from every recorded line (lenex.scale_study.report).
 
 Resumable: a recorded point is never retrained; an interrupted one resumes from its training
 state (lenex.train's workdir) and keeps the evaluations it finished. Points run cheapest first
@@ -25,18 +25,18 @@ import jsonschema
 import torch
 import yaml
 
-from . import evaluate
-from .checkpoint import read_checkpoint
-from .cli import run_cli
-from .data.tokenizer import get_tokenizer
-from .files import atomic_write_text, read_json
-from .run_facts import run_facts
-from .scale_study_report import write_report
-from .train import TrainConfig, train
-from .vocabulary import model_config_for_corpus
+from .. import evaluate
+from ..checkpoint import read_checkpoint
+from ..cli import run_cli
+from ..data.tokenizer import get_tokenizer
+from ..files import atomic_write_text, read_json
+from ..run_facts import run_facts
+from .report import write_report
+from ..train import TrainConfig, train
+from ..vocabulary import model_config_for_corpus
 
 log = logging.getLogger("lenex.scale_study")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config" / "scale-study.yaml"
 SCHEMA = ROOT / "workflow" / "schemas" / "scale-study.schema.yaml"
 POINTS = "points.jsonl"
@@ -140,7 +140,7 @@ def corpus_spec(study: dict) -> dict:
 
 def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
     """The corpus tokenized by `tokenizer` (the pipeline's own bpe and prepare code), built once."""
-    from .data import bpe, prepare
+    from ..data import bpe, prepare
 
     spec, data = corpus_spec(study), study["data"]
     split_args = ["--seed", str(data["seed"]), "--valid-fraction", str(data["valid_fraction"]),
@@ -206,7 +206,7 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
 
 
 def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
-              only: str | None = None, command: str = "lenex.scale_study.run_study") -> list[str]:
+              only: str | None = None, command: str = "lenex.scale_study.study.run_study") -> list[str]:
     """Run every unrecorded point (those whose key contains `only`, if given); returns the keys
     it trained or finished in this call. `command`: how it was started, recorded with each point."""
     out.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """The LEX paper's figures (Sun et al. 2023), as PNG and PDF.
 
-    python -m lenex.figures.lex figure1 --spec config/experiments/lex.yaml --results R.json ... \\
+    python -m lenex.lex.figures figure1 --spec config/experiments/lex.yaml --results R.json ... \\
         --preset tiny --out-png figure1.png --out-pdf figure1.pdf
-    python -m lenex.figures.lex figure2 --head-dim 64 --max-distance 8192 --out-png ... --out-pdf ...
+    python -m lenex.lex.figures figure2 --head-dim 64 --max-distance 8192 --out-png ... --out-pdf ...
 
 Figure 1: perplexity against evaluation length for the four variants of Table 2 (one section,
 PG22), ours beside the paper's (log y), each row evaluated with its Table 2 mask (LEX: BCA
@@ -23,7 +23,7 @@ import numpy as np
 from ..cli import run_cli
 from ..files import save_figure
 from ..raw_results import read_recorded
-from ..resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
+from .resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
 from ..tables.paper_results import load_paper_results
 from ..tables.render import load_table_spec
 from ..tables.table_data import build_table

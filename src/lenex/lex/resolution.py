@@ -1,6 +1,6 @@
 """Attention resolution (LEX paper, Sun et al. 2023, Eq. 3-4, 10-11 and section 4.3).
 
-    python -m lenex.resolution --checkpoint M.pt --data DIR --length L --span S --mask blockwise --out R.json
+    python -m lenex.lex.resolution --checkpoint M.pt --data DIR --length L --span S --mask blockwise --out R.json
 
 Formulas (pure functions, unit-tested against hand-computed values):
 - `attention_resolution(s)`, Eq. 4: R(s) = sum_i e^s[i] (e^s[i] - e^s[i+1]) / (sum_i e^s[i])^2,
@@ -31,15 +31,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_model, provenance
-from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from .data.tokens import load_split
-from .device import autocast, pick_device
-from .evaluate import pieces, scored_span
-from .files import atomic_write_result
-from .masks import build_mask, default_mask_options
+from ..checkpoint import load_model, provenance
+from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
+from ..data.tokens import load_split
+from ..device import autocast, pick_device
+from ..evaluate import pieces, scored_span
+from ..files import atomic_write_result
+from ..masks import build_mask, default_mask_options
 
-log = logging.getLogger("lenex.resolution")
+log = logging.getLogger("lenex.lex.resolution")
 
 
 def attention_resolution(s) -> float:

@@ -15,13 +15,13 @@ Every call goes through explicit *original* position ids (segmented training kee
   -slope_h * (i - j) by a constant per query row that softmax ignores; with original positions
   the bias therefore penalises original distances, gaps included.
 
-The extrapolation profile (`lenex.hf_profile`) also reads the Llama family (Llama, Mistral,
+The extrapolation profile (`lenex.hf.profile`) also reads the Llama family (Llama, Mistral,
 Qwen: `load_causal_lm`, from a GGUF file in a PyPI package or a hub name) and, given a lenex
-mask, scores chunk by chunk through `lenex.hf_masked` (exact BCA and sliding windows).
+mask, scores chunk by chunk through `lenex.hf.masked` (exact BCA and sliding windows).
 
 Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) and says so,
 and the tests build tiny randomly initialised configs of each architecture.
-`python -m lenex.hf_models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
+`python -m lenex.hf.models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
 checkpoint into the pipeline's format.
 """
 
@@ -35,15 +35,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cli import run_cli
-from .config import ModelConfig
-from .files import atomic_write
-from .hf_masked import masked_logits
-from .positions import interpolate_position_table
+from ..cli import run_cli
+from ..config import ModelConfig
+from ..files import atomic_write
+from .masked import masked_logits
+from ..positions import interpolate_position_table
 
 FORMAT = "lenex-hf-checkpoint-v1"
 POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi",
-                 # RoPE families read by the extrapolation profile (lenex.hf_profile); RoPE scaling
+                 # RoPE families read by the extrapolation profile (lenex.hf.profile); RoPE scaling
                  # settings live in their configs and act inside their own forward
                  "llama": "rope", "mistral": "rope", "qwen2": "rope", "qwen3": "rope"}
 
@@ -129,7 +129,7 @@ class HFLanguageModel(nn.Module):
     def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
         if mask is None:
             logits = self.logits(idx, positions)
-        else:  # an explicit lenex mask (the extrapolation profile): chunk by chunk, lenex.hf_masked
+        else:  # an explicit lenex mask (the extrapolation profile): chunk by chunk, lenex.hf.masked
             if positions is not None or self.kind == "alibi":
                 raise ValueError(f"{self.hf.config.model_type}: masked evaluation takes contiguous position ids "
                                  "and an architecture that accepts them (not Bloom's ALiBi)")

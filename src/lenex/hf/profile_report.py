@@ -1,6 +1,6 @@
-"""The extrapolation profile's page and figure, generated from its JSON (lenex.hf_profile):
+"""The extrapolation profile's page and figure, generated from its JSON (lenex.hf.profile):
 
-    python -m lenex.hf_profile_report --profile profile.json --md profile.md --png profile.png
+    python -m lenex.hf.profile_report --profile profile.json --md profile.md --png profile.png
 
 Every number printed comes from the JSON; nothing is typed in.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .cli import run_cli
-from .files import atomic_write, atomic_write_text, read_json
+from ..cli import run_cli
+from ..files import atomic_write, atomic_write_text, read_json
 
 MASK_LABELS = {"causal": "full causal", "blockwise": "BCA (blocks C/2)", "sliding": "sliding window (W = C)"}
 REQUIRED = ("model", "context_length", "rows", "check")

@@ -1,10 +1,10 @@
-"""Scale rules and job lists of the receptive-field paper (lenex.receptive_field.plan)."""
+"""Scale rules and job lists of the receptive-field paper (lenex.receptive_field.targets)."""
 
 import pytest
 import yaml
 
 from lenex.presets import paper_view
-from lenex.receptive_field import plan
+from lenex.receptive_field import targets as plan
 from test_workflow import REPO
 
 EXPERIMENT = yaml.safe_load((REPO / "config/experiments/receptive-field.yaml").read_text())

@@ -1,1 +1,0 @@
-"""The papers' figures, one module per paper (PNG + PDF, matplotlib)."""
