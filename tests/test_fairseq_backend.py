@@ -146,7 +146,6 @@ def test_position_scheme_inside_fairseq_gives_lenex_attention_logits(tmp_path, s
     from lenex.config import ModelConfig
     from lenex.masks import build_mask
     from lenex.model import LanguageModel
-    from lenex.lex.resolution import attention_logits, layer_inputs
 
     vocab, length = 40, 12
     model_cfg = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_ff": 32, "train_length": length, "position": scheme}
@@ -157,12 +156,14 @@ def test_position_scheme_inside_fairseq_gives_lenex_attention_logits(tmp_path, s
     inner = fs_model.decoder.lm
     mask = build_mask("causal", {})
     with torch.no_grad():
-        fs_inputs, fs_pos = layer_inputs(inner, fs_model.decoder.lenex_ids(ids + N_SPECIAL), mask)
-        lx_inputs, lx_pos = layer_inputs(lenex, ids, mask)
-        for layer in range(2):
-            expected = attention_logits(lenex, lenex.blocks[layer], lx_inputs[layer], lx_pos)
-            got = attention_logits(inner, inner.blocks[layer], fs_inputs[layer], fs_pos)
-            torch.testing.assert_close(got, expected, rtol=0, atol=0)
+        got, expected = [], []  # each layer's (input, attention logits before the mask)
+        fs_ids = fs_model.decoder.lenex_ids(ids + N_SPECIAL)
+        inner.inspect(fs_ids, lambda v: got.append((v.input, v.logits())), mask=mask)
+        lenex.inspect(ids, lambda v: expected.append((v.input, v.logits())), mask=mask)
+        assert len(got) == len(expected) == 2
+        for (fs_input, fs_logits), (lx_input, lx_logits) in zip(got, expected):
+            torch.testing.assert_close(fs_input, lx_input, rtol=0, atol=0)
+            torch.testing.assert_close(fs_logits, lx_logits, rtol=0, atol=0)
         # fairseq's output: the 4 special symbols at -inf, then exactly lenex's logits
         out = fs_model(ids + N_SPECIAL)[0]
         torch.testing.assert_close(out[..., N_SPECIAL:], lenex(ids)[0], rtol=0, atol=0)

@@ -93,3 +93,23 @@ def test_hf_attention_medians(arch):
     medians = median_attention(model, np.random.default_rng(0).integers(0, 128, (2, 32)), train_length=16)
     assert medians.shape == (2 * 2 * 4 * 16,)  # pieces x layers x heads x queries past L_t
     assert np.all(medians > 0) and np.isfinite(medians).all()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_hf_inspect_gives_transformers_own_attention_probabilities(arch):
+    model = tiny_random(arch)
+    idx = torch.randint(0, 128, (1, 12), generator=torch.Generator().manual_seed(0))
+    views = []
+    model.inspect(idx, views.append)
+    assert [view.layer for view in views] == [0, 1]
+    with torch.no_grad():
+        expected = model.hf(input_ids=idx, attention_mask=torch.ones_like(idx), output_attentions=True).attentions
+    for view, weights in zip(views, expected):
+        torch.testing.assert_close(view.probabilities(), weights.float(), rtol=0, atol=0)
+        torch.testing.assert_close(view.probabilities().sum(-1), torch.ones(1, 4, 12))
+    with pytest.raises(ValueError, match="attention probabilities only"):
+        views[0].logits()
+    with pytest.raises(ValueError, match="do not return a layer's input"):
+        views[0].input
+    with pytest.raises(ValueError, match="default positions and causal mask only"):
+        model.inspect(idx, views.append, positions=torch.arange(12))

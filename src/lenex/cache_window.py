@@ -15,8 +15,8 @@ What is equal to what (tested):
   saw up to w tokens before it, so the cache window reaches (layers x w) tokens back while
   re-encoding reaches w; absolute schemes (learned, sinusoidal) also see the renumbering.
 
-Cached keys are stored before rotation and rotated again with the query at each step, so xPos
-(whose scales depend on a centre shared by q and k in one call) stays exact.
+Each step is the model's own (`LanguageModel.step` with a `KeyValueCache`); cached keys are
+stored before rotation and rotated again with the query at each step, so xPos stays exact.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .model import LanguageModel, additive_mask
+from .model import LanguageModel
 from .positions import contiguous_positions
 
 
@@ -53,8 +53,7 @@ def score_with_cache(model: LanguageModel, idx: torch.Tensor, targets: torch.Ten
     length, window, chunk = idx.shape[1], int(window), int(chunk)
     if positions is not None:
         positions = positions.to(idx.device)
-    scheme = model.position
-    caches = [None] * len(model.blocks)  # per layer: raw (unrotated) keys and values of the last tokens
+    cache = model.new_cache(window - 1)  # each layer keeps w-1 old tokens: the next query sees them
     out = torch.empty(targets.shape, dtype=torch.float32, device=idx.device)
     for start in range(0, length, chunk):
         end = min(start + chunk, length)
@@ -62,27 +61,14 @@ def score_with_cache(model: LanguageModel, idx: torch.Tensor, targets: torch.Ten
         q_pos, k_pos = _positions(positions, start, end, idx.device), _positions(positions, first_key, end, idx.device)
         # Query i of the chunk (sequence index start+i) sees keys first_key+j with 0 <= distance < w.
         distance = torch.arange(start, end, device=idx.device)[:, None] - torch.arange(first_key, end, device=idx.device)
-        step_mask = additive_mask((distance >= 0) & (distance < window), scheme.bias(q_pos, k_pos))
-        x = model.tok_emb(idx[:, start:end])
-        added = scheme.embed(q_pos)
-        if added is not None:
-            x = x + added
-        for layer, block in enumerate(model.blocks):
-            q, k, v = block.attn.heads(block.ln_attn(x))
-            if caches[layer] is not None:
-                k, v = torch.cat((caches[layer][0], k), dim=2), torch.cat((caches[layer][1], v), dim=2)
-            q_rot, k_rot = scheme.rotate(q, k, q_pos, k_pos)
-            attn_mask = step_mask.to(q.dtype)
-            x = x + block.attn.merge(F.scaled_dot_product_attention(q_rot, k_rot, v, attn_mask=attn_mask))
-            x = x + block.mlp(block.ln_mlp(x))
-            keep = slice(-(window - 1), None) if window > 1 else slice(0, 0)  # the next query sees w-1 old tokens
-            caches[layer] = (k[:, :, keep], v[:, :, keep])
         first = max(start, score_from)
+        hidden = model.step(idx[:, start:end], q_pos, k_pos, (distance >= 0) & (distance < window), cache,
+                            hidden_from=min(first, end) - start)
         if first >= end:
             out[:, start:end] = float("nan")
             continue
         out[:, start:first] = float("nan")
-        logits = model.logits(model.ln_f(x[:, first - start:])).float()
+        logits = model.logits(hidden).float()
         out[:, first:end] = F.cross_entropy(logits.transpose(1, 2), targets[:, first:end], reduction="none")
     return out
 

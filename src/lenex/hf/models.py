@@ -147,10 +147,39 @@ class HFLanguageModel(nn.Module):
         logits = self.forward(idx, None, positions, mask)[0]
         return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none").view(targets.shape)
 
+    def inspect(self, idx: torch.Tensor, see, positions=None, mask=None) -> None:
+        """lenex's look-inside interface (`LanguageModel.inspect`) from transformers' own eager
+        attention: after the forward, `see(HFLayerView)` per layer, in order. Attention
+        probabilities only, with the default positions and the causal mask."""
+        if positions is not None or mask is not None:
+            raise ValueError(f"{self.hf.config.model_type}: inspect reads the default positions and causal mask only")
+        self.hf.set_attn_implementation("eager")  # the fused kernels return no weights
+        result = self.hf(input_ids=idx, attention_mask=torch.ones_like(idx), output_attentions=True, use_cache=False)
+        for layer, weights in enumerate(result.attentions):
+            see(HFLayerView(layer, weights))
+
     def save_checkpoint(self, path, **extra) -> None:
         payload = {"format": FORMAT, "name": self.name, "hf_config": self.hf.config.to_dict(),
                    "model": self.hf.state_dict(), "model_config": self.config.to_dict(), **extra}
         atomic_write(path, lambda tmp: torch.save(payload, tmp))
+
+
+class HFLayerView:
+    """A Hugging Face layer's attention for `HFLanguageModel.inspect`: `layer`, `probabilities()`.
+    transformers returns neither the logits before the mask nor the layer's input."""
+
+    def __init__(self, layer: int, weights: torch.Tensor):
+        self.layer, self._weights = layer, weights
+
+    def probabilities(self) -> torch.Tensor:
+        return self._weights.float()
+
+    def logits(self):
+        raise ValueError("Hugging Face models return attention probabilities only, not the logits before the mask")
+
+    @property
+    def input(self):
+        raise ValueError("Hugging Face models do not return a layer's input to lenex's inspect")
 
 
 def describe(hf_model) -> ModelConfig:

@@ -9,13 +9,14 @@ Formulas (pure functions, unit-tested against hand-computed values):
 - `expected_rotary_score(n, head_dim, zeta)`, Eq. 10: g_zeta[n] = sum_i cos(n theta_i) zeta_i^n.
 
 Measurement (section 4.3, Eq. 13): s[n] is the mean pre-softmax attention logit at distance n,
-a_ij = <f_q(q_i, i), f_k(k_j, j)> / sqrt(d_head) + bias_ij, read from the model's own attention:
-after the position scheme (rotary/xPos rotation, or the absolute embeddings already in the
-input) and with the scheme's additive bias (ALiBi) included, before the mask and the softmax.
-Only pairs the evaluation mask allows are averaged (BCA never lets a query see distances of
-2 x block or more). s[n] is averaged over every query position and every text (the LEX-protocol
-pieces of the test split); R is computed per layer and head and then averaged over layers and
-heads. The JSON also keeps R per layer and R of the head-averaged s per layer.
+a_ij = <f_q(q_i, i), f_k(k_j, j)> / sqrt(d_head) + bias_ij, read in fp32 from the model's own
+attention during its forward pass (`LanguageModel.inspect`): after the position scheme
+(rotary/xPos rotation, or the absolute embeddings already in the input) and with the
+scheme's additive bias (ALiBi) included, before the mask and the softmax. Only pairs the
+evaluation mask allows are averaged (BCA never lets a query see distances of 2 x block or
+more). s[n] is averaged over every query position and every text (the LEX-protocol pieces of
+the test split); R is computed per layer and head and then averaged over layers and heads.
+The JSON also keeps R per layer and R of the head-averaged s per layer.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import argparse
 import hashlib
 import json
 import logging
-import math
 import time
 
 import numpy as np
@@ -80,36 +80,6 @@ def expected_rotary_score(n, head_dim: int, zeta=1.0, base: float = 10000.0) -> 
     return np.sum(np.cos(n * rotary_thetas(head_dim, base)) * zeta ** n, axis=-1)
 
 
-@torch.no_grad()
-def layer_inputs(model, idx: torch.Tensor, mask) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """The residual stream entering every block (the model's own forward, read by hooks) and the
-    positions it used."""
-    captured, positions = [], []
-
-    def grab(_module, args):
-        captured.append(args[0].float())
-        positions[:] = [args[1]]
-
-    hooks = [block.register_forward_pre_hook(grab) for block in model.blocks]
-    try:
-        model.hidden(idx, mask=mask)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return captured, positions[0]
-
-
-@torch.no_grad()
-def attention_logits(model, block, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """a_ij (B, H, L, L) of one block for its input x: q.k / sqrt(d_head) after the position
-    scheme's rotation, plus its additive bias; computed in fp32, before masking and softmax."""
-    q, k, _ = block.attn.heads(block.ln_attn(x))
-    q, k = model.position.rotate(q.float(), k.float(), positions, positions)
-    logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    bias = model.position.bias(positions, positions)
-    return logits if bias is None else logits + bias.float()
-
-
 class DistanceScores:
     """Running sums of a_ij by distance n = i - j over the allowed pairs, per layer and head."""
 
@@ -143,10 +113,8 @@ def estimate_scores(model, inputs: torch.Tensor, mask, batch: int = 8, progress:
     for start in tqdm(range(0, len(inputs), batch), desc=f"resolution L={length}", unit="batch",
                       mininterval=5, disable=not progress):
         idx = inputs[start:start + batch].to(device)
-        with autocast(device):
-            xs, positions = layer_inputs(model, idx, mask)
-        for layer, (block, x) in enumerate(zip(model.blocks, xs)):
-            scores.add(layer, attention_logits(model, block, x, positions))
+        with autocast(device):  # the logits themselves are fp32 (LayerView.logits)
+            model.inspect(idx, lambda view: scores.add(view.layer, view.logits()), mask=mask)
         scores.texts += len(idx)
     return scores.mean()
 

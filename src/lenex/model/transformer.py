@@ -11,8 +11,9 @@ import torch.nn.functional as F
 from ..config import ModelConfig
 from ..masks import AttentionMask, build_mask, default_mask_options
 from ..positions import PositionScheme, build_position, contiguous_positions
-from .attention import attend, plan_attention
+from .attention import Span, additive_mask, attend, plan_attention
 from .fused_loss import LogitsWorkspace, TiedGradient, linear_cross_entropy, tied_lookup
+from .inspection import CacheSlot, KeyValueCache, LayerView
 
 
 class SelfAttention(nn.Module):
@@ -32,12 +33,22 @@ class SelfAttention(nn.Module):
         batch, _, length, _ = out.shape
         return self.proj(out.transpose(1, 2).reshape(batch, length, -1))
 
-    def forward(self, x, positions, scheme: PositionScheme, plan):
+    def forward(self, x, positions, scheme: PositionScheme, plan, view: LayerView | None = None,
+                cache: CacheSlot | None = None):
+        """view: told the rotated q, k (`LanguageModel.inspect`); cache: this layer's keys and values
+        of earlier tokens, attended before the new ones (`LanguageModel.step`)."""
         q, k, v = self.heads(x)
-        if plan[0].q_scale is not None:  # scales too wide for one reference: attend() applies them per span
-            q, k = scheme.rotate_unscaled(q, k, positions, positions)
+        k_pos = positions
+        if cache is not None:
+            k, v = cache.extend(k, v)
+            k_pos = cache.cache.key_positions
+        scaled = plan[0].q_scale is not None
+        if scaled:  # scales too wide for one reference: attend() applies them per span
+            q, k = scheme.rotate_unscaled(q, k, positions, k_pos)
         else:
-            q, k = scheme.rotate(q, k, positions, positions)
+            q, k = scheme.rotate(q, k, positions, k_pos)
+        if view is not None:
+            view.record((q, k), exact=not scaled and q.dtype == torch.float32 and k.dtype == torch.float32)
         return self.merge(attend(q, k, v, plan, self.dropout if self.training else 0.0))
 
 
@@ -50,8 +61,8 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, positions, scheme, plan):
-        x = x + self.drop(self.attn(self.ln_attn(x), positions, scheme, plan))
+    def forward(self, x, positions, scheme, plan, view=None, cache=None):
+        x = x + self.drop(self.attn(self.ln_attn(x), positions, scheme, plan, view, cache))
         return x + self.drop(self.mlp(self.ln_mlp(x)))
 
 
@@ -100,22 +111,52 @@ class LanguageModel(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def hidden(self, idx: torch.Tensor, positions: torch.Tensor | None = None, mask: AttentionMask | None = None,
-               tied: TiedGradient | None = None):
+               tied: TiedGradient | None = None, see=None):
         """Final-layer hidden states (B, T, D). `positions` defaults to 0..T-1 (original ids may have gaps);
         the default is a marked run, for which the position scheme reuses its cached tables. `tied`:
-        the fused loss's slot for the head gradient (training on CPU only)."""
+        the fused loss's slot for the head gradient (training on CPU only). `see`: see `inspect`."""
         if positions is None:
             positions = contiguous_positions(0, idx.shape[1], device=idx.device)
         mask = mask or self.train_mask
+        x = self.drop(self._embed(idx, positions, tied))
+        plan = plan_attention(positions, self.position, mask)
+        for layer, block in enumerate(self.blocks):
+            if see is None:
+                x = block(x, positions, self.position, plan)
+            else:
+                view = LayerView(layer, block, x, positions, self.position, mask)
+                x = block(x, positions, self.position, plan, view)
+                see(view)
+        return self.ln_f(x)
+
+    def _embed(self, idx, positions, tied=None):
         x = self.tok_emb(idx, tied)
         added = self.position.embed(positions)
-        if added is not None:
-            x = x + added
-        x = self.drop(x)
-        plan = plan_attention(positions, self.position, mask)
-        for block in self.blocks:
-            x = block(x, positions, self.position, plan)
-        return self.ln_f(x)
+        return x if added is None else x + added
+
+    def inspect(self, idx: torch.Tensor, see, positions: torch.Tensor | None = None,
+                mask: AttentionMask | None = None) -> torch.Tensor:
+        """The forward pass of `hidden`, calling `see(view)` after each block with its `LayerView`
+        (layer input; attention logits and probabilities on demand). Returns the final hidden states."""
+        return self.hidden(idx, positions, mask, see=see)
+
+    def step(self, idx: torch.Tensor, q_pos: torch.Tensor, k_pos: torch.Tensor, allowed: torch.Tensor,
+             cache: KeyValueCache, hidden_from: int = 0) -> torch.Tensor:
+        """Read the tokens idx (B, T) at positions q_pos (T,) with a key/value cache: each layer attends
+        to its cached keys followed by the new ones, at positions k_pos, where `allowed` (T, len(k_pos))
+        is True, with the scheme's bias; the cache then keeps its last `cache.keep`. Returns the final
+        hidden states of tokens hidden_from.. of the chunk (earlier ones are only read)."""
+        cache.key_positions = k_pos
+        bias = self.position.bias(q_pos, k_pos)
+        plan = [Span(slice(0, q_pos.shape[-1]), slice(0, k_pos.shape[-1]), additive_mask(allowed, bias))]
+        x = self.drop(self._embed(idx, q_pos))
+        for block, slot in zip(self.blocks, cache.slots):
+            x = block(x, q_pos, self.position, plan, cache=slot)
+        return self.ln_f(x[:, hidden_from:])
+
+    def new_cache(self, keep: int) -> KeyValueCache:
+        """An empty key/value cache for `step` that keeps each layer's last `keep` tokens."""
+        return KeyValueCache(len(self.blocks), keep)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden @ self.tok_emb.weight.T  # tied input/output embeddings

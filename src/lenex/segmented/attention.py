@@ -7,8 +7,8 @@ query's keys j <= i of its attention weight a_ij. The paper plots the distributi
 medians before and after chunk training and compares them with the mean, which for a query
 over i + 1 keys is 1 / (i + 1); we report each median times (i + 1) (1 = as much as the
 uniform weight, below 1 = a few keys take most of the weight), so queries at different
-positions share one axis. Own models: the weights are recomputed from the q/k of each layer,
-the layer's real forward pass carrying the hidden state on; Hugging Face models return theirs.
+positions share one axis. The weights are the model's own, read during its forward pass
+(`LanguageModel.inspect`, or transformers' eager attention for Hugging Face models).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 
 import numpy as np
 import torch
@@ -26,25 +25,10 @@ from ..cli import add_run_options, run_cli, start_run
 from ..data.tokens import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
-from ..positions import contiguous_positions
-from ..model.attention import plan_attention
 from .evaluate import ready_for, test_pieces
 from .models import load_any
 
 log = logging.getLogger("lenex.segmented.attention")
-
-
-def attention_weights(block, x, positions, scheme) -> torch.Tensor:
-    """(B, H, T, T) causal attention probabilities of one block for hidden states x."""
-    q, k, _ = block.attn.heads(block.ln_attn(x))
-    q, k = scheme.rotate(q, k, positions, positions)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    bias = scheme.bias(positions, positions)
-    if bias is not None:
-        scores = scores + bias
-    length = x.shape[1]
-    causal = torch.ones(length, length, dtype=torch.bool, device=x.device).tril()
-    return scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
 
 
 def median_over_keys(weights: torch.Tensor, start: int) -> torch.Tensor:
@@ -60,32 +44,15 @@ def median_over_keys(weights: torch.Tensor, start: int) -> torch.Tensor:
 
 @torch.no_grad()
 def median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray:
-    """Every layer's medians (see module doc) over the given pieces."""
-    if hasattr(model, "hf"):
-        return hf_median_attention(model, pieces, train_length)
+    """Every layer's medians (see module doc) over the given pieces, piece by piece, from the
+    attention probabilities of the model's own forward (`inspect`: own and Hugging Face models)."""
     out, device = [], next(model.parameters()).device
-    for piece in pieces:
-        idx = torch.from_numpy(piece.astype(np.int64))[None].to(device)
-        positions = contiguous_positions(0, idx.shape[1], device=device)
-        x = model.tok_emb(idx)
-        added = model.position.embed(positions)
-        x = x if added is None else x + added
-        plan = plan_attention(positions, model.position, model.train_mask)
-        for block in model.blocks:
-            out.append(median_over_keys(attention_weights(block, x, positions, model.position), train_length).cpu())
-            x = block(x, positions, model.position, plan)
-    return torch.cat(out).numpy()
 
+    def collect(view):
+        out.append(median_over_keys(view.probabilities(), train_length).cpu())
 
-@torch.no_grad()
-def hf_median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray:
-    """The same medians for a Hugging Face model, from its own (eager) attention weights."""
-    model.hf.set_attn_implementation("eager")  # the fused kernels return no weights
-    out = []
     for piece in pieces:
-        idx = torch.from_numpy(piece.astype(np.int64))[None].to(next(model.parameters()).device)
-        result = model.hf(input_ids=idx, attention_mask=torch.ones_like(idx), output_attentions=True, use_cache=False)
-        out += [median_over_keys(w.float(), train_length).cpu() for w in result.attentions]
+        model.inspect(torch.from_numpy(piece.astype(np.int64))[None].to(device), collect)
     return torch.cat(out).numpy()
 
 
