@@ -9,7 +9,7 @@ from lenex.data import prepare as prep
 from lenex.data.corpus import read_corpus, read_text_dir
 from lenex.data.documents import strip_gutenberg_boilerplate
 from lenex.data.tokenizer import _build_gpt2, get_tokenizer
-from lenex.data.tokens import load_split
+from lenex.data.store import load_split
 
 PARAGRAPH = ("It was the best of times, it was the worst of times; naïve café — 1848!\n\n"
              "  Indented line\twith tab, 'quotes' and <|endoftext|> written as text.\n")

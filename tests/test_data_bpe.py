@@ -12,7 +12,7 @@ from lenex.data.bpe import main as bpe_main
 from lenex.data.bpe import train_bpe
 from lenex.data.prepare import prepare, split_groups
 from lenex.data.tokenizer import get_tokenizer
-from lenex.data.tokens import load_split
+from lenex.data.store import load_split
 
 TEXTS = ["the king and queen of the realm spoke to their people in the hall " * 20,
          "while the wind blew over the hills and the rivers ran to the sea " * 20,

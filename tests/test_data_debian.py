@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import rdata
 
-from lenex.data import austen, debian, pydoc, rnw
+from lenex.data import austen, debian, fetch, pydoc, rnw
 
 SITE = "usr/lib/R/site-library"
 
@@ -24,7 +24,7 @@ def write_files(root, files):
 
 
 def unpacked(tmp_path, package, files):
-    write_files(debian.unpacked_root(tmp_path, package), files)
+    write_files(fetch.unpacked_root(tmp_path, package), files)
 
 
 PROSE = "We estimate the covariance of the coefficients. " * 30  # > MIN_BODY_CHARS
@@ -140,7 +140,7 @@ def serialize(tmp_path, value) -> bytes:
 
 def lazyload_db(tmp_path, novels: dict[str, bytes]):
     """Write Rdata.rdx/.rdb as R does (zlib records after a 4-byte size)."""
-    data_dir = debian.unpacked_root(tmp_path, austen.AUSTEN_PACKAGE) / austen.DATA_DIR
+    data_dir = fetch.unpacked_root(tmp_path, austen.AUSTEN_PACKAGE) / austen.DATA_DIR
     data_dir.mkdir(parents=True)
     blob, variables = b"", {}
     for name, serialized in novels.items():

@@ -7,7 +7,7 @@ import pytest
 from corpus_fixture import make_corpus
 from lenex.data import mix
 from lenex.data.prepare import main as prepare_main
-from lenex.data.tokens import load_split
+from lenex.data.store import load_split
 
 
 def test_normalised_weights_and_errors():

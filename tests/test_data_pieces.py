@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from corpus_fixture import make_corpus
 
-from lenex.data.tokens import TokenSplit, document_pieces, load_split
+from lenex.data.store import TokenSplit, load_split
+from lenex.data.tokens import document_pieces
 
 EOT = 99
 

@@ -122,7 +122,7 @@ def test_chitchat_errors(tmp_path):
     with pytest.raises(ValueError, match="conversation 'c' is malformed: a turn mixes senders"):
         chitchat.read_chitchat_wheel(make_wheel(tmp_path / "m.whl", mixed))
     with pytest.raises(FileNotFoundError, match="no fetched chitchat wheel"):
-        chitchat.find_wheel(tmp_path / "empty")
+        fetch.fetched_file(tmp_path / "empty", "chitchat")
 
 
 def test_speaker_letters_and_percentile():

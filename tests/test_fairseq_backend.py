@@ -207,7 +207,7 @@ def test_converted_checkpoint_evaluates_to_fairseq_eval_lm_loss(tmp_path):
     fairseq_or_skip()
     from corpus_fixture import make_corpus
     from lenex.checkpoint import load_model
-    from lenex.data.tokens import load_split
+    from lenex.data.store import load_split
     from lenex.fairseq_backend.binarize import binarize
     from lenex.fairseq_backend.convert import convert
 

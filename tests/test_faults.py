@@ -18,7 +18,7 @@ from corpus_fixture import make_corpus
 
 from lenex.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
-from lenex.data.tokens import load_split
+from lenex.data.store import load_split
 from lenex.train import TrainConfig, train
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", vocab_size=50257)

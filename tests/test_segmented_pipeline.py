@@ -102,7 +102,7 @@ def test_evaluation_rule_and_interpolated_ootb(corpus, tmp_path):
     # Mean of per-piece perplexities, recomputed by hand from the same pieces.
     model, _ = load_any(path)
     model, _ = evaluate.ready_for(model, 2 * L_T)
-    from lenex.data.tokens import load_split
+    from lenex.data.store import load_split
     pieces = evaluate.test_pieces(load_split(corpus, "test"), 2 * L_T, 20 * 2 * L_T)
     with torch.no_grad():
         x = torch.from_numpy(pieces.astype(np.int64))

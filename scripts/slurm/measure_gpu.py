@@ -28,6 +28,7 @@ import torch
 import yaml
 
 from lenex.config import ModelConfig
+from lenex.data.store import corpus_draft, corpus_meta
 from lenex.device import autocast
 from lenex.model import LanguageModel
 from lenex.train import TrainConfig, build_optimizer, train
@@ -38,20 +39,18 @@ ROOT = Path(__file__).resolve().parents[2]
 def synthetic_corpus(folder: Path, n_tokens: int = 4_000_000, vocab: int = 50257) -> Path:
     """Random GPT-2-sized token ids in the prepared-corpus layout (no tokenizer on the GPU box).
     Throughput does not depend on the text; the loss checks only need it to fall."""
-    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     # A learnable stream: a repeating pattern with noise, so the loss visibly falls.
     pattern = rng.integers(0, vocab, 997)
-    splits = {}
-    for split, size in (("train", n_tokens), ("valid", n_tokens // 20), ("test", n_tokens // 20)):
-        tokens = pattern[np.arange(size) % len(pattern)].astype(np.uint16)
-        noise = rng.random(size) < 0.1
-        tokens[noise] = rng.integers(0, vocab, noise.sum())
-        tokens.tofile(folder / f"{split}.bin")
-        splits[split] = {"file": f"{split}.bin", "n_tokens": size, "n_docs": 1, "doc_offsets": [0, size]}
-    meta = {"format_version": 1, "tokenizer": "synthetic", "vocab_size": vocab, "eot_token": vocab - 1,
-            "dtype": "uint16", "splits": splits}
-    (folder / "meta.json").write_text(json.dumps(meta))
+    meta = corpus_meta("synthetic", vocab, vocab - 1, source={"source": "synthetic"}, splits={})
+    with corpus_draft(folder) as draft:
+        for split, size in (("train", n_tokens), ("valid", n_tokens // 20), ("test", n_tokens // 20)):
+            tokens = pattern[np.arange(size) % len(pattern)].astype(np.uint16)
+            noise = rng.random(size) < 0.1
+            tokens[noise] = rng.integers(0, vocab, noise.sum())
+            meta["splits"][split] = draft.write_split(split, tokens, np.array([0, size]),
+                                                      ["synthetic"], ["synthetic"])
+        draft.write_meta(meta)
     return folder
 
 

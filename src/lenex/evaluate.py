@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from .checkpoint import load_model, provenance
 from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from .data.tokens import load_split
+from .data.store import load_split
 from .device import autocast, pick_device
 from .files import atomic_write_result
 from .masks import build_mask, default_mask_options

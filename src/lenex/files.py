@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 
@@ -43,6 +45,20 @@ def atomic_write(path: str | Path, write) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def replace_dir(new: str | Path, target: str | Path) -> None:
+    """Rename the finished folder `new` to `target` (same file system). rename() cannot
+    overwrite a non-empty folder, so an old `target` is moved aside first and removed after:
+    a reader sees the old or the new complete folder, never a mix."""
+    new, target = Path(new), Path(target)
+    old = None
+    if target.exists():
+        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        os.replace(target, old)
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 import torch
 
 from .data.fetch import sha256_file as file_sha256
-from .files import atomic_write_text, read_json
+from .data.store import meta_path as corpus_meta_path, read_meta
+from .files import atomic_write_text
 
 log = logging.getLogger("lenex.train")
 SET_ASIDE_SUFFIX = ".set-aside"
@@ -28,9 +29,8 @@ def data_fingerprint(data_dir: str | os.PathLike, splits=("train", "valid")) -> 
     """sha256 of a prepared corpus's meta.json and of the token files of `splits` (the ones
     training reads): the same path holding other tokens gives another fingerprint."""
     data_dir = Path(data_dir)
-    meta_path = data_dir / "meta.json"
-    meta = read_json(meta_path)
-    fingerprint = {"meta.json": file_sha256(meta_path)}
+    meta = read_meta(data_dir)
+    fingerprint = {"meta.json": file_sha256(corpus_meta_path(data_dir))}
     for split in splits:
         name = meta["splits"][split]["file"]
         fingerprint[name] = file_sha256(data_dir / name)

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from .checkpoint import read_checkpoint, save_checkpoint
 from .cli import run_cli
 from .config import ModelConfig, build_dataclass, check_bounds
-from .data.tokens import load_split
+from .data.store import load_split
 from . import distributed, resume
 from .device import autocast
 from .files import atomic_write

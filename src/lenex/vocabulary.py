@@ -13,17 +13,14 @@ import os
 from pathlib import Path
 
 from .config import ModelConfig
-from .files import read_json
+from .data.store import read_meta
 
 
 def corpus_vocab_size(data_dir: str | os.PathLike) -> int:
     """meta.json's `vocab_size`: how many token ids the corpus's tokenizer has."""
-    meta_path = Path(data_dir) / "meta.json"
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"{meta_path} not found: the model's vocabulary is read from it")
-    size = read_json(meta_path).get("vocab_size")
+    size = read_meta(data_dir).get("vocab_size")
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise ValueError(f"{meta_path}: vocab_size {size!r} is not a positive integer")
+        raise ValueError(f"{Path(data_dir) / 'meta.json'}: vocab_size {size!r} is not a positive integer")
     return size
 
 

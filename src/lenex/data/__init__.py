@@ -1,5 +1,5 @@
 """Corpus fetching, reading, splitting and tokenisation for lenex.
 
-Submodules are imported lazily by callers (``from lenex.data.tokens import load_split``)
+Submodules are imported lazily by callers (``from lenex.data.store import load_split``)
 so that reading a prepared split never pays for importing ``datasets``.
 """

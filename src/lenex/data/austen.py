@@ -25,8 +25,8 @@ from pathlib import Path
 
 import rdata
 
-from .debian import unpacked_root
 from .documents import Document
+from .fetch import unpacked_root
 
 AUSTEN_PACKAGE = "r-cran-janeaustenr"
 DATA_DIR = "usr/lib/R/site-library/janeaustenr/data"

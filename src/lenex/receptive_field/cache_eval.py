@@ -32,7 +32,7 @@ from tqdm import tqdm
 from ..cache_window import score_by_reencoding, score_with_cache
 from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
-from ..data.tokens import load_split
+from ..data.store import load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
 from ..masks import build_mask

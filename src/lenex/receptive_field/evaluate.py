@@ -18,7 +18,7 @@ import logging
 
 from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
-from ..data.tokens import load_split
+from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
 from .erf import measure, theoretical_receptive_field

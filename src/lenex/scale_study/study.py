@@ -140,7 +140,7 @@ def corpus_spec(study: dict) -> dict:
 
 def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
     """The corpus tokenized by `tokenizer` (the pipeline's own bpe and prepare code), built once."""
-    from ..data import bpe, prepare
+    from ..data import bpe, prepare, store
 
     spec, data = corpus_spec(study), study["data"]
     split_args = ["--seed", str(data["seed"]), "--valid-fraction", str(data["valid_fraction"]),
@@ -154,7 +154,7 @@ def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Pat
                       "--vocab-size", tokenizer.split("-", 1)[1], "--out", str(tok_file)])
         name = f"bpe:{tok_file}"
     folder = out / "data" / tokenizer
-    if not (folder / "meta.json").exists():
+    if not store.is_prepared(folder):
         prepare.main(["--source-spec", json.dumps(spec), "--resources", resources, "--out", str(folder),
                       "--tokenizer", name, *split_args, "--role", "scale-study"])
     return folder

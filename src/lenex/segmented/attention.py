@@ -22,7 +22,7 @@ import torch
 
 from ..checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
-from ..data.tokens import load_split
+from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
 from .evaluate import ready_for, test_pieces

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from ..cli import run_cli
-from ..data.tokens import document_pieces, load_split
+from ..data.store import load_split
+from ..data.tokens import document_pieces
 from .segments import SegmentBatches, parse_method
 from ..train import TrainConfig, train
 from .models import extended, load_any, train_length_of

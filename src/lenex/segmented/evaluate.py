@@ -26,7 +26,8 @@ from tqdm import tqdm
 
 from ..checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from ..data.tokens import document_pieces, load_split
+from ..data.store import load_split
+from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
 from .models import extended, load_any

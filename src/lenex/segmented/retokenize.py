@@ -5,7 +5,7 @@
 
 GPT-2's byte-level BPE is lossless, so each document is decoded back to its exact text and
 encoded again with the model's own tokenizer (transformers AutoTokenizer: the hub or its
-cache). The output has the layout `lenex.data.tokens.load_split` reads (one .bin per split,
+cache). The output has the layout `lenex.data.store.load_split` reads (one .bin per split,
 the model's end-of-text token after every document, meta.json), in uint32.
 """
 
@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from ..cli import run_cli
+from ..data.store import load_split, read_meta, write_meta, write_token_file
 from ..data.tokenizer import get_tokenizer
-from ..data.tokens import load_split
-from ..files import atomic_write, atomic_write_text, read_json
 from ..hf.models import load_tokenizer
 
 SPLITS = ("train", "valid", "test")
@@ -30,7 +28,7 @@ SPLITS = ("train", "valid", "test")
 def retokenize(data_dir, tokenizer, out_dir, name: str, splits=SPLITS, eot_token: str | None = None) -> dict:
     """Write `out_dir` from `data_dir`; `tokenizer` is a transformers tokenizer. `eot_token`: the
     document separator (default the tokenizer's end-of-text token)."""
-    source = read_json(Path(data_dir) / "meta.json")
+    source = read_meta(data_dir)
     if source["tokenizer"] != "gpt2":
         raise ValueError(f"{data_dir} is tokenized with {source['tokenizer']!r}; re-tokenizing reads GPT-2 tokens")
     gpt2, eot = get_tokenizer("gpt2"), tokenizer.eos_token_id
@@ -49,11 +47,11 @@ def retokenize(data_dir, tokenizer, out_dir, name: str, splits=SPLITS, eot_token
                for doc in tqdm(data.documents(), total=data.n_docs, desc=f"retokenize {split}", mininterval=5)]
         offsets = np.concatenate([[0], np.cumsum([len(d) for d in ids])]).astype(np.int64)
         flat = np.fromiter((t for d in ids for t in d), dtype=np.uint32, count=int(offsets[-1]))
-        atomic_write(Path(out_dir) / f"{split}.bin", lambda tmp, a=flat: a.tofile(tmp))
+        write_token_file(out_dir, split, flat)
         meta["splits"][split] = {**{k: v for k, v in data.meta.items() if k not in ("dataset",)},
                                  "file": f"{split}.bin", "n_docs": data.n_docs, "n_tokens": int(offsets[-1]),
                                  "doc_offsets": offsets.tolist()}
-    atomic_write_text(Path(out_dir) / "meta.json", json.dumps(meta) + "\n")
+    write_meta(out_dir, meta)
     return meta
 
 
