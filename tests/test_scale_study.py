@@ -29,6 +29,25 @@ def test_grid_expansion_by_hand():
     assert points[0]["multiples"] == [1, 4, 8]
 
 
+def test_a_phenomenon_may_run_on_part_of_the_grid_with_its_own_budgets():
+    grid = {**GRID, "phenomena": {**GRID["phenomena"], "window": {
+        "model": {"position": "none", "mask": "windowed", "mask_options": {"window": 7}, "train_length": 64},
+        "multiples": [1, 8], "shapes": ["4x128"], "tokenizers": ["bpe-4096"], "train_tokens": [1024, 16384]}}}
+    keys = [p["key"] for p in expand_grid(grid)]
+    assert [k for k in keys if k.startswith("window/")] == ["window/bpe-4096/4x128/1024", "window/bpe-4096/4x128/16384"]
+    assert len(keys) == 16 + 2  # the other phenomena keep the whole grid, and no 16384 budget
+    assert not any(k.endswith("/16384") for k in keys if not k.startswith("window/"))
+
+
+def test_a_phenomenon_naming_an_unknown_shape_is_one_error(tmp_path):
+    study = yaml.safe_load(open(scale_study.CONFIG, encoding="utf-8"))
+    study["phenomena"]["rope-blowup"]["shapes"] = ["16x1024"]
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"phenomena/rope-blowup/shapes: '16x1024' is not one of the study's shapes"):
+        load_study(path)
+
+
 def test_sweep_order_by_estimated_cost():
     points = {p["key"]: p for p in expand_grid(GRID)}
     # 1024 tokens x (50257 x 64 head + 12 x 2 x 64^2 blocks) = 1024 x 3,314,752

@@ -52,22 +52,43 @@ def load_study(path: str | Path) -> dict:
         first = min(errors, key=lambda e: [str(p) for p in e.path])
         where = "/".join(str(p) for p in first.path) or "top level"
         raise ValueError(f"{path}: {where}: {first.message}")
+    try:
+        check_grid(study)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     return study
 
 
 def expand_grid(study: dict) -> list[dict]:
     """Every point, cheapest budget first (then shape, tokenizer, phenomenon in config order).
-    A point's model is its shape's fields with its phenomenon's laid over them."""
+    A point's model is its shape's fields with its phenomenon's laid over them. A phenomenon may
+    name its own `train_tokens`, `shapes` and `tokenizers` (a probe that needs only part of the
+    grid, or more budget than the rest); otherwise it takes the study's."""
     points = []
-    for tokens in sorted(study["train_tokens"]):
+    budgets = sorted({t for p in study["phenomena"].values() for t in p.get("train_tokens", study["train_tokens"])})
+    for tokens in budgets:
         for shape, shape_fields in study["shapes"].items():
             for tokenizer in study["tokenizers"]:
                 for name, phenomenon in study["phenomena"].items():
+                    if (tokens not in phenomenon.get("train_tokens", study["train_tokens"])
+                            or shape not in phenomenon.get("shapes", study["shapes"])
+                            or tokenizer not in phenomenon.get("tokenizers", study["tokenizers"])):
+                        continue
                     points.append({"key": f"{name}/{tokenizer}/{shape}/{tokens}", "phenomenon": name,
                                    "tokenizer": tokenizer, "shape": shape, "train_tokens": tokens,
                                    "model": {**shape_fields, **phenomenon["model"]},
                                    "multiples": sorted(phenomenon["multiples"])})
     return points
+
+
+def check_grid(study: dict) -> None:
+    """A phenomenon's own shapes and tokenizers must be the study's (one error naming it)."""
+    for name, phenomenon in study["phenomena"].items():
+        for what in ("shapes", "tokenizers"):
+            unknown = sorted(set(phenomenon.get(what, [])) - set(study[what]))
+            if unknown:
+                raise ValueError(f"phenomena/{name}/{what}: {unknown[0]!r} is not one of the study's "
+                                 f"{what} ({', '.join(study[what])})")
 
 
 def tokenizer_vocab(tokenizer: str) -> int:
