@@ -10,13 +10,13 @@ import torch
 import yaml
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint, save_checkpoint
+from lenex.checkpoint import load_model, read_checkpoint, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
 from lenex.positions import contiguous_positions
-from lenex.segmented import continued, evaluate, workflow
+from lenex.segmented import continued, evaluate, targets
 from lenex.segmented.attention import attention_weights, median_over_keys
-from lenex.segmented.models import extended, load_any
+from lenex.segmented.models import extended
 from lenex.segmented.tables import build_segmented_table, run_name
 from lenex.tables.paper_results import load_paper_results
 
@@ -81,13 +81,13 @@ def test_continued_resume_is_exact(corpus, tmp_path):
 
 
 def test_extended_learned_table_is_interpolated_and_trained_positions_reach_le(tmp_path):
-    model, _ = load_any(base_checkpoint(tmp_path, "learned"))
+    model, _ = load_model(base_checkpoint(tmp_path, "learned"))
     longer = extended(model, 4 * L_T)
     assert longer.config.train_length == 4 * L_T
     torch.testing.assert_close(longer.position.table.weight[::4], model.position.table.weight)
     torch.testing.assert_close(longer.position.table.weight[1], 0.75 * model.position.table.weight[0]
                                + 0.25 * model.position.table.weight[1])
-    rope, _ = load_any(base_checkpoint(tmp_path, "rope"))
+    rope, _ = load_model(base_checkpoint(tmp_path, "rope"))
     same = extended(rope, 4 * L_T)
     assert all(torch.equal(a, b) for a, b in zip(same.state_dict().values(), rope.state_dict().values()))
 
@@ -99,7 +99,7 @@ def test_evaluation_rule_and_interpolated_ootb(corpus, tmp_path):
                           extra={"model": "m", "run": "ootb", "base_train_length": L_T})
     assert result["interpolated_beta"] == 2 and result["pieces"] == 20 and result["train_length"] == L_T
     # Mean of per-piece perplexities, recomputed by hand from the same pieces.
-    model, _ = load_any(path)
+    model, _ = load_model(path)
     model, _ = evaluate.ready_for(model, 2 * L_T)
     from lenex.data.tokens import load_split
     pieces = evaluate.test_pieces(load_split(corpus, "test"), 2 * L_T, 20 * 2 * L_T)
@@ -171,15 +171,15 @@ def test_workflow_file_lists():
     experiment = yaml.safe_load(open("config/experiments/segmented.yaml"))
     view = {"model": {"train_length": 32, "n_layer": 2, "d_model": 64}, "train": {"steps": 5, "batch_size": 2},
             "experiment": {"large_variants": ["gpt2"], "large_model": {"n_layer": 3}}}
-    paths = workflow.table_results("tiny", view, experiment, "table5")
+    paths = targets.table_results("tiny", view, experiment, "table5")
     assert "results/tiny/eval/segmented/gpt2/da/L128.json" in paths
     assert "results/tiny/eval/segmented/bloom/chunk-0.25-x4/L128.json" in paths
-    assert workflow.model_config(view, experiment, "gpt2")["n_layer"] == 3
-    assert workflow.model_config(view, experiment, "gpt2-small")["n_layer"] == 2
+    assert targets.model_config(view, experiment, "gpt2")["n_layer"] == 3
+    assert targets.model_config(view, experiment, "gpt2-small")["n_layer"] == 2
     hf = {**view, "experiment": {"hf_checkpoints": {"pythia": "EleutherAI/pythia-1.4b", "gpt2": "openai-community/gpt2-xl"},
                                  "train_lengths": {"pythia": 2048}}}
-    assert workflow.domain_data("paper", hf, "pythia") == "results/paper/data/segmented/arxiv-pythia"
-    assert workflow.domain_data("paper", hf, "gpt2") == "results/paper/data/arxiv"
-    assert workflow.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
+    assert targets.domain_data("paper", hf, "pythia") == "results/paper/data/segmented/arxiv-pythia"
+    assert targets.domain_data("paper", hf, "gpt2") == "results/paper/data/arxiv"
+    assert targets.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
     with pytest.raises(ValueError, match="unknown model 'gpt3'"):
-        workflow.model_config(view, experiment, "gpt3")
+        targets.model_config(view, experiment, "gpt3")
