@@ -32,7 +32,6 @@ class LogDistanceOptions:
 
 class LogDistance(PositionScheme):
     name = "test-log-distance"
-    kind = "bias"
     Options = LogDistanceOptions
 
     def bias(self, q_pos, k_pos):
