@@ -31,14 +31,15 @@ class AttentionMask(ABC):
     banded: bool = False
 
     def __init__(self, settings=None):
-        self.settings = self.Options() if settings is None else settings  # an Options instance
-
-    def positive(self, key: str) -> int:
-        """Option `key` as a positive integer, or a ValueError naming the mask, the key and the value."""
-        value = getattr(self.settings, key)
-        if int(value) < 1:
-            raise ValueError(f"{self.name} mask: {key} must be a positive integer, got {value!r}")
-        return int(value)
+        """`settings`: an Options instance (make_mask_options). Every option becomes an attribute of
+        the same name; mask options are sizes in tokens (a block, a window), so each must be a
+        positive integer (a mask with other kinds of options overrides this)."""
+        self.settings = self.Options() if settings is None else settings
+        for key in (f.name for f in dataclasses.fields(self.Options)):
+            value = getattr(self.settings, key)
+            if int(value) < 1:
+                raise ValueError(f"{self.name} mask: {key} must be a positive integer, got {value!r}")
+            setattr(self, key, int(value))
 
     @abstractmethod
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:

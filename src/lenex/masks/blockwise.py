@@ -24,10 +24,6 @@ class BlockwiseMask(AttentionMask):
     banded = True
     Options = BlockwiseOptions
 
-    def __init__(self, settings: BlockwiseOptions):
-        super().__init__(settings)
-        self.block = self.positive("block")
-
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         q_block = (q_idx // self.block)[:, None]
         k_block = (k_idx // self.block)[None, :]

@@ -25,10 +25,6 @@ class SlidingMask(AttentionMask):
     banded = True
     Options = WindowOptions
 
-    def __init__(self, settings: WindowOptions):
-        super().__init__(settings)
-        self.window = self.positive("window")
-
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         distance = q_idx[:, None] - k_idx[None, :]
         return (distance >= 0) & (distance < self.window)
