@@ -183,3 +183,21 @@ def test_workflow_file_lists():
     assert targets.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
     with pytest.raises(ValueError, match="unknown model 'gpt3'"):
         targets.model_config(view, experiment, "gpt3")
+
+
+def test_a_hugging_face_model_goes_through_continued_training_and_evaluation(corpus, tmp_path):
+    """One loader for both formats: an HF checkpoint is extended, trained, written in its own
+    format by lenex.train, loaded back by lenex.checkpoint.load_model and evaluated."""
+    pytest.importorskip("transformers")
+    from lenex.hf.models import HFLanguageModel, tiny_random
+
+    torch.set_num_threads(1)
+    save_checkpoint(tmp_path / "hf.pt", tiny_random("gpt2", vocab_size=50257, n_positions=L_T))
+    summary = continued.run(tmp_path / "hf.pt", "chunk-0.5", 2, {**CONTINUED, "checkpoint_every": 100},
+                            corpus, tmp_path / "m.pt", tmp_path / "w", epoch_tokens=256)
+    model, payload = load_model(tmp_path / "m.pt")
+    assert isinstance(model, HFLanguageModel) and payload["format"] == "lenex-hf-checkpoint-v1"
+    assert payload["step"] == summary["step"] > 0 and model.hf.config.n_positions == 2 * L_T
+    assert evaluate.table_length(model) == 2 * L_T
+    result = evaluate.run(tmp_path / "m.pt", corpus, 4 * L_T, tmp_path / "r.json", max_tokens=4 * 4 * L_T)
+    assert result["interpolated_beta"] == 2 and math.isfinite(result["ppl"])
