@@ -27,10 +27,10 @@ import numpy as np
 import torch
 import yaml
 
-from lenex.config import ModelConfig
+from lenex.config import ModelConfig, TrainConfig
 from lenex.device import autocast
 from lenex.model import LanguageModel
-from lenex.train import TrainConfig, build_optimizer, train
+from lenex.train import build_optimizer, train
 
 ROOT = Path(__file__).resolve().parents[2]
 
