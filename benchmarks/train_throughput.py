@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from lenex.config import ModelConfig
+from lenex.config import ModelConfig, TrainConfig
 from lenex.device import autocast
 from lenex.model import LanguageModel
-from lenex.train import TrainConfig, build_optimizer
+from lenex.train import build_optimizer
 
 from .common import interleaved, markdown_table, summary
 

@@ -25,15 +25,12 @@ import torch
 from lenex.positions.base import PositionScheme, relative_distance
 
 
-@dataclass(frozen=True)
-class LogDistanceOptions:
-    scale: float = 1.0
-
-
 class LogDistance(PositionScheme):
     name = "test-log-distance"
-    kind = "bias"
-    Options = LogDistanceOptions
+
+    @dataclass(frozen=True)
+    class Options:  # declared inside the scheme: either place works
+        scale: float = 1.0
 
     def bias(self, q_pos, k_pos):
         distance = relative_distance(q_pos, k_pos).abs().to(torch.float32)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from lenex.hf.models import bloom_alibi, load_hf_checkpoint, tiny_random
+from lenex.checkpoint import load_model, save_checkpoint
+from lenex.hf.models import bloom_alibi, tiny_random
 from lenex.segmented.segments import as_batch, parse_method, sample_segments
 
 ARCHES = ["gpt2", "gpt_neox", "bloom"]
@@ -71,9 +72,10 @@ def test_gpt2_interpolation_and_training_step(tmp_path):
     _, loss = model(batch["x"], batch["y"], positions=batch["positions"], loss_mask=batch["loss_mask"])
     loss.backward()
     assert model.hf.transformer.wpe.weight.grad[batch["positions"][0]].abs().sum() > 0
-    model.save_checkpoint(tmp_path / "m.pt", step=1)
-    again, payload = load_hf_checkpoint(tmp_path / "m.pt")
-    assert payload["step"] == 1 and again.hf.config.n_positions == 32
+    save_checkpoint(tmp_path / "m.pt", model, step=1)
+    again, payload = load_model(tmp_path / "m.pt")  # dispatched on the file's format
+    assert payload["format"] == "lenex-hf-checkpoint-v1" and type(again) is type(model)
+    assert payload["step"] == 1 and again.hf.config.n_positions == 32 and not again.training
     model.eval()
     with torch.no_grad():
         torch.testing.assert_close(again.logits(batch["x"], batch["positions"]),

@@ -39,8 +39,20 @@ def test_causal_rule_is_lower_triangle():
 def test_unknown_mask_and_option_name_the_bad_value():
     with pytest.raises(ValueError, match="'diagonal'"):
         build_mask("diagonal")
-    with pytest.raises(ValueError, match="'width'"):
+    with pytest.raises(ValueError, match="^mask 'sliding': unknown option 'width'; known: window$"):
         build_mask("sliding", {"width": 3})
+    with pytest.raises(ValueError, match="^mask 'causal': unknown option 'block'; known: none$"):
+        build_mask("causal", {"block": 3})
+    with pytest.raises(ValueError, match="^mask 'blockwise': missing option 'block'$"):
+        build_mask("blockwise")
+    with pytest.raises(ValueError, match="^windowed mask: window must be a positive integer, got 0$"):
+        build_mask("windowed", {"window": 0})
+
+
+def test_options_are_recorded_as_used():
+    assert build_mask("blockwise", {"block": 8.0}).options() == {"block": 8}
+    assert build_mask("sliding", {"window": 5}).options() == {"window": 5}
+    assert build_mask("causal").options() == {}
 
 
 def test_blockwise_refuses_ragged_lengths():

@@ -230,6 +230,8 @@ def test_unknown_names_and_options_are_named():
         build("xpos", {"gama": 0.5})
     with pytest.raises(ValueError, match="'vectorial'"):
         build("xpos", {"zeta": "vectorial"})
+    with pytest.raises(ValueError, match="'kerple'.*unknown option 'r1'; known: none"):
+        build("kerple", {"r1": 1.0})  # a scheme without options keeps the base class's NoOptions
 
 
 # Position-table cache: cached tables must be the uncached ones, bit for bit.

@@ -10,14 +10,13 @@ import torch
 import yaml
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint, save_checkpoint
+from lenex.checkpoint import load_model, read_checkpoint, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
 from lenex.positions import contiguous_positions
-from lenex.segmented import continued, evaluate
-from lenex.segmented import targets as workflow  # renamed in dbf065a (file lists are "targets")
+from lenex.segmented import continued, evaluate, targets
 from lenex.segmented.attention import median_attention, median_over_keys
-from lenex.segmented.models import extended, load_any
+from lenex.segmented.models import extended
 from lenex.segmented.tables import build_segmented_table, run_name
 from lenex.tables.paper_results import load_paper_results
 
@@ -82,13 +81,13 @@ def test_continued_resume_is_exact(corpus, tmp_path):
 
 
 def test_extended_learned_table_is_interpolated_and_trained_positions_reach_le(tmp_path):
-    model, _ = load_any(base_checkpoint(tmp_path, "learned"))
+    model, _ = load_model(base_checkpoint(tmp_path, "learned"))
     longer = extended(model, 4 * L_T)
     assert longer.config.train_length == 4 * L_T
     torch.testing.assert_close(longer.position.table.weight[::4], model.position.table.weight)
     torch.testing.assert_close(longer.position.table.weight[1], 0.75 * model.position.table.weight[0]
                                + 0.25 * model.position.table.weight[1])
-    rope, _ = load_any(base_checkpoint(tmp_path, "rope"))
+    rope, _ = load_model(base_checkpoint(tmp_path, "rope"))
     same = extended(rope, 4 * L_T)
     assert all(torch.equal(a, b) for a, b in zip(same.state_dict().values(), rope.state_dict().values()))
 
@@ -100,7 +99,7 @@ def test_evaluation_rule_and_interpolated_ootb(corpus, tmp_path):
                           extra={"model": "m", "run": "ootb", "base_train_length": L_T})
     assert result["interpolated_beta"] == 2 and result["pieces"] == 20 and result["train_length"] == L_T
     # Mean of per-piece perplexities, recomputed by hand from the same pieces.
-    model, _ = load_any(path)
+    model, _ = load_model(path)
     model, _ = evaluate.ready_for(model, 2 * L_T)
     from lenex.data.store import load_split
     pieces = evaluate.test_pieces(load_split(corpus, "test"), 2 * L_T, 20 * 2 * L_T)
@@ -174,15 +173,33 @@ def test_workflow_file_lists():
     experiment = yaml.safe_load(open("config/experiments/segmented.yaml"))
     view = {"model": {"train_length": 32, "n_layer": 2, "d_model": 64}, "train": {"steps": 5, "batch_size": 2},
             "experiment": {"large_variants": ["gpt2"], "large_model": {"n_layer": 3}}}
-    paths = workflow.table_results("tiny", view, experiment, "table5")
+    paths = targets.table_results("tiny", view, experiment, "table5")
     assert "results/tiny/eval/segmented/gpt2/da/L128.json" in paths
     assert "results/tiny/eval/segmented/bloom/chunk-0.25-x4/L128.json" in paths
-    assert workflow.model_config(view, experiment, "gpt2")["n_layer"] == 3
-    assert workflow.model_config(view, experiment, "gpt2-small")["n_layer"] == 2
+    assert targets.model_config(view, experiment, "gpt2")["n_layer"] == 3
+    assert targets.model_config(view, experiment, "gpt2-small")["n_layer"] == 2
     hf = {**view, "experiment": {"hf_checkpoints": {"pythia": "EleutherAI/pythia-1.4b", "gpt2": "openai-community/gpt2-xl"},
                                  "train_lengths": {"pythia": 2048}}}
-    assert workflow.domain_data("paper", hf, "pythia") == "results/paper/data/segmented/arxiv-pythia"
-    assert workflow.domain_data("paper", hf, "gpt2") == "results/paper/data/arxiv"
-    assert workflow.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
+    assert targets.domain_data("paper", hf, "pythia") == "results/paper/data/segmented/arxiv-pythia"
+    assert targets.domain_data("paper", hf, "gpt2") == "results/paper/data/arxiv"
+    assert targets.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
     with pytest.raises(ValueError, match="unknown model 'gpt3'"):
-        workflow.model_config(view, experiment, "gpt3")
+        targets.model_config(view, experiment, "gpt3")
+
+
+def test_a_hugging_face_model_goes_through_continued_training_and_evaluation(corpus, tmp_path):
+    """One loader for both formats: an HF checkpoint is extended, trained, written in its own
+    format by lenex.train, loaded back by lenex.checkpoint.load_model and evaluated."""
+    pytest.importorskip("transformers")
+    from lenex.hf.models import HFLanguageModel, tiny_random
+
+    torch.set_num_threads(1)
+    save_checkpoint(tmp_path / "hf.pt", tiny_random("gpt2", vocab_size=50257, n_positions=L_T))
+    summary = continued.run(tmp_path / "hf.pt", "chunk-0.5", 2, {**CONTINUED, "checkpoint_every": 100},
+                            corpus, tmp_path / "m.pt", tmp_path / "w", epoch_tokens=256)
+    model, payload = load_model(tmp_path / "m.pt")
+    assert isinstance(model, HFLanguageModel) and payload["format"] == "lenex-hf-checkpoint-v1"
+    assert payload["step"] == summary["step"] > 0 and model.hf.config.n_positions == 2 * L_T
+    assert evaluate.table_length(model) == 2 * L_T
+    result = evaluate.run(tmp_path / "m.pt", corpus, 4 * L_T, tmp_path / "r.json", max_tokens=4 * 4 * L_T)
+    assert result["interpolated_beta"] == 2 and math.isfinite(result["ppl"])

@@ -27,11 +27,11 @@ import numpy as np
 import torch
 import yaml
 
-from lenex.config import ModelConfig
+from lenex.config import ModelConfig, TrainConfig
 from lenex.data.store import corpus_draft, corpus_meta
 from lenex.device import autocast
 from lenex.model import LanguageModel
-from lenex.train import TrainConfig, build_optimizer, train
+from lenex.train import build_optimizer, train
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,8 @@
-"""The one model config dataclass. It travels inside every checkpoint."""
+"""The configs, typed one way: a dataclass whose numeric fields carry their bounds (`bounded`,
+the bounds of workflow/schemas/preset.schema.yaml, checked on construction, so every entry point
+rejects what the pipeline would) and whose `from_dict` names an unknown key. ModelConfig travels
+inside every checkpoint; TrainConfig is a preset's `train` block. Position schemes and masks
+type their options the same way (an `Options` dataclass per scheme or mask, `build_dataclass`)."""
 
 from __future__ import annotations
 
@@ -7,20 +11,42 @@ from dataclasses import dataclass, field
 
 
 def build_dataclass(cls, values: dict, what: str, context: str = ""):
-    """cls(**values), but an unknown key is one ValueError naming it and the known ones."""
+    """cls(**values), but an unknown key is one ValueError naming it and the known ones, and a
+    missing key (a field without a default) one naming it."""
     known = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise ValueError(f"{context}unknown {what} {unknown[0]!r}; known: {', '.join(known) or 'none'}")
+    missing = [key for key in required_fields(cls) if key not in values]
+    if missing:
+        raise ValueError(f"{context}missing {what} {missing[0]!r}")
     return cls(**values)
 
 
-def check_bounds(obj, what: str, bounds: dict) -> None:
-    """Enforce the schemas' bounds (workflow/schemas/preset.schema.yaml) on a config dataclass, so
-    every entry point rejects what the pipeline would. bounds: key -> (kind, low, high), kind
-    `int` or `float`, low/high inclusive; a float low given as (">", x) is exclusive. The first
-    bad value is one ValueError naming the key and the value."""
-    for key, (kind, low, high) in bounds.items():
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a position scheme or mask that takes none."""
+
+
+def required_fields(cls) -> list[str]:
+    """The fields of dataclass `cls` that have no default."""
+    return [f.name for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+
+
+def bounded(default, low=None, high=None, *, above=None):
+    """A numeric config field with its bounds (inclusive; `above`: exclusive low), which
+    `check_bounds` enforces; the annotation (int or float) says which numbers it takes."""
+    return field(default=default, metadata={"bounds": ((">", above) if above is not None else low, high)})
+
+
+def check_bounds(obj, what: str) -> None:
+    """Enforce the `bounded` fields' bounds on a config dataclass. The first bad value is one
+    ValueError naming the key and the value; an int field given 100.0 (JSON) becomes 100."""
+    for f in dataclasses.fields(obj):
+        if "bounds" not in f.metadata:
+            continue
+        (low, high), kind, key = f.metadata["bounds"], (int if f.type in ("int", int) else float), f.name
         value = getattr(obj, key)
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not numeric or (kind is int and not float(value).is_integer()):
@@ -32,28 +58,26 @@ def check_bounds(obj, what: str, bounds: dict) -> None:
             rule += (" and " if rule and high is not None else "") + (f"<= {high}" if high is not None else "")
             raise ValueError(f"{what} {key}: {value!r} (must be {rule})")
         if kind is int:
-            setattr(obj, key, int(value))  # 100.0 from a JSON file means 100
+            setattr(obj, key, int(value))
 
 
 @dataclass
 class ModelConfig:
-    n_layer: int = 2
-    d_model: int = 64
-    n_head: int = 4
-    d_ff: int = 256
-    vocab_size: int = 50257
-    dropout: float = 0.0
+    n_layer: int = bounded(2, 1)
+    d_model: int = bounded(64, 1)
+    n_head: int = bounded(4, 1)
+    d_ff: int = bounded(256, 1)
+    vocab_size: int = bounded(50257, 1)
+    dropout: float = bounded(0.0, 0, 1)
     position: str = "rope"  # a lenex.positions registry name
     position_options: dict = field(default_factory=dict)
     position_module: str | None = None  # imported first: a scheme from outside the registry
     mask: str = "causal"  # the mask used in training (and by default at evaluation)
     mask_options: dict = field(default_factory=dict)
-    train_length: int = 64
+    train_length: int = bounded(64, 4)
 
     def __post_init__(self):
-        check_bounds(self, "model config", {
-            "n_layer": (int, 1, None), "d_model": (int, 1, None), "n_head": (int, 1, None), "d_ff": (int, 1, None),
-            "vocab_size": (int, 1, None), "dropout": (float, 0, 1), "train_length": (int, 4, None)})
+        check_bounds(self, "model config")
         for key in ("position", "mask"):
             if not isinstance(getattr(self, key), str):
                 raise ValueError(f"model config {key}: {getattr(self, key)!r} is not a name")
@@ -78,3 +102,35 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, values: dict) -> "ModelConfig":
         return build_dataclass(cls, values, "model config key")
+
+
+@dataclass
+class TrainConfig:
+    steps: int = bounded(100, 1)
+    batch_size: int = bounded(8, 1)  # sequences per optimizer step
+    micro_batch_size: int = bounded(0, 0)  # sequences per forward pass; 0 = batch_size (no accumulation)
+    lr: float = bounded(3e-4, above=0)
+    end_lr: float = bounded(0.0, 0)
+    warmup: int = bounded(10, 0)
+    power: float = bounded(1.0)
+    beta1: float = bounded(0.9, 0, 1)
+    beta2: float = bounded(0.98, 0, 1)
+    eps: float = bounded(1e-6, 0)
+    weight_decay: float = bounded(0.01, 0)
+    grad_clip: float = bounded(2.0, above=0)
+    seed: int = bounded(1)
+    log_every: int = bounded(10, 1)
+    checkpoint_every: int = bounded(50, 1)
+    eval_every: int = bounded(0, 0)  # 0: validation loss only at the end
+    eval_batches: int = bounded(4, 1)
+    backend: str = "lenex"  # "fairseq": the train rule runs lenex.fairseq_backend.train (docs/fairseq.md)
+
+    def __post_init__(self):
+        check_bounds(self, "train config")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainConfig":
+        return build_dataclass(cls, values, "train config key")

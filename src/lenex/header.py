@@ -1,6 +1,8 @@
-"""Build a table's header facts (JSON): at which scale our numbers were produced, on what
-data, from which code. `python -m lenex.header --preset-file P --corpora JSON --metas M..
---results R.. --out H.json`."""
+"""A table's header facts: at which scale our numbers were produced, on what data, from which
+code. `build_header` is every generic table's (`python -m lenex.header --preset-file P --corpora
+JSON --metas M.. --results R.. --out H.json`, which lenex.tables.render reads; the receptive-field
+tables add their protocol to it); the pieces below it (`split_size`, `stand_in`, `run_record`)
+are also what the segmented paper's own header (lenex.segmented.tables) is written from."""
 
 from __future__ import annotations
 
@@ -17,12 +19,28 @@ from .raw_results import read_recorded
 from .run_facts import recorded
 
 
+def split_size(meta: dict, split: str) -> tuple:
+    """(documents, tokens) of a corpus split from its meta.json, "?" where not recorded."""
+    facts = meta.get("splits", {}).get(split, {})
+    return facts.get("n_docs", "?"), facts.get("n_tokens", "?")
+
+
+def stand_in(corpus: str, spec: dict, paper_data: str | None = None) -> str:
+    """'<the paper's data> -> <our stand-in's description>' for one corpus of the config."""
+    return f"{spec.get('stands_in_for', paper_data or corpus)} -> {spec.get('description', '?')}"
+
+
+def run_record(results: list[dict]) -> dict:
+    """The run's facts as the evaluations recorded them, not the renderer's."""
+    return {key: recorded(results, key) for key in ("git_rev", "device", "date")}
+
+
 def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str) -> str:
-    train = meta.get("splits", {}).get("train", {})
+    docs, tokens = split_size(meta, "train")
     spec = corpora.get(corpus, {})
     return (
-        f"train split of `{corpus}` ({spec.get('description', '?')}): {train.get('n_docs', '?')} documents, "
-        f"{train.get('n_tokens', '?')} tokens; stands in for {stands_in_for}"
+        f"train split of `{corpus}` ({spec.get('description', '?')}): {docs} documents, "
+        f"{tokens} tokens; stands in for {stands_in_for}"
     )
 
 
@@ -32,12 +50,8 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
     model = {**preset["model"], **recorded_architecture(results)}
     stand_ins = {}
     for corpus, meta in metas.items():
-        spec = corpora.get(corpus, {})
-        test = meta.get("splits", {}).get("test", {})
-        stand_ins[corpus] = (
-            f"{spec.get('stands_in_for', corpus)} -> {spec.get('description', '?')}; "
-            f"test split {test.get('n_docs', '?')} documents, {test.get('n_tokens', '?')} tokens"
-        )
+        docs, tokens = split_size(meta, "test")
+        stand_ins[corpus] = f"{stand_in(corpus, corpora.get(corpus, {}))}; test split {docs} documents, {tokens} tokens"
     return {
         "preset": preset["name"],
         "preset_description": preset["description"],
@@ -52,10 +66,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
-        # The run's facts as the evaluations recorded them, not the renderer's.
-        "git_rev": recorded(results, "git_rev"),
-        "device": recorded(results, "device"),
-        "date": recorded(results, "date"),
+        **run_record(results),
     }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import json
 import logging
@@ -27,9 +26,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import read_checkpoint, save_checkpoint
+from .checkpoint import FORMAT, read_checkpoint, save_checkpoint
 from .cli import run_cli
-from .config import ModelConfig, build_dataclass, check_bounds
+from .config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.train's callers
 from .data.store import load_split
 from . import distributed, resume
 from .device import autocast
@@ -39,42 +38,6 @@ from .schedule import learning_rate
 from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.train")
-
-
-@dataclass
-class TrainConfig:
-    steps: int = 100
-    batch_size: int = 8  # sequences per optimizer step
-    micro_batch_size: int = 0  # sequences per forward pass; 0 = batch_size (no accumulation)
-    lr: float = 3e-4
-    end_lr: float = 0.0
-    warmup: int = 10
-    power: float = 1.0
-    beta1: float = 0.9
-    beta2: float = 0.98
-    eps: float = 1e-6
-    weight_decay: float = 0.01
-    grad_clip: float = 2.0
-    seed: int = 1
-    log_every: int = 10
-    checkpoint_every: int = 50
-    eval_every: int = 0  # 0: validation loss only at the end
-    eval_batches: int = 4
-    backend: str = "lenex"  # "fairseq": the train rule runs lenex.fairseq_backend.train (docs/fairseq.md)
-
-    def __post_init__(self):
-        # The bounds of workflow/schemas/preset.schema.yaml's `train`, for callers outside the pipeline too.
-        check_bounds(self, "train config", {
-            "steps": (int, 1, None), "batch_size": (int, 1, None), "micro_batch_size": (int, 0, None),
-            "lr": (float, (">", 0), None), "end_lr": (float, 0, None), "warmup": (int, 0, None),
-            "power": (float, None, None), "beta1": (float, 0, 1), "beta2": (float, 0, 1), "eps": (float, 0, None),
-            "weight_decay": (float, 0, None), "grad_clip": (float, (">", 0), None), "seed": (int, None, None),
-            "log_every": (int, 1, None), "checkpoint_every": (int, 1, None), "eval_every": (int, 0, None),
-            "eval_batches": (int, 1, None)})
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "TrainConfig":
-        return build_dataclass(cls, values, "train config key")
 
 
 def sample_windows(tokens: np.ndarray, length: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -205,7 +168,7 @@ class _Hooks:
             return self.model_factory()
         model = LanguageModel(model_cfg)
         if self.init_from is not None:
-            model.load_state_dict(read_checkpoint(self.init_from)["model"])
+            model.load_state_dict(read_checkpoint(self.init_from, expect=FORMAT)["model"])
         return model
 
     def identity(self) -> dict:
@@ -216,38 +179,43 @@ class _Hooks:
         return {"run": extra} if extra else {}
 
 
+@dataclass
+class _Run:
+    """What one training run holds from set-up to the final checkpoint."""
+    model_cfg: ModelConfig
+    cfg: TrainConfig
+    ctx: distributed.Context
+    hooks: _Hooks
+    data_dir: object
+    workdir: Path
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    identity: dict
+    train_tokens: np.ndarray
+    valid_tokens: np.ndarray
+    per_rank: int  # sequences per rank and step
+    micro: int  # sequences per forward pass
+    forward: torch.nn.Module | None = None  # the model, or its DistributedDataParallel wrapper
+
+    @property
+    def length(self) -> int:
+        return self.model_cfg.train_length
+
+
 def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Path, stop_after: int | None,
            ctx: distributed.Context, hooks: _Hooks | None = None) -> dict | None:
-    hooks = hooks or _Hooks()
-    per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
-    if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
-        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
-    check_vocabulary(model_cfg, data_dir, from_scratch=hooks.model_factory is None and hooks.init_from is None)
-    workdir.mkdir(parents=True, exist_ok=True)
-    train_tokens = load_split(data_dir, "train").tokens
-    valid_tokens = load_split(data_dir, "valid").tokens
-    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
-    device = ctx.device
-    model = hooks.build_model(model_cfg).to(device)
-    model.train()
-    if ctx.rank:
-        _seed_rank(cfg.seed, ctx.rank)
-    optimizer = build_optimizer(model, cfg)
-    # What this run depends on, by content: a state saved under another identity is never resumed.
-    identity = {"model": model_cfg.to_dict(), "train": dataclasses.asdict(cfg), "data": str(Path(data_dir).resolve()),
-                "data_sha256": resume.data_fingerprint(data_dir), **hooks.identity()}
-    step = _resume(workdir, model, optimizer, identity, ctx, cfg.seed)
+    run = _set_up(model_cfg, cfg, data_dir, workdir, ctx, hooks or _Hooks())
+    step = _resume(workdir, run.model, run.optimizer, run.identity, ctx, cfg.seed)
     metrics_path = workdir / "metrics.jsonl"
     if ctx.is_main:
         resume.truncate_metrics(metrics_path, step)
     distributed.barrier(ctx)
-    forward = model
+    run.forward = run.model
     if ctx.distributed:
-        forward = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[device] if device.type == "cuda" else None)
-    mine = distributed.rank_slice(cfg.batch_size, ctx.world_size, ctx.rank)
-    length, loss_value, started, run_steps = model_cfg.train_length, float("nan"), time.time(), 0
-    seq_len = length  # tokens per training sequence (a `batches` hook may use another length)
+        run.forward = torch.nn.parallel.DistributedDataParallel(
+            run.model, device_ids=[ctx.device] if ctx.device.type == "cuda" else None)
+    loss_value, started, run_steps = float("nan"), time.time(), 0
+    seq_len = run.length  # tokens per training sequence (a `batches` hook may use another length)
     progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5,
                     disable=not ctx.is_main)
     metrics = metrics_path.open("a") if ctx.is_main else contextlib.nullcontext()
@@ -257,66 +225,104 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
                 progress.close()
                 return None
             rate = learning_rate(step, lr=cfg.lr, warmup=cfg.warmup, total=cfg.steps, end_lr=cfg.end_lr, power=cfg.power)
-            for group in optimizer.param_groups:
+            for group in run.optimizer.param_groups:
                 group["lr"] = rate
-            # Every rank draws the whole global batch from the (seed, step) generator and keeps its slice.
-            if hooks.batches is None:
-                x, y = sample_windows(train_tokens, length, cfg.batch_size, batch_seed(cfg.seed, step))
-                extra = {}
-            else:
-                batch = hooks.batches(step)
-                x, y = batch["x"], batch["y"]
-                extra = {k: batch[k][mine].to(device) for k in ("positions", "loss_mask") if batch.get(k) is not None}
-            x, y, seq_len = x[mine].to(device), y[mine].to(device), x.shape[1]
-            loss_value = 0.0
-            for start in range(0, per_rank, micro):
-                last_micro = start + micro >= per_rank
-                # DDP all-reduces (averages over ranks) only on the last micro-batch of the step.
-                sync = forward.no_sync() if ctx.distributed and not last_micro else contextlib.nullcontext()
-                with sync:
-                    with autocast(device):
-                        rows = slice(start, start + micro)
-                        kwargs = {k: v[rows] for k, v in extra.items()}
-                        loss = forward(x[rows], y[rows], **kwargs)[1] * (micro / per_rank)
-                    loss.backward()
-                loss_value += loss.item()
-            loss_value = distributed.mean_over_ranks(ctx, loss_value)
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip).item()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+            x, y, extra = _global_batch(run, step)
+            seq_len = x.shape[1]
+            loss_value, grad_norm = _optimizer_step(run, x, y, extra)
             step, run_steps = step + 1, run_steps + 1
             progress.update(1)
             record = {"step": step, "loss": loss_value, "lr": rate, "grad_norm": grad_norm}
             if cfg.eval_every and step % cfg.eval_every == 0:
-                record["valid_loss"] = validation_loss(model, valid_tokens, cfg, length, device)
+                record["valid_loss"] = validation_loss(run.model, run.valid_tokens, cfg, run.length, ctx.device)
             if ctx.is_main and (step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record):
                 record["tokens_per_s"] = run_steps * cfg.batch_size * seq_len / (time.time() - started)
                 resume.append_record(metrics, record)
                 progress.set_postfix(loss=f"{loss_value:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
-                _save_state(workdir, ctx, identity, step, model, optimizer)
+                _save_state(workdir, ctx, run.identity, step, run.model, run.optimizer)
     progress.close()
+    return _finish(run, out, step, loss_value, step * cfg.batch_size * seq_len, started)
+
+
+def _set_up(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, workdir: Path, ctx: distributed.Context,
+            hooks: _Hooks) -> _Run:
+    """Check the inputs, read the data, build the model and its optimizer (before any resume)."""
+    per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
+    if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
+        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
+    check_vocabulary(model_cfg, data_dir, from_scratch=hooks.model_factory is None and hooks.init_from is None)
+    workdir.mkdir(parents=True, exist_ok=True)
+    train_tokens = load_split(data_dir, "train").tokens
+    valid_tokens = load_split(data_dir, "valid").tokens
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    model = hooks.build_model(model_cfg).to(ctx.device)
+    model.train()
+    if ctx.rank:
+        _seed_rank(cfg.seed, ctx.rank)
+    optimizer = build_optimizer(model, cfg)
+    # What this run depends on, by content: a state saved under another identity is never resumed.
+    identity = {"model": model_cfg.to_dict(), "train": cfg.to_dict(), "data": str(Path(data_dir).resolve()),
+                "data_sha256": resume.data_fingerprint(data_dir), **hooks.identity()}
+    return _Run(model_cfg, cfg, ctx, hooks, data_dir, workdir, model, optimizer, identity, train_tokens,
+                valid_tokens, per_rank, micro)
+
+
+def _global_batch(run: _Run, step: int) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    """This rank's slice (x, y, extra inputs) of the step's global batch, on the device. Every
+    rank draws the whole global batch from the (seed, step) generator and keeps its slice."""
+    mine, device = distributed.rank_slice(run.cfg.batch_size, run.ctx.world_size, run.ctx.rank), run.ctx.device
+    if run.hooks.batches is None:
+        x, y = sample_windows(run.train_tokens, run.length, run.cfg.batch_size, batch_seed(run.cfg.seed, step))
+        extra = {}
+    else:
+        batch = run.hooks.batches(step)
+        x, y = batch["x"], batch["y"]
+        extra = {k: batch[k][mine].to(device) for k in ("positions", "loss_mask") if batch.get(k) is not None}
+    return x[mine].to(device), y[mine].to(device), extra
+
+
+def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict) -> tuple[float, float]:
+    """Forward and backward over the micro-batches, clip, step: (loss averaged over ranks, grad norm)."""
+    loss_value, per_rank, micro = 0.0, run.per_rank, run.micro
+    for start in range(0, per_rank, micro):
+        last_micro = start + micro >= per_rank
+        # DDP all-reduces (averages over ranks) only on the last micro-batch of the step.
+        sync = run.forward.no_sync() if run.ctx.distributed and not last_micro else contextlib.nullcontext()
+        with sync:
+            with autocast(run.ctx.device):
+                rows = slice(start, start + micro)
+                kwargs = {k: v[rows] for k, v in extra.items()}
+                loss = run.forward(x[rows], y[rows], **kwargs)[1] * (micro / per_rank)
+            loss.backward()
+        loss_value += loss.item()
+    loss_value = distributed.mean_over_ranks(run.ctx, loss_value)
+    grad_norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), run.cfg.grad_clip).item()
+    run.optimizer.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return loss_value, grad_norm
+
+
+def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, started: float) -> dict:
+    """The summary, written with the final model into `out` (rank 0); the resumable state goes."""
+    cfg, ctx = run.cfg, run.ctx
     summary = {
-        "train_config": dataclasses.asdict(cfg),
+        "train_config": cfg.to_dict(),
         "step": step,
         "final_loss": loss_value,
-        "valid_loss": validation_loss(model, valid_tokens, cfg, length, device),
-        "device": str(device),
+        "valid_loss": validation_loss(run.model, run.valid_tokens, cfg, run.length, ctx.device),
+        "device": str(ctx.device),
         "world_size": ctx.world_size,
-        "tokens_seen": step * cfg.batch_size * seq_len,
-        "params": model.num_parameters(),
+        "tokens_seen": tokens_seen,
+        "params": run.model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
-        "data": str(data_dir),
+        "data": str(run.data_dir),
     }
     if ctx.is_main:
-        # A model with its own checkpoint format (lenex.hf.models) writes itself.
-        if hasattr(model, "save_checkpoint"):
-            model.save_checkpoint(out, **summary)
-        else:
-            save_checkpoint(out, model, **summary)
+        save_checkpoint(out, run.model, **summary)  # in the model's own format (lenex.checkpoint.FORMATS)
         log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
         # A finished run leaves no state behind that a later, different run could resume from.
-        (workdir / "last.pt").unlink(missing_ok=True)
+        (run.workdir / "last.pt").unlink(missing_ok=True)
     distributed.barrier(ctx)  # no rank reports success before the checkpoint exists
     return summary
 

@@ -4,8 +4,9 @@ a bad position scheme, mask or option stops `snakemake -n` with one line, before
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 
+from .config import required_fields
 from .masks import MASKS, build_mask
 from .positions import POSITIONS, make_options
 
@@ -21,9 +22,9 @@ def check_variant(spec: dict) -> None:
     if mask not in MASKS:
         raise ValueError(f"unknown attention mask {mask!r}; known: {', '.join(sorted(MASKS))}")
     options = dict(spec.get("mask_options") or {})
-    params = inspect.signature(MASKS[mask].__init__).parameters
-    required = [p for p in params if p != "self" and params[p].default is inspect.Parameter.empty]
-    if all(p in options for p in required) or set(options) - set(params):
+    options_cls = MASKS[mask].Options
+    known = {f.name for f in dataclasses.fields(options_cls)}
+    if all(p in options for p in required_fields(options_cls)) or set(options) - known:
         build_mask(mask, options)  # names an unknown key or a bad value
     # Otherwise the missing options (a block, a window) come from the preset when the job runs.
 

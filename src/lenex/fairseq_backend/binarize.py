@@ -9,7 +9,6 @@ token stream unchanged, so `--sample-break-mode none` sees exactly lenex's conca
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -19,7 +18,7 @@ import torch
 
 from ..cli import run_cli
 from ..data.store import load_split, read_meta
-from . import require_fairseq
+from . import json_command, require_fairseq
 
 SPLITS = ("train", "valid", "test")
 N_SPECIAL = 4  # fairseq.data.Dictionary: <s>, <pad>, </s>, <unk>
@@ -63,13 +62,8 @@ def binarize(data_dir, out) -> dict:
     return summary
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", required=True, help="lenex prepared corpus directory (meta.json + .bin)")
-    parser.add_argument("--out", required=True, help="fairseq data directory to write")
-    args = parser.parse_args(argv)
-    print(json.dumps(binarize(args.data, args.out)))
-
+main = json_command(__doc__.split("\n")[0], binarize, data="lenex prepared corpus directory (meta.json + .bin)",
+                    out="fairseq data directory to write")
 
 if __name__ == "__main__":
     run_cli(main)

@@ -4,7 +4,6 @@ evaluators, tables and claims read fairseq-trained models unchanged:
 
 from __future__ import annotations
 
-import argparse
 import json
 from types import SimpleNamespace
 
@@ -14,6 +13,7 @@ from ..checkpoint import save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from ..model import LanguageModel
+from . import json_command
 
 PREFIX = "decoder.lm."
 N_SPECIAL = 4
@@ -54,13 +54,8 @@ def convert(fairseq_checkpoint, out, **extra) -> dict:
     return summary
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="fairseq checkpoint of a lenex_lm model")
-    parser.add_argument("--out", required=True, help="lenex checkpoint to write")
-    args = parser.parse_args(argv)
-    print(json.dumps(convert(args.checkpoint, args.out)))
-
+main = json_command(__doc__.split("\n")[0], convert, checkpoint="fairseq checkpoint of a lenex_lm model",
+                    out="lenex checkpoint to write")
 
 if __name__ == "__main__":
     run_cli(main)

@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 
 from ..cli import run_cli
-from ..config import ModelConfig
+from ..config import ModelConfig, TrainConfig
 from ..data.store import load_split, read_meta
 from ..files import atomic_write_text
-from ..train import TrainConfig, add_training_arguments, validation_loss
+from ..train import add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
 from .convert import convert, lenex_model

@@ -2,7 +2,7 @@
 
 GPT-2 (learned absolute positions), Pythia (GPT-NeoX, RoPE) and Bloom (ALiBi) are wrapped
 in `HFLanguageModel`, which offers lenex's model interface (`forward(idx, targets, positions,
-loss_mask) -> (logits, loss)`, `token_nll`, `save_checkpoint`), so `lenex.train` continues
+loss_mask) -> (logits, loss)`, `token_nll`), so `lenex.train` continues
 their pretraining and `lenex.segmented.evaluate` scores them like the pipeline's own models.
 
 Every call goes through explicit *original* position ids (segmented training keeps them):
@@ -22,7 +22,8 @@ mask, scores chunk by chunk through `lenex.hf.masked` (exact BCA and sliding win
 Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) and says so,
 and the tests build tiny randomly initialised configs of each architecture.
 `python -m lenex.hf.models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
-checkpoint into the pipeline's format.
+checkpoint into the pipeline's format (`lenex-hf-checkpoint-v1`: `hf_payload` writes it,
+`hf_model` rebuilds it; `lenex.checkpoint` dispatches to them by the file's format).
 """
 
 from __future__ import annotations
@@ -35,13 +36,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checkpoint import save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
-from ..files import atomic_write
 from .masked import masked_logits
 from ..positions import interpolate_position_table
 
-FORMAT = "lenex-hf-checkpoint-v1"
 POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi",
                  # RoPE families read by the extrapolation profile (lenex.hf.profile); RoPE scaling
                  # settings live in their configs and act inside their own forward
@@ -158,11 +158,6 @@ class HFLanguageModel(nn.Module):
         for layer, weights in enumerate(result.attentions):
             see(HFLayerView(layer, weights))
 
-    def save_checkpoint(self, path, **extra) -> None:
-        payload = {"format": FORMAT, "name": self.name, "hf_config": self.hf.config.to_dict(),
-                   "model": self.hf.state_dict(), "model_config": self.config.to_dict(), **extra}
-        atomic_write(path, lambda tmp: torch.save(payload, tmp))
-
 
 class HFLayerView:
     """A Hugging Face layer's attention for `HFLanguageModel.inspect`: `layer`, `probabilities()`.
@@ -193,23 +188,22 @@ def describe(hf_model) -> ModelConfig:
                        vocab_size=c.vocab_size, position=POSITION_KIND.get(c.model_type, "none"), train_length=length)
 
 
-def is_hf_checkpoint(path) -> bool:
-    payload = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
-    return isinstance(payload, dict) and payload.get("format") == FORMAT
+def hf_payload(model: HFLanguageModel) -> dict:
+    """The entries of a lenex-hf-checkpoint-v1 file (lenex.checkpoint.save_checkpoint writes it)."""
+    return {"name": model.name, "hf_config": model.hf.config.to_dict(), "model": model.hf.state_dict(),
+            "model_config": model.config.to_dict()}
 
 
-def load_hf_checkpoint(path) -> tuple[HFLanguageModel, dict]:
+def hf_model(payload: dict, **config_overrides) -> HFLanguageModel:
+    """The model of a lenex-hf-checkpoint-v1 payload (lenex.checkpoint.load_model calls it)."""
+    if config_overrides:
+        raise ValueError(f"a Hugging Face checkpoint takes no model config overrides, got {sorted(config_overrides)}")
     transformers = _transformers()
-    payload = torch.load(path, map_location="cpu", weights_only=False)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a {FORMAT} file")
     config_dict = dict(payload["hf_config"])
     config = transformers.AutoConfig.for_model(config_dict.pop("model_type"), **config_dict)
-    hf_model = transformers.AutoModelForCausalLM.from_config(config)
-    hf_model.load_state_dict(payload["model"])
-    model = HFLanguageModel(hf_model, payload.get("name"))
-    model.eval()
-    return model, payload
+    hf = transformers.AutoModelForCausalLM.from_config(config)
+    hf.load_state_dict(payload["model"])
+    return HFLanguageModel(hf, payload.get("name"))
 
 
 def from_pretrained(name: str) -> HFLanguageModel:
@@ -301,7 +295,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     model = from_pretrained(args.name)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    model.save_checkpoint(args.out, source=f"huggingface:{args.name}")
+    save_checkpoint(args.out, model, source=f"huggingface:{args.name}")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
-
-from .base import AttentionMask
+from .base import AttentionMask, make_mask_options
 from .blockwise import BlockwiseMask
 from .causal import CausalMask
 from .sliding import SlidingMask, WindowedMask
@@ -28,18 +26,7 @@ def build_mask(name: str, options: dict | None = None) -> AttentionMask:
     if name not in MASKS:
         raise ValueError(f"unknown attention mask {name!r}; known: {', '.join(sorted(MASKS))}")
     cls = MASKS[name]
-    options = dict(options or {})
-    params = inspect.signature(cls.__init__).parameters.values()
-    allowed = [p.name for p in params if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"mask {name!r}: unknown option {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}"
-        )
-    missing = [p for p in allowed if p not in options]
-    if missing:
-        raise ValueError(f"mask {name!r}: missing option {missing[0]!r}")
-    return cls(**options)
+    return cls(make_mask_options(name, cls.Options, options))
 
 
-__all__ = ["AttentionMask", "MASKS", "build_mask", "default_mask_options", "CausalMask", "BlockwiseMask", "SlidingMask", "WindowedMask"]
+__all__ = ["AttentionMask", "MASKS", "build_mask", "make_mask_options", "default_mask_options", "CausalMask", "BlockwiseMask", "SlidingMask", "WindowedMask"]

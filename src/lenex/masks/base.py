@@ -9,16 +9,37 @@ computed block by block with memory linear in the length instead of an L x L mat
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 
 import torch
 
+from ..config import NoOptions, build_dataclass
+
+
+def make_mask_options(mask: str, options_cls: type, options: dict | None):
+    """Build the mask's options dataclass; an unknown or missing key raises a ValueError naming
+    the mask and the key (and, when unknown, the known ones)."""
+    return build_dataclass(options_cls, dict(options or {}), "option", context=f"mask {mask!r}: ")
+
 
 class AttentionMask(ABC):
     name: str = ""
+    Options: type = NoOptions  # a dataclass of the mask's options (make_mask_options)
     #: banded masks see a bounded number of keys per query; `chunk` queries are
     #: processed together and never need keys outside `key_range`.
     banded: bool = False
+
+    def __init__(self, settings=None):
+        """`settings`: an Options instance (make_mask_options). Every option becomes an attribute of
+        the same name; mask options are sizes in tokens (a block, a window), so each must be a
+        positive integer (a mask with other kinds of options overrides this)."""
+        self.settings = self.Options() if settings is None else settings
+        for key in (f.name for f in dataclasses.fields(self.Options)):
+            value = getattr(self.settings, key)
+            if int(value) < 1:
+                raise ValueError(f"{self.name} mask: {key} must be a positive integer, got {value!r}")
+            setattr(self, key, int(value))
 
     @abstractmethod
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
@@ -39,4 +60,5 @@ class AttentionMask(ABC):
         return 0, q_end
 
     def options(self) -> dict:
-        return {}
+        """The options as used (what result files record): each Options field's attribute."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self.Options)}

@@ -7,19 +7,22 @@ evaluation time this bounds every query's context to < 2*block tokens.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from .base import AttentionMask
 
 
+@dataclass(frozen=True)
+class BlockwiseOptions:
+    block: int  # tokens per block; no default here (lenex.masks.default_mask_options: L_tr / 2)
+
+
 class BlockwiseMask(AttentionMask):
     name = "blockwise"
     banded = True
-
-    def __init__(self, block: int):
-        if int(block) < 1:
-            raise ValueError(f"blockwise mask: block must be a positive integer, got {block!r}")
-        self.block = int(block)
+    Options = BlockwiseOptions
 
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         q_block = (q_idx // self.block)[:, None]
@@ -39,6 +42,3 @@ class BlockwiseMask(AttentionMask):
     def key_range(self, q_start: int, q_end: int) -> tuple[int, int]:
         first_block = q_start // self.block
         return max(0, (first_block - 1) * self.block), q_end
-
-    def options(self) -> dict:
-        return {"block": self.block}

@@ -8,19 +8,22 @@ trained with it is evaluated with it by default.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from .base import AttentionMask
 
 
+@dataclass(frozen=True)
+class WindowOptions:
+    window: int  # tokens a query sees, itself included (sliding's default: L_tr, default_mask_options)
+
+
 class SlidingMask(AttentionMask):
     name = "sliding"
     banded = True
-
-    def __init__(self, window: int):
-        if int(window) < 1:
-            raise ValueError(f"{self.name} mask: window must be a positive integer, got {window!r}")
-        self.window = int(window)
+    Options = WindowOptions
 
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         distance = q_idx[:, None] - k_idx[None, :]
@@ -32,9 +35,6 @@ class SlidingMask(AttentionMask):
 
     def key_range(self, q_start: int, q_end: int) -> tuple[int, int]:
         return max(0, q_start - self.window + 1), q_end
-
-    def options(self) -> dict:
-        return {"window": self.window}
 
 
 class WindowedMask(SlidingMask):

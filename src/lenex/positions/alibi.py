@@ -38,7 +38,6 @@ class AlibiOptions:
 
 class Alibi(PositionScheme):
     name = "alibi"
-    kind = "bias"
     Options = AlibiOptions
 
     def __init__(self, options, **sizes):

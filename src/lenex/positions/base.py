@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..config import build_dataclass
+from ..config import NoOptions, build_dataclass
 from .cache import TableCache, run_of
 
 
@@ -18,8 +18,7 @@ class PositionScheme(nn.Module):
     """Base class: by default a scheme adds nothing, rotates nothing and biases nothing."""
 
     name: str = ""
-    kind: str = "none"  # "embedding" | "rotary" | "bias" | "none"
-    Options: type = None  # a dataclass of the scheme's options; set by each subclass
+    Options: type = NoOptions  # a dataclass of the scheme's options (lenex.config.build_dataclass)
     learned_bias: bool = False  # True: bias() depends on parameters, so attention plans are not cached
 
     def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):

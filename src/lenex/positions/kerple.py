@@ -10,8 +10,6 @@ Initialisation follows KERPLE's setting, r1 ~ U(0, 2) and r2 ~ U(0, 1), drawn fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -25,16 +23,9 @@ def _inverse_softplus(y: torch.Tensor) -> torch.Tensor:
     return y + torch.log(-torch.expm1(-y))
 
 
-@dataclass(frozen=True)
-class KerpleOptions:
-    pass
-
-
 class Kerple(PositionScheme):
     name = "kerple"
-    kind = "bias"
     learned_bias = True
-    Options = KerpleOptions
 
     def __init__(self, options, **sizes):
         super().__init__(options, **sizes)

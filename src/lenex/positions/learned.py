@@ -41,7 +41,6 @@ class LearnedOptions:
 
 class LearnedPositions(PositionScheme):
     name = "learned"
-    kind = "embedding"
     Options = LearnedOptions
 
     def __init__(self, options, **sizes):

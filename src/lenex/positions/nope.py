@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .base import PositionScheme
-
-
-@dataclass(frozen=True)
-class NoPEOptions:
-    pass
 
 
 class NoPE(PositionScheme):
     name = "none"
-    kind = "none"
-    Options = NoPEOptions

@@ -60,7 +60,6 @@ class RotaryOptions:
 
 class RotaryPositions(PositionScheme):
     name = "rope"
-    kind = "rotary"
     Options = RotaryOptions
 
     def __init__(self, options, **sizes):

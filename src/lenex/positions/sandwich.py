@@ -41,7 +41,6 @@ class SandwichOptions:
 
 class Sandwich(PositionScheme):
     name = "sandwich"
-    kind = "bias"
     Options = SandwichOptions
 
     def bias(self, q_pos, k_pos):

@@ -30,7 +30,6 @@ class SinusoidalOptions:
 
 class SinusoidalPositions(PositionScheme):
     name = "sinusoidal"
-    kind = "embedding"
     Options = SinusoidalOptions
 
     def embed(self, positions: torch.Tensor) -> torch.Tensor:

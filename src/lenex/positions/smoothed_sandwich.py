@@ -40,7 +40,6 @@ class SmoothedSandwichOptions:
 
 class SmoothedSandwich(PositionScheme):
     name = "smoothed_sandwich"
-    kind = "bias"
     Options = SmoothedSandwichOptions
 
     def __init__(self, options, **sizes):

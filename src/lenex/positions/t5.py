@@ -34,7 +34,6 @@ class T5Options:
 
 class T5Bias(PositionScheme):
     name = "t5"
-    kind = "bias"
     learned_bias = True
     Options = T5Options
 

@@ -20,13 +20,11 @@ from pathlib import Path
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
 from ..header import build_header
 from ..presets import paper_view
-from ..tables.cells import write_cells
 from ..raw_results import read_recorded
 from ..tables.paper_results import load_paper_results
-from ..tables.render import load_experiment, load_results, load_table_spec, render_latex, render_markdown
+from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
 from ..tables.table_data import build_table
 from . import PAPER_KEY
 from .targets import windows_note
@@ -150,19 +148,13 @@ def header_for(preset: dict, experiment: dict, spec: dict, corpora: dict, metas:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--spec", required=True)
-    parser.add_argument("--table-key", required=True)
+    add_table_arguments(parser)
     parser.add_argument("--preset-file", required=True)
-    parser.add_argument("--results", nargs="*", default=[])
     parser.add_argument("--erf", nargs="*", default=[], help="ERF files of the models to list under the table")
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of each corpus of the table")
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--unavailable", default="{}", help="JSON: corpus -> why it could not be built")
     parser.add_argument("--paper-results", default=None)
-    parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
-    parser.add_argument("--out-md", required=True)
-    parser.add_argument("--out-tex", required=True)
-    parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
     extra = json.loads(args.extra_schemes)
     experiment = load_experiment(args.spec, extra)
@@ -176,14 +168,10 @@ def main(argv=None) -> None:
     header.update(cache_summary(raw))
     table = build_table(spec, records, load_paper_results(args.paper_results), header)
     rows = erf_rows([read_recorded(p) for p in args.erf])
-    atomic_write_text(args.out_md, render_markdown(table) + erf_markdown(rows))
-    atomic_write_text(args.out_tex, render_latex(table) + erf_latex(rows))
-    if args.out_cells:
-        extra = {"erf": rows}
-        if cache_checks(raw):
-            extra["cache_window"] = cache_checks(raw)
-        write_cells(args.out_cells, table, extra)
-
+    cells_extra = {"erf": rows}
+    if cache_checks(raw):
+        cells_extra["cache_window"] = cache_checks(raw)
+    write_table(table, args, erf_markdown(rows), erf_latex(rows), cells_extra)
 
 if __name__ == "__main__":
     run_cli(main)

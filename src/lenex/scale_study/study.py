@@ -32,7 +32,8 @@ from ..data.tokenizer import get_tokenizer
 from ..files import atomic_write_text, read_json
 from ..run_facts import run_facts
 from .report import write_report
-from ..train import TrainConfig, train
+from ..config import TrainConfig
+from ..train import train
 from ..vocabulary import model_config_for_corpus
 
 log = logging.getLogger("lenex.scale_study")

@@ -20,13 +20,12 @@ import logging
 import numpy as np
 import torch
 
-from ..checkpoint import provenance
+from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
 from .evaluate import ready_for, test_pieces
-from .models import load_any
 
 log = logging.getLogger("lenex.segmented.attention")
 
@@ -58,7 +57,7 @@ def median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray
 
 def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None,
         device: str = "auto") -> dict:
-    model, payload = load_any(checkpoint)
+    model, payload = load_model(checkpoint)
     recorded = provenance(checkpoint, model, payload)  # the model as trained, before any APE extension
     model, _ = ready_for(model, length)
     model.to(pick_device(device))

@@ -23,12 +23,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..checkpoint import load_model
 from ..cli import run_cli
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from .segments import SegmentBatches, parse_method
-from ..train import TrainConfig, train
-from .models import extended, load_any, train_length_of
+from ..config import TrainConfig
+from ..train import train
+from .models import extended, train_length_of
 
 log = logging.getLogger("lenex.segmented.continued")
 
@@ -63,7 +65,7 @@ def plan(method_name: str, extend: int, batch_size: int) -> tuple[int, int]:
 
 def run(init, method_name: str, extend: int, train_config: dict, data_dir, out, workdir,
         epoch_tokens: int | None = None, device: str = "auto", stop_after: int | None = None) -> dict | None:
-    base, _ = load_any(init)
+    base, _ = load_model(init)
     train_length = train_length_of(base)
     extended_length = extend * train_length
     settings = dict(train_config)

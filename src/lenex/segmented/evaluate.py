@@ -24,21 +24,21 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..checkpoint import provenance
+from ..checkpoint import load_model, provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
-from .models import extended, load_any
+from .models import extended
 
 log = logging.getLogger("lenex.segmented.evaluate")
 
 
 def table_length(model) -> int | None:
-    """Positions a learned table holds, or None for schemes that take any position."""
-    if hasattr(model, "context_length"):
-        return model.context_length()
+    """Positions a learned table holds, or None for schemes that take any position. A Hugging Face
+    model's config describes it the same way (lenex.hf.models.describe: GPT-2 is `learned`,
+    its train_length the table's n_positions)."""
     return model.config.train_length if model.config.position == "learned" else None
 
 
@@ -82,7 +82,7 @@ def piece_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
 
 def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, batch_tokens: int = 16384,
         split: str = "test", extra: dict | None = None, device: str = "auto") -> dict:
-    model, payload = load_any(checkpoint)
+    model, payload = load_model(checkpoint)
     model, beta = ready_for(model, length)
     model.to(pick_device(device))
     pieces = test_pieces(load_split(data_dir, split), length, max_tokens)

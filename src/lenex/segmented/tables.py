@@ -20,15 +20,13 @@ from pathlib import Path
 import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..header import run_record, split_size, stand_in
 from ..presets import paper_view
 from ..raw_results import read_recorded
-from ..run_facts import recorded
-from ..tables.cells import write_cells
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
-from ..tables.render import load_results, load_table_spec, render_latex, render_markdown
-from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData
+from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
+from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, header_lines
 
 PAPER = "segmented"
 #: Table 1 of the paper: each released model's L_t.
@@ -91,58 +89,43 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
 
 def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool,
                  results: list[dict] = ()) -> dict:
-    """Scale statement and header lines: which model stood in for which, on what data."""
+    """Scale statement and header lines: which model stood in for which, on what data (the facts
+    and their wording from lenex.header, as every table's header)."""
     domain = metas.get("arxiv", {})
-    test, train = domain.get("splits", {}).get("test", {}), domain.get("splits", {}).get("train", {})
-    spec = corpora.get("arxiv", {})
+    (test_docs, test_tokens), (train_docs, train_tokens) = split_size(domain, "test"), split_size(domain, "train")
+    arxiv = stand_in("arxiv", corpora.get("arxiv", {}), "arXiv")
     exp = view.get("experiment", {})
     verdict = ("the paper's models (Hugging Face checkpoints), continued as in Section 4.4" if hf
                else "NOT the paper's scale: the pipeline's own small models stand in for the released ones")
     lines = [(f"Model `{name}`", text) for name, text in models.items()]
     lines += [
         ("Domain data (adaptation, continued pretraining, evaluation)",
-         f"`arxiv`: {spec.get('stands_in_for', 'arXiv')} -> {spec.get('description', '?')}; "
-         f"train {train.get('n_docs', '?')} documents / {train.get('n_tokens', '?')} tokens, "
-         f"test {test.get('n_docs', '?')} documents / {test.get('n_tokens', '?')} tokens"),
+         f"`arxiv`: {arxiv}; train {train_docs} documents / {train_tokens} tokens, "
+         f"test {test_docs} documents / {test_tokens} tokens"),
         ("Compute equivalence", f"every continued run and the extra domain adaptation see one epoch's tokens "
          f"({exp.get('epoch_tokens') or 'the whole train split'}); chunk/prefix run L_e/L_t epochs"),
         ("Evaluation", "Section 4.5: one document per test piece of L_e tokens, no packing, no sliding window, "
          f"remainder dropped; mean of per-piece perplexity; at most {view['eval']['max_tokens']} tokens per cell"),
-        # The run's facts as the evaluations recorded them, not the renderer's.
-        ("Git revision", recorded(results, "git_rev")),
-        ("Device", recorded(results, "device")),
-        ("Date", recorded(results, "date")),
+        *header_lines(run_record(results)),
     ]
-    stand_in = f"{spec.get('stands_in_for', 'arXiv')} -> {spec.get('description', '?')}"
-    return {"scale_statement": f"Ours: preset `{view['name']}` — {verdict}", "lines": lines, "stand_in": stand_in}
+    return {"scale_statement": f"Ours: preset `{view['name']}` — {verdict}", "lines": lines, "stand_in": arxiv}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--spec", required=True)
-    parser.add_argument("--table-key", required=True)
-    parser.add_argument("--results", nargs="*", default=[])
+    add_table_arguments(parser)
     parser.add_argument("--preset-file", required=True)
     parser.add_argument("--models", required=True, help="JSON: model -> what stands in for it")
     parser.add_argument("--corpora", default="{}", help="JSON: the config's corpora section")
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
-    parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
-    parser.add_argument("--out-md", required=True)
-    parser.add_argument("--out-tex", required=True)
-    parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     results = load_results(args.results)
-    header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
-    table = build_segmented_table(spec, results, load_paper_results(), header)
-    atomic_write_text(args.out_md, render_markdown(table))
-    atomic_write_text(args.out_tex, render_latex(table))
-    if args.out_cells:
-        write_cells(args.out_cells, table)
-
+    table_header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
+    write_table(build_segmented_table(spec, results, load_paper_results(), table_header), args)
 
 if __name__ == "__main__":
     run_cli(main)

@@ -22,7 +22,7 @@ from .paper_results import load_paper_results
 from .table_data import TableData, build_table
 
 __all__ = ["build_table", "render_markdown", "render_latex", "load_table_spec", "load_experiment",
-           "load_results", "main"]
+           "load_results", "add_table_arguments", "write_table", "main"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
@@ -82,28 +82,38 @@ def _load_json(path: str | Path, what: str):
         raise ValueError(f"{what} {path} is not valid JSON: {err}") from err
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lenex.tables.render", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every paper's table command takes (this module's, lenex.receptive_field.table's,
+    lenex.segmented.tables')."""
     parser.add_argument("--spec", required=True, help="experiment YAML with a top-level 'tables'")
     parser.add_argument("--table-key", required=True, help="key under 'tables', e.g. table2")
     parser.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` shown as rows")
     parser.add_argument("--results", nargs="*", default=[], help="evaluator JSON files")
-    parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
-    parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
+
+
+def write_table(table: TableData, args: argparse.Namespace, md_tail: str = "", tex_tail: str = "",
+                cells_extra: dict | None = None) -> None:
+    """The table as markdown and LaTeX (each followed by its tail) and, when asked, its cells."""
+    atomic_write_text(args.out_md, render_markdown(table) + md_tail)
+    atomic_write_text(args.out_tex, render_latex(table) + tex_tail)
+    if args.out_cells:
+        write_cells(args.out_cells, table, cells_extra)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m lenex.tables.render", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_table_arguments(parser)
+    parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
+    parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
     args = parser.parse_args(argv)
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
-    results = load_results(args.results)
     header = _load_json(args.header, "header file")
-    table = build_table(spec, results, load_paper_results(args.paper_results), header)
-    atomic_write_text(args.out_md, render_markdown(table))
-    atomic_write_text(args.out_tex, render_latex(table))
-    if args.out_cells:
-        write_cells(args.out_cells, table)
-
+    table = build_table(spec, load_results(args.results), load_paper_results(args.paper_results), header)
+    write_table(table, args)
 
 if __name__ == "__main__":
     run_cli(main)

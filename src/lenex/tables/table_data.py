@@ -91,7 +91,7 @@ def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> Tabl
     table = TableData(title=spec.get("title", f"{spec['paper']} Table {spec['table']}"),
                       paper=str(spec["paper"]), table=str(spec["table"]), metric=metric,
                       scale_statement=scale_statement(header, spec),
-                      header_lines=_header_lines(header), columns=columns)
+                      header_lines=header_lines(header), columns=columns)
     stand_ins = header.get("stand_ins") or {}
     unavailable = header.get("unavailable") or {}
     for sec in spec["sections"]:
@@ -223,7 +223,8 @@ def scale_statement(header: dict, spec: dict) -> str:
     return f"Ours: {ours} — {verdict} ({paper_text})"
 
 
-def _header_lines(header: dict) -> list[tuple[str, str]]:
+def header_lines(header: dict) -> list[tuple[str, str]]:
+    """(label, text) of each header fact not shown elsewhere (scale statement, sections)."""
     lines = []
     for key, value in header.items():
         if key in _SCALE_KEYS or value is None:

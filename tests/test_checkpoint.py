@@ -1,0 +1,65 @@
+"""One checkpoint loader: the file's recorded `format` picks how the model is rebuilt."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from lenex.checkpoint import FORMAT, FORMATS, HF_FORMAT, format_of, load_model, read_checkpoint, save_checkpoint
+from lenex.config import ModelConfig
+from lenex.model import LanguageModel
+
+SMALL = dict(n_layer=1, d_model=16, n_head=2, d_ff=16, vocab_size=64, train_length=8)
+
+
+def test_every_format_names_importable_code():
+    for name, fmt in FORMATS.items():
+        for which in ("model_class", "to_payload", "from_payload"):
+            assert callable(fmt.resolve(which)), (name, which)
+
+
+def test_a_lenex_model_is_saved_in_its_format_and_loaded_back(tmp_path):
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(**SMALL, position="alibi"))
+    assert format_of(model) == FORMAT
+    save_checkpoint(tmp_path / "m.pt", model, step=3)
+    loaded, payload = load_model(tmp_path / "m.pt")
+    assert payload["format"] == FORMAT and payload["step"] == 3 and not loaded.training
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
+
+
+def test_overrides_merge_into_the_stored_option_dicts(tmp_path):
+    save_checkpoint(tmp_path / "m.pt", LanguageModel(ModelConfig(**SMALL, position="learned")))
+    loaded, _ = load_model(tmp_path / "m.pt", position_options={"interpolate_to": 32})
+    assert loaded.config.position_options == {"interpolate_to": 32}
+
+
+def test_unknown_format_names_the_file_and_the_known_ones(tmp_path):
+    torch.save({"format": "someone-elses-v3", "model": {}}, tmp_path / "x.pt")
+    with pytest.raises(ValueError, match=rf"{tmp_path / 'x.pt'} has format 'someone-elses-v3', expected "
+                                         rf"{FORMAT} or {HF_FORMAT}"):
+        load_model(tmp_path / "x.pt")
+    torch.save([1, 2], tmp_path / "list.pt")
+    with pytest.raises(ValueError, match="list.pt has format None"):
+        read_checkpoint(tmp_path / "list.pt")
+
+
+def test_expect_refuses_another_known_format(tmp_path):
+    torch.save({"format": HF_FORMAT}, tmp_path / "hf.pt")
+    with pytest.raises(ValueError, match=f"hf.pt has format '{HF_FORMAT}', expected {FORMAT}$"):
+        read_checkpoint(tmp_path / "hf.pt", expect=FORMAT)
+
+
+def test_a_model_no_format_stores_is_refused(tmp_path):
+    with pytest.raises(TypeError, match="no checkpoint format stores a Linear"):
+        save_checkpoint(tmp_path / "m.pt", torch.nn.Linear(2, 2))
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_loading_a_lenex_checkpoint_does_not_import_transformers(tmp_path):
+    save_checkpoint(tmp_path / "m.pt", LanguageModel(ModelConfig(**SMALL)))
+    code = ("import sys; from lenex.checkpoint import load_model; load_model(sys.argv[1]); "
+            "assert 'transformers' not in sys.modules, 'transformers imported'")
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.pt")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]

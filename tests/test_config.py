@@ -1,0 +1,50 @@
+"""The configs are typed one way: bounds declared on the fields, matching the preset schema."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+import lenex.train
+from lenex.config import ModelConfig, NoOptions, TrainConfig, build_dataclass, required_fields
+
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "preset.schema.yaml"
+
+
+@pytest.mark.parametrize("cls, section", [(ModelConfig, "model"), (TrainConfig, "train")])
+def test_field_bounds_are_the_schemas(cls, section):
+    properties = yaml.safe_load(SCHEMA.read_text())["definitions"][section]["properties"]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    numeric = {k: v for k, v in properties.items() if v.get("type") in ("integer", "number")}
+    assert numeric, section
+    for key, rule in numeric.items():
+        low, high = fields[key].metadata["bounds"]
+        assert fields[key].type == ("int" if rule["type"] == "integer" else "float"), key
+        if "minimum" in rule:
+            assert low == rule["minimum"], key
+        if "exclusiveMinimum" in rule:
+            assert low == (">", rule["exclusiveMinimum"]), key
+        if "maximum" in rule:
+            assert high == rule["maximum"], key
+
+
+def test_train_config_is_the_one_in_config():
+    assert lenex.train.TrainConfig is TrainConfig
+    cfg = TrainConfig.from_dict({"steps": 12.0, "seed": -3, "power": 0.5})
+    assert (cfg.steps, type(cfg.steps), cfg.seed) == (12, int, -3)
+    assert cfg.to_dict() == dataclasses.asdict(cfg)
+
+
+def test_build_dataclass_names_unknown_and_missing_keys():
+    @dataclasses.dataclass
+    class Needs:
+        block: int
+        scale: float = 1.0
+
+    assert required_fields(Needs) == ["block"] and required_fields(NoOptions) == []
+    with pytest.raises(ValueError, match="^thing: unknown option 'blok'; known: block, scale$"):
+        build_dataclass(Needs, {"blok": 1}, "option", context="thing: ")
+    with pytest.raises(ValueError, match="^thing: missing option 'block'$"):
+        build_dataclass(Needs, {"scale": 2.0}, "option", context="thing: ")
+    assert build_dataclass(Needs, {"block": 3}, "option") == Needs(3, 1.0)
