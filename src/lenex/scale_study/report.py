@@ -23,8 +23,12 @@ def _plot(points: list[dict], out: Path) -> None:
     phenomena = list(dict.fromkeys(p["phenomenon"] for p in points))
     shapes = list(dict.fromkeys(p["shape"] for p in points))
     tokenizers = sorted({p["tokenizer"] for p in points})
-    fig, axes = plt.subplots(1, len(phenomena), figsize=(5 * len(phenomena), 4), squeeze=False)
-    for ax, phenomenon in zip(axes[0], phenomena):
+    columns = min(4, len(phenomena))  # a grid of panels, four to a row, one per phenomenon
+    rows = -(-len(phenomena) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4 * rows), squeeze=False)
+    for ax in axes.flat[len(phenomena):]:
+        ax.set_visible(False)
+    for ax, phenomenon in zip(axes.flat, phenomena):
         for s, shape in enumerate(shapes):
             for t, tokenizer in enumerate(tokenizers):
                 line = sorted((p for p in points if (p["phenomenon"], p["shape"], p["tokenizer"]) ==
