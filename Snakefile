@@ -16,6 +16,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/resources.smk"
 include: "workflow/rules/recorded.smk"
 include: "workflow/rules/report_common.smk"
 include: "workflow/rules/fairseq_common.smk"

@@ -3,47 +3,13 @@
 
 # Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
 # mask, from s[n] averaged over the same test texts the perplexity tables score.
-rule resolution:
-    input:
-        model="results/{preset}/models/{paper}/{variant}.pt",
-        data=lambda wc: data_files(wc.preset, wc.corpus),
+use rule evaluate as resolution with:
     output:
         "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
     log:
         "results/{preset}/logs/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, wc.paper)
-    resources:
-        mem_mb=lambda wc: rule_resources(
-            wc.preset, "evaluate", "mem_mb", 2000, wc.paper
-        ),
-        runtime=lambda wc: rule_resources(
-            wc.preset, "evaluate", "runtime", 30, wc.paper
-        ),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, wc.paper),
     params:
-        data="results/{preset}/data/{corpus}",
-        span=lambda wc: eval_length(
-            wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
-        ),
-        max_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"]["max_tokens"],
-        batch_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"][
-            "batch_tokens"
-        ],
-        extra=lambda wc: quoted_json(
-            {
-                "variant": wc.variant,
-                "corpus": wc.corpus,
-                "paper": wc.paper,
-                "preset": wc.preset,
-            }
-        ),
-    shell:
-        "python -m lenex.lex.resolution --checkpoint {input.model} --data {params.data}"
-        " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
-        " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
-        " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"
+        module="lenex.lex.resolution",
 
 
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
