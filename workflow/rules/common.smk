@@ -1,17 +1,17 @@
-# Helpers shared by every rule: presets, experiments, and the evaluations a table needs.
+# Helpers shared by every rule: presets, experiments, corpora, and each paper's targets.
 import functools
 import json
 import shlex
 import shutil
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import yaml
 from snakemake.utils import validate
 
 from lenex.claims import FIGURE_CELLS
 from lenex.data.corpus import debian_packages
+from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
 from lenex.presets import paper_view
 from lenex.variants import check_variants
@@ -224,13 +224,9 @@ def data_files(preset_name, corpus):
 
 
 def eval_length(preset_name, multiple, paper="lex"):
+    """multiple x the paper's L_tr at a preset, in tokens (lenex.lex.targets.eval_length)."""
     train_length = paper_preset(preset_name, paper)["model"]["train_length"]
-    length = multiple * train_length
-    if length != int(length):
-        raise ValueError(
-            f"{multiple} x L_tr = {length} is not a whole number of tokens"
-        )
-    return int(length)
+    return whole_length(multiple, train_length)
 
 
 def table_spec(paper, table):
@@ -242,60 +238,9 @@ def table_spec(paper, table):
     return tables[f"table{table}"]
 
 
-def table_evaluations(wildcards):
-    """Every evaluation JSON one table reads: sections x rows x columns, with the row's mask.
-    A `resolution` table reads attention-resolution results (rule resolution) instead.
-    """
-    spec = table_spec(wildcards.paper, wildcards.table)
-    stage = "resolution" if spec["metric"] == "resolution" else "eval"
-    train_length = paper_preset(wildcards.preset, wildcards.paper)["model"][
-        "train_length"
-    ]
-    paths = []
-    for section in spec["sections"]:
-        if section["corpus"] is None or corpus_unavailable(section["corpus"]):
-            continue
-        for row in section["rows"]:
-            for multiple in spec["columns"]:
-                length = eval_length(wildcards.preset, multiple, wildcards.paper)
-                mask = (
-                    row.get("mask_beyond_train", row["mask"])
-                    if length > train_length
-                    else row["mask"]
-                )
-                paths.append(
-                    f"results/{wildcards.preset}/{stage}/{wildcards.paper}/{row['variant']}/"
-                    f"{section['corpus']}/{mask}/L{length}.json"
-                )
-    return sorted(set(paths))
-
-
-def section_evaluations(preset_name, paper, table, corpus):
-    """The evaluations of one section (corpus) of a table, e.g. for a figure drawn from it."""
-    wildcards = SimpleNamespace(preset=preset_name, paper=paper, table=str(table))
-    return [p for p in table_evaluations(wildcards) if f"/{corpus}/" in p]
-
-
-def table_corpora(wildcards):
-    spec = table_spec(wildcards.paper, wildcards.table)
-    corpora = sorted(
-        {
-            s["corpus"]
-            for s in spec["sections"]
-            if s["corpus"] and not corpus_unavailable(s["corpus"])
-        }
-    )
-    return [data_files(wildcards.preset, c)[-1] for c in corpora]
-
-
-def table_unavailable(wildcards):
-    """Sections' corpora this machine cannot build, with the reason (for the header)."""
-    spec = table_spec(wildcards.paper, wildcards.table)
-    return {
-        s["corpus"]: corpus_unavailable(s["corpus"])
-        for s in spec["sections"]
-        if s["corpus"] and corpus_unavailable(s["corpus"])
-    }
+def corpus_metas(preset_name, corpora):
+    """The prepared corpora's meta.json files (what a table header describes)."""
+    return [data_files(preset_name, c)[-1] for c in corpora]
 
 
 def corpus_cards(preset_name):

@@ -12,9 +12,7 @@ STAGE_DEFAULTS = {
 
 def stage_setting(stage, key, default, paper=None):
     """Input function: the preset's `resources: <stage>: <key>` for the job's paper."""
-    return lambda wc: rule_resources(
-        wc.preset, stage, key, default, paper or wc.paper
-    )
+    return lambda wc: rule_resources(wc.preset, stage, key, default, paper or wc.paper)
 
 
 def stage_threads(stage, paper=None):

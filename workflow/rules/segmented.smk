@@ -7,7 +7,6 @@
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 from lenex.segmented import targets as seg
 
-SEG = seg.PAPER
 # Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
 SEG_PRESETS = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
 SEG_HF_PRESETS = (
@@ -18,15 +17,29 @@ SEG_OWN_PRESETS = (
 )
 
 
-# Rendered by lenex.segmented.tables (per-model L_t, runs per column), not the generic renderer.
-ruleorder: segmented_table > render_table
-
-
 wildcard_constraints:
     model=r"[a-z0-9]+(-[a-z0-9]+)*",
     run=r"ootb|da|(full|chunk-[0-9.]+|prefix-[0-9.]+)-x\d+",
     method=r"full|chunk-[0-9.]+|prefix-[0-9.]+",
     beta=r"\d+",
+
+
+def segmented_table_arguments(wildcards):
+    """lenex.segmented.tables' own arguments: evaluations, models and their L_t, the arXiv meta."""
+    view = paper_preset(wildcards.preset, SEG)
+    preset_file = CONFIG_DIR / "presets" / f"{wildcards.preset}.yaml"
+    models = quoted_json(seg.describe_models(view, experiment(SEG)))
+    return (
+        f"--results {' '.join(seg_table_recorded(wildcards.preset, wildcards.table))}"
+        f" --preset-file {preset_file} --models {models}"
+        f" --corpora {quoted_json(config['corpora'])}"
+        f" --metas {data_files(wildcards.preset, 'arxiv')[-1]} {hf_flag(wildcards)}"
+    )
+
+
+def hf_flag(wildcards):
+    """--hf where the preset's segmented models are the released checkpoints."""
+    return "--hf" if seg.uses_hf(paper_preset(wildcards.preset, SEG)) else ""
 
 
 rule segmented_pretrain:
@@ -279,7 +292,7 @@ rule segmented_figure2:
     params:
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure2"]["title"]),
         results=lambda wc: seg_figure_recorded(wc.preset, "2"),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        hf=hf_flag,
         raw=raw_env(SEG),
     shell:
         "{params.raw}python -m lenex.segmented.figures figure2 --results {params.results}"
@@ -300,7 +313,7 @@ rule segmented_figure3:
     params:
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure3"]["title"]),
         results=lambda wc: seg_figure_recorded(wc.preset, "3"),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        hf=hf_flag,
         raw=raw_env(SEG),
     shell:
         "{params.raw}python -m lenex.segmented.figures figure3 --results {params.results}"
@@ -308,34 +321,14 @@ rule segmented_figure3:
         " --out-cells {output.cells} > {log} 2>&1"
 
 
-rule segmented_table:
+# Rendered by lenex.segmented.tables: per-model L_t, runs per column.
+use rule paper_table as segmented_table with:
     input:
         results=recorded(lambda wc: seg_table_recorded(wc.preset, wc.table), SEG),
         meta=recorded(lambda wc: data_files(wc.preset, "arxiv")[-1], SEG),
-        spec="config/experiments/segmented.yaml",
-    output:
-        md="results/{preset}/tables/segmented/table{table}.md",
-        tex="results/{preset}/tables/segmented/table{table}.tex",
-        cells="results/{preset}/tables/segmented/table{table}.cells.json",
-    log:
-        "results/{preset}/logs/tables/segmented/table{table}.log",
-    conda:
-        ENV
+        spec="config/experiments/{paper}.yaml",
+    wildcard_constraints:
+        paper=SEG,
     params:
-        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
-        models=lambda wc: quoted_json(
-            seg.describe_models(paper_preset(wc.preset, SEG), experiment(SEG))
-        ),
-        corpora=lambda wc: quoted_json(config["corpora"]),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
-        results=lambda wc: seg_table_recorded(wc.preset, wc.table),
-        meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
-        raw=raw_env(SEG),
-        schemes=lambda wc: table_schemes(SEG, wc.table),
-    shell:
-        "{params.raw}python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
-        " --extra-schemes {params.schemes}"
-        " --results {params.results} --preset-file {params.preset_file} --models {params.models}"
-        " --corpora {params.corpora} --metas {params.meta} {params.hf}"
-        " --out-md {output.md} --out-tex {output.tex}"
-        " --out-cells {output.cells} > {log} 2>&1"
+        renderer="lenex.segmented.tables",
+        arguments=segmented_table_arguments,
