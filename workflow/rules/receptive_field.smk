@@ -4,19 +4,6 @@
 # Figures 4-13. Scale rules and file lists: lenex.receptive_field.targets.
 #   snakemake --cores 2 results/tiny/receptive-field.md         # the whole paper
 #   snakemake --cores 2 results/tiny/tables/receptive-field/table2.md
-from lenex.receptive_field import targets as rf
-
-
-def receptive_field_table_arguments(wildcards, input):
-    """lenex.receptive_field.table's own arguments: evaluations, ERFs, corpus metas."""
-    recorded = receptive_field_table_recorded(wildcards.preset, wildcards.table)
-    spec = table_spec(RF, wildcards.table)
-    return (
-        f"--preset-file {input.preset_file} --results {' '.join(recorded['results'])}"
-        f" --erf {' '.join(recorded['erf'])} --metas {' '.join(recorded['metas'])}"
-        f" --corpora {quoted_json(config['corpora'])}"
-        f" --unavailable {quoted_json(rf.table_unavailable(spec, corpus_unavailable))}"
-    )
 
 
 # One model per (corpus, variant, seed): the train rule with the seed's training config.
@@ -34,12 +21,16 @@ use rule train as receptive_field_train with:
         **stage_resources("train", RF),
     params:
         model=lambda wc: quoted_json(
-            rf.model_config(wc.variant, experiment(RF), paper_preset(wc.preset, RF))
+            rf_targets.model_config(
+                wc.variant, experiment(RF), paper_preset(wc.preset, RF)
+            )
         ),
         train=lambda wc: quoted_json(
             {
                 **paper_preset(wc.preset, RF)["train"],
-                "seed": rf.train_seed(paper_preset(wc.preset, RF), int(wc.seed)),
+                "seed": rf_targets.train_seed(
+                    paper_preset(wc.preset, RF), int(wc.seed)
+                ),
             }
         ),
         data="results/{preset}/data/{corpus}",
@@ -56,7 +47,7 @@ rule receptive_field_evaluate:
         model="results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
         data=lambda wc: data_files(wc.preset, wc.corpus),
     output:
-        last="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/last_token.json",
+        result="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/last_token.json",
         erf="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/erf.json",
     log:
         "results/{preset}/logs/eval/receptive-field/{corpus}/{variant}/seed{seed}/evaluate.log",
@@ -72,13 +63,13 @@ rule receptive_field_evaluate:
         data="results/{preset}/data/{corpus}",
         train_length=lambda wc: paper_preset(wc.preset, RF)["model"]["train_length"],
         multiples=lambda wc: " ".join(
-            str(m) for m in rf.last_token_multiples(experiment(RF))
+            str(m) for m in rf_targets.last_token_multiples(experiment(RF))
         ),
         window_option="",
         span=lambda wc: experiment(RF)["span_multiple"],
         segments=lambda wc: paper_preset(wc.preset, RF)["experiment"]["segments"],
         measure_options=lambda wc, output: (
-            f"--erf-out {output.erf} --erf-multiple {rf.ERF_MULTIPLE}"
+            f"--erf-out {output.erf} --erf-multiple {rf_targets.ERF_MULTIPLE}"
             f" --erf-segments {paper_preset(wc.preset, RF)['experiment']['erf_segments']}"
         ),
         batch_tokens=lambda wc: paper_preset(wc.preset, RF)["eval"]["batch_tokens"],
@@ -96,22 +87,22 @@ rule receptive_field_evaluate:
         " --train-length {params.train_length} --multiples {params.multiples}"
         " {params.window_option}--span-multiple {params.span} --segments {params.segments}"
         " {params.measure_options} --batch-tokens {params.batch_tokens}"
-        " --threads {threads} --extra {params.extra} --out {output[0]} > {log} 2>&1"
+        " --threads {threads} --extra {params.extra} --out {output.result} > {log} 2>&1"
 
 
 # Appendix B: cache-window inference (w-bar = 4 x L_tr), checked against the sliding mask and
 # timed against re-encoding.
 use rule receptive_field_evaluate as receptive_field_cache_window with:
     output:
-        "results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/cache_window.json",
+        result="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/cache_window.json",
     log:
         "results/{preset}/logs/eval/receptive-field/{corpus}/{variant}/seed{seed}/cache_window.log",
     params:
         module="lenex.receptive_field.cache_eval",
         multiples=lambda wc: " ".join(
-            str(m) for m in rf.cache_multiples(experiment(RF))
+            str(m) for m in rf_targets.cache_multiples(experiment(RF))
         ),
-        window_option=f"--window-multiple {rf.CACHE_WINDOW_MULTIPLE} ",
+        window_option=f"--window-multiple {rf_targets.CACHE_WINDOW_MULTIPLE} ",
         measure_options=lambda wc: "--timing-tokens "
         + str(paper_preset(wc.preset, RF)["experiment"]["cache_timing_tokens"]),
 

@@ -1,12 +1,6 @@
 # Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each
 # paper's render rules read, and how a render job is pointed at them or, under from_raw, at the
 # raw results that hold them. Functions only; included right after common.smk.
-from lenex.lex import targets as lex_targets
-from lenex.receptive_field import targets as rf_targets
-from lenex.segmented import targets as seg_targets
-
-# One name per paper: the rule files and their helpers use these.
-LEX, RF, SEG = lex_targets.PAPER, rf_targets.PAPER, seg_targets.PAPER
 
 
 def raw_file(preset_name, paper):
@@ -56,67 +50,6 @@ def raw_env(paper=None):
         return f"LENEX_RAW={raw_file(wildcards.preset, paper or wildcards.paper)} "
 
     return prefix
-
-
-# What each paper's render rules read from recorded results (evaluations, corpus metas): the
-# inputs of its raw results (rule raw_results), and under from_raw what they are served from.
-def lex_table_recorded(preset_name, table):
-    """The recorded files of one LEX table: results (evaluations or resolutions), corpus metas."""
-    spec = table_spec(LEX, table)
-    train_length = paper_preset(preset_name, LEX)["model"]["train_length"]
-    return {
-        "results": lex_targets.table_results(
-            preset_name, spec, train_length, corpus_unavailable
-        ),
-        "metas": corpus_metas(
-            preset_name, lex_targets.table_corpora(spec, corpus_unavailable)
-        ),
-    }
-
-
-def lex_section_recorded(preset_name, table, corpus):
-    """The results of one section of a LEX table (Figure 1 draws Table 2's PG22)."""
-    spec = table_spec(LEX, table)
-    train_length = paper_preset(preset_name, LEX)["model"]["train_length"]
-    return lex_targets.section_results(
-        preset_name, spec, train_length, corpus, corpus_unavailable
-    )
-
-
-def train_meta(preset_name, paper):
-    """The training corpus's meta.json (the header's `trained on`)."""
-    return data_files(preset_name, training_corpus(paper))[-1]
-
-
-def receptive_field_table_recorded(preset_name, table):
-    """The recorded files of one receptive-field table: results, ERFs, corpus metas."""
-    spec = table_spec(RF, table)
-    return {
-        "results": rf_targets.table_results(
-            preset_name, spec, paper_preset(preset_name, RF), corpus_unavailable
-        ),
-        "erf": rf_targets.table_erf_results(preset_name, spec, corpus_unavailable),
-        "metas": corpus_metas(
-            preset_name, rf_targets.table_corpora(spec, corpus_unavailable)
-        ),
-    }
-
-
-def receptive_field_figure_recorded(preset_name, figure):
-    figures = experiment(RF)["figures"]
-    return rf_targets.figure_results(preset_name, figures[f"figure{figure}"])
-
-
-def seg_table_recorded(preset_name, table):
-    view = paper_preset(preset_name, SEG)
-    return seg_targets.table_results(
-        preset_name, view, experiment(SEG), f"table{table}"
-    )
-
-
-def seg_figure_recorded(preset_name, figure):
-    lister = {"2": seg_targets.figure2_results, "3": seg_targets.figure3_results}
-    return lister[figure](preset_name, paper_preset(preset_name, SEG), experiment(SEG))
 
 
 def paper_recorded(preset_name, paper):

@@ -5,15 +5,15 @@
 # Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
-from lenex.segmented import targets as seg
 
 # Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
 SEG_PRESETS = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
 SEG_HF_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if seg.uses_hf(paper_preset(p, SEG))) or "-"
+    "|".join(p for p in SEG_PRESETS if seg_targets.uses_hf(paper_preset(p, SEG))) or "-"
 )
 SEG_OWN_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if not seg.uses_hf(paper_preset(p, SEG))) or "-"
+    "|".join(p for p in SEG_PRESETS if not seg_targets.uses_hf(paper_preset(p, SEG)))
+    or "-"
 )
 
 
@@ -22,37 +22,6 @@ wildcard_constraints:
     run=r"ootb|da|(full|chunk-[0-9.]+|prefix-[0-9.]+)-x\d+",
     method=r"full|chunk-[0-9.]+|prefix-[0-9.]+",
     beta=r"\d+",
-
-
-def seg_view(wildcards):
-    """The preset as the segmented paper sees it."""
-    return paper_preset(wildcards.preset, SEG)
-
-
-def seg_domain_data(wildcards):
-    """The arXiv stand-in's prepared folder in the job's model's tokenizer."""
-    return seg.domain_data(wildcards.preset, seg_view(wildcards), wildcards.model)
-
-
-def seg_domain_meta(wildcards):
-    return seg.domain_meta(wildcards.preset, seg_view(wildcards), wildcards.model)
-
-
-def hf_flag(wildcards):
-    """--hf where the preset's segmented models are the released checkpoints."""
-    return "--hf" if seg.uses_hf(seg_view(wildcards)) else ""
-
-
-def segmented_table_arguments(wildcards):
-    """lenex.segmented.tables' own arguments: evaluations, models and their L_t, the arXiv meta."""
-    preset_file = CONFIG_DIR / "presets" / f"{wildcards.preset}.yaml"
-    models = quoted_json(seg.describe_models(seg_view(wildcards), experiment(SEG)))
-    return (
-        f"--results {' '.join(seg_table_recorded(wildcards.preset, wildcards.table))}"
-        f" --preset-file {preset_file} --models {models}"
-        f" --corpora {quoted_json(config['corpora'])}"
-        f" --metas {data_files(wildcards.preset, 'arxiv')[-1]} {hf_flag(wildcards)}"
-    )
 
 
 # Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
@@ -71,7 +40,7 @@ use rule train as segmented_pretrain with:
         **stage_resources("train", SEG),
     params:
         model=lambda wc: quoted_json(
-            seg.model_config(seg_view(wc), experiment(SEG), wc.model)
+            seg_targets.model_config(seg_view(wc), experiment(SEG), wc.model)
         ),
         train=lambda wc: quoted_json(seg_view(wc)["train"]),
         data=lambda wc: f"results/{wc.preset}/data/{training_corpus(SEG)}",
@@ -91,7 +60,9 @@ rule segmented_fetch_hf:
     conda:
         ENV
     params:
-        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
+            wc.model
+        ],
     shell:
         "python -m lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
@@ -107,7 +78,9 @@ rule segmented_retokenize:
     conda:
         ENV
     params:
-        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
+            wc.model
+        ],
         out="results/{preset}/data/segmented/arxiv-{model}",
     shell:
         "python -m lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
@@ -139,7 +112,7 @@ rule segmented_adapt:
     params:
         method="full",
         extend_by=1,
-        train=lambda wc: quoted_json(seg.continued_train_config(seg_view(wc))),
+        train=lambda wc: quoted_json(seg_targets.continued_train_config(seg_view(wc))),
         data=seg_domain_data,
         epoch_tokens=lambda wc: seg_view(wc)["experiment"].get("epoch_tokens") or 0,
         workdir="results/{preset}/train/segmented/{model}/{run}",
@@ -193,7 +166,9 @@ rule segmented_evaluate:
             {
                 "model": wc.model,
                 "run": wc.run,
-                "base_train_length": seg.base_train_length(seg_view(wc), wc.model),
+                "base_train_length": seg_targets.base_train_length(
+                    seg_view(wc), wc.model
+                ),
                 "paper": SEG,
                 "preset": wc.preset,
             }
@@ -213,7 +188,7 @@ use rule segmented_evaluate as segmented_attention with:
     params:
         module="lenex.segmented.attention",
         options=lambda wc: (
-            f"--train-length {seg.base_train_length(seg_view(wc), wc.model)}"
+            f"--train-length {seg_targets.base_train_length(seg_view(wc), wc.model)}"
             f" --max-pieces {seg_view(wc)['experiment'].get('attention_pieces', 4)}"
         ),
         extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
