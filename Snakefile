@@ -16,7 +16,11 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/resources.smk"
 include: "workflow/rules/recorded.smk"
+include: "workflow/rules/papers_common.smk"
+include: "workflow/rules/hf_common.smk"
+include: "workflow/rules/targets.smk"
 include: "workflow/rules/report_common.smk"
 include: "workflow/rules/fairseq_common.smk"
 include: "workflow/rules/data.smk"

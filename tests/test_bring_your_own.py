@@ -172,7 +172,7 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     # LEX: 1 model, evaluations of its Table 2/4/5/6 cells; receptive field: 3 corpora x 2 seeds
     # (Table 3), each evaluated once (Tables 1/3/4 read the same files); segmented: a stand-in
     # pretrained, adapted (ootb, da), continued 6 ways x 2 lengths, evaluated for Tables 2-5.
-    assert counts == {"train": 1, "evaluate": 24, "rf_train": 6, "rf_evaluate": 6, "segmented_pretrain": 1,
+    assert counts == {"train": 1, "evaluate": 24, "receptive_field_train": 6, "receptive_field_evaluate": 6, "segmented_pretrain": 1,
                       "segmented_adapt": 2, "segmented_continue": 12, "segmented_evaluate": 17}, counts
     # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
     # tables (and Figure 1) that compare schemes, which now read and print the new row.

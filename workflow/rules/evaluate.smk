@@ -12,16 +12,12 @@ rule evaluate:
         "results/{preset}/logs/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, wc.paper)
+    threads: stage_threads("evaluate")
     resources:
-        mem_mb=lambda wc: rule_resources(
-            wc.preset, "evaluate", "mem_mb", 2000, wc.paper
-        ),
-        runtime=lambda wc: rule_resources(
-            wc.preset, "evaluate", "runtime", 30, wc.paper
-        ),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, wc.paper),
+        **stage_resources("evaluate"),
     params:
+        # the measure: perplexity here; attention resolution (lex.smk) reads the same windows
+        module="lenex.evaluate",
         data="results/{preset}/data/{corpus}",
         span=lambda wc: eval_length(
             wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
@@ -39,7 +35,7 @@ rule evaluate:
             }
         ),
     shell:
-        "python -m lenex.evaluate --checkpoint {input.model} --data {params.data}"
+        "python -m {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
         " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
         " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"

@@ -43,7 +43,7 @@ use rule train as crosscheck_train with:
 use rule evaluate as crosscheck_evaluate with:
     input:
         model="results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
-        data=lambda wc: data_files(wc.preset, wc.corpus),
+        data=rules.evaluate.input.data,
     output:
         "results/{preset}/crosscheck/{backend}/s{seed}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
     log:

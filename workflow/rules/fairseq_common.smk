@@ -44,10 +44,7 @@ def train_launcher(preset_name, paper, backend):
     if backend == "fairseq":
         folder = f"results/{preset_name}/data-fairseq/{training_corpus(paper)}"
         return f"python -m lenex.fairseq_backend.train --bin {folder}"
-    gpus = rule_resources(preset_name, "train", "gpus", 0, paper)
-    if gpus > 1:
-        return f"torchrun --standalone --nproc_per_node {gpus} -m lenex.train"
-    return "python -m lenex.train"
+    return launcher("lenex.train", train_gpus(preset_name, paper))
 
 
 def crosscheck_train_config(preset_name, paper, backend, seed):

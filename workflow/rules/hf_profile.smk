@@ -1,7 +1,7 @@
 # Extrapolation profile of a Hugging Face causal LM (config/hf_models.yaml, docs/hf-profile.md):
 #   snakemake --cores 2 results/tiny/hf/smollm2-135m/profile.md
 # Not part of rule all: at tiny it costs minutes of a 135M-parameter model on CPU.
-# Helpers (hf_model, hf_scale, hf_source) are in common.smk.
+# Helpers (hf_model, hf_scale, hf_source) are in hf_common.smk.
 
 
 rule hf_tokens:

@@ -1,69 +1,91 @@
-# LEX-only stages: attention resolution (Table 3) and the paper's two figures.
+# The LEX paper (Sun et al. 2023): its models and perplexities are the generic train and
+# evaluate rules; here its tables (header + render), attention resolution (Table 3) and its two
+# figures. File lists: lenex.lex.targets (through lex_table_recorded, recorded.smk).
+#   snakemake --cores 2 results/tiny/lex.md                 # the whole paper
+#   snakemake --cores 2 results/tiny/tables/lex/table2.md   # one table
+
+
+# The scale, models and corpora a table describes, gathered once from its results and metas.
+rule lex_table_header:
+    input:
+        evaluations=recorded(
+            lambda wc: lex_table_recorded(wc.preset, wc.table)["results"]
+        ),
+        metas=recorded(lambda wc: lex_table_recorded(wc.preset, wc.table)["metas"]),
+        train_meta=recorded(lambda wc: train_meta(wc.preset, LEX)),
+    output:
+        "results/{preset}/tables/{paper}/table{table}.header.json",
+    log:
+        "results/{preset}/logs/tables/{paper}/table{table}.header.log",
+    wildcard_constraints:
+        paper=LEX,
+    conda:
+        ENV
+    params:
+        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
+        corpora=lambda wc: quoted_json(config["corpora"]),
+        train_note=shlex.quote(experiment(LEX)["train_stands_in_for"]),
+        unavailable=lambda wc: quoted_json(
+            lex_targets.table_unavailable(
+                table_spec(LEX, wc.table), corpus_unavailable
+            )
+        ),
+        evaluations=lambda wc: lex_table_recorded(wc.preset, wc.table)["results"],
+        metas=lambda wc: lex_table_recorded(wc.preset, wc.table)["metas"],
+        train_meta=lambda wc: train_meta(wc.preset, LEX),
+        raw=raw_env(LEX),
+    shell:
+        "{params.raw}python -m lenex.header --preset-file {params.preset_file} --paper {wildcards.paper}"
+        " --corpora {params.corpora} --metas {params.metas} --train-meta {params.train_meta}"
+        " --train-stands-in-for {params.train_note} --unavailable {params.unavailable}"
+        " --results {params.evaluations} --out {output} > {log} 2>&1"
+
+
+use rule paper_table as lex_table with:
+    input:
+        evaluations=recorded(
+            lambda wc: lex_table_recorded(wc.preset, wc.table)["results"]
+        ),
+        header="results/{preset}/tables/{paper}/table{table}.header.json",
+        spec="config/experiments/{paper}.yaml",
+    wildcard_constraints:
+        paper=LEX,
+    params:
+        renderer="lenex.tables.render",
+        arguments=lambda wc, input: (
+            "--results "
+            + " ".join(lex_table_recorded(wc.preset, wc.table)["results"])
+            + f" --header {input.header}"
+        ),
 
 
 # Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
 # mask, from s[n] averaged over the same test texts the perplexity tables score.
-rule resolution:
-    input:
-        model="results/{preset}/models/{paper}/{variant}.pt",
-        data=lambda wc: data_files(wc.preset, wc.corpus),
+use rule evaluate as resolution with:
     output:
         "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
     log:
         "results/{preset}/logs/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, wc.paper)
-    resources:
-        mem_mb=lambda wc: rule_resources(
-            wc.preset, "evaluate", "mem_mb", 2000, wc.paper
-        ),
-        runtime=lambda wc: rule_resources(
-            wc.preset, "evaluate", "runtime", 30, wc.paper
-        ),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, wc.paper),
     params:
-        data="results/{preset}/data/{corpus}",
-        span=lambda wc: eval_length(
-            wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
-        ),
-        max_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"]["max_tokens"],
-        batch_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"][
-            "batch_tokens"
-        ],
-        extra=lambda wc: quoted_json(
-            {
-                "variant": wc.variant,
-                "corpus": wc.corpus,
-                "paper": wc.paper,
-                "preset": wc.preset,
-            }
-        ),
-    shell:
-        "python -m lenex.lex.resolution --checkpoint {input.model} --data {params.data}"
-        " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
-        " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
-        " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"
+        module="lenex.lex.resolution",
 
 
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
 rule lex_figure1:
     input:
-        results=recorded(
-            lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"), "lex"
-        ),
+        results=recorded(lambda wc: lex_section_recorded(wc.preset, 2, "pg22"), LEX),
         spec="config/experiments/lex.yaml",
     output:
-        png=reported_figure("results/{preset}/figures/lex/figure1.png", "lex"),
+        png=reported_figure("results/{preset}/figures/lex/figure1.png", LEX),
         pdf="results/{preset}/figures/lex/figure1.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure1.log",
     conda:
         ENV
     params:
-        results=lambda wc: section_evaluations(wc.preset, "lex", 2, "pg22"),
-        raw=raw_env("lex"),
-        schemes=lambda wc: table_schemes("lex", 2),
+        results=lambda wc: lex_section_recorded(wc.preset, 2, "pg22"),
+        raw=raw_env(LEX),
+        schemes=lambda wc: table_schemes(LEX, 2),
     shell:
         "{params.raw}python -m lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
         " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
@@ -74,17 +96,17 @@ rule lex_figure1:
 # up to its longest evaluation length (8 x 1024), whatever the preset: no model is involved.
 rule lex_figure2:
     output:
-        png=reported_figure("results/{preset}/figures/lex/figure2.png", "lex"),
+        png=reported_figure("results/{preset}/figures/lex/figure2.png", LEX),
         pdf="results/{preset}/figures/lex/figure2.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure2.log",
     conda:
         ENV
     params:
-        head_dim=lambda wc: paper_preset("paper", "lex")["model"]["d_model"]
-        // paper_preset("paper", "lex")["model"]["n_head"],
+        head_dim=lambda wc: paper_preset("paper", LEX)["model"]["d_model"]
+        // paper_preset("paper", LEX)["model"]["n_head"],
         max_distance=lambda wc: eval_length(
-            "paper", experiment("lex")["span_multiple"], "lex"
+            "paper", experiment(LEX)["span_multiple"], LEX
         ),
     shell:
         "python -m lenex.lex.figures figure2 --head-dim {params.head_dim}"

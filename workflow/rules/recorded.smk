@@ -1,8 +1,6 @@
 # Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each
 # paper's render rules read, and how a render job is pointed at them or, under from_raw, at the
 # raw results that hold them. Functions only; included right after common.smk.
-from lenex.receptive_field import targets as rf_targets
-from lenex.segmented import targets as seg_targets
 
 
 def raw_file(preset_name, paper):
@@ -54,73 +52,35 @@ def raw_env(paper=None):
     return prefix
 
 
-def generic_table_recorded(preset_name, paper):
-    """Every recorded file the generic table rules (table_header, render_table) read for a paper."""
-    files = [data_files(preset_name, training_corpus(paper))[-1]]
-    for key in experiment(paper)["tables"]:
-        wildcards = SimpleNamespace(
-            preset=preset_name, paper=paper, table=key[len("table") :]
-        )
-        files += table_evaluations(wildcards) + table_corpora(wildcards)
-    return sorted(set(files))
-
-
-# What each paper's render rules read from recorded results (evaluations, corpus metas): the
-# inputs of its raw results (rule raw_results), and under from_raw what they are served from.
-def rf_table_recorded(preset_name, table):
-    """The recorded files of one receptive-field table: results, ERFs, corpus metas."""
-    paper = rf_targets.PAPER
-    spec = table_spec(paper, table)
-    return {
-        "results": rf_targets.table_results(
-            preset_name, spec, paper_preset(preset_name, paper), corpus_unavailable
-        ),
-        "erf": rf_targets.table_erf_results(preset_name, spec, corpus_unavailable),
-        "metas": [
-            data_files(preset_name, c)[-1]
-            for c in rf_targets.table_corpora(spec, corpus_unavailable)
-        ],
-    }
-
-
-def rf_figure_recorded(preset_name, figure):
-    figures = experiment(rf_targets.PAPER)["figures"]
-    return rf_targets.figure_results(preset_name, figures[f"figure{figure}"])
-
-
-def seg_table_recorded(preset_name, table):
-    paper = seg_targets.PAPER
-    view = paper_preset(preset_name, paper)
-    return seg_targets.table_results(
-        preset_name, view, experiment(paper), f"table{table}"
-    )
-
-
-def seg_figure_recorded(preset_name, figure):
-    paper = seg_targets.PAPER
-    lister = {"2": seg_targets.figure2_results, "3": seg_targets.figure3_results}
-    return lister[figure](
-        preset_name, paper_preset(preset_name, paper), experiment(paper)
-    )
-
-
 def paper_recorded(preset_name, paper):
     """Every recorded file the tables and figures of one paper read: its raw results."""
     spec = experiment(paper)
     tables = [key[len("table") :] for key in spec["tables"]]
     figures = [key[len("figure") :] for key in spec.get("figures", {})]
-    if paper == rf_targets.PAPER:
+    if (
+        paper == LEX
+    ):  # Figure 1 reads Table 2's; the header reads the training corpus's meta
+        files = [train_meta(preset_name, LEX)]
+        files += [
+            p
+            for t in tables
+            for ps in lex_table_recorded(preset_name, t).values()
+            for p in ps
+        ]
+    elif paper == RF:
         files = [
             p
             for t in tables
-            for ps in rf_table_recorded(preset_name, t).values()
+            for ps in receptive_field_table_recorded(preset_name, t).values()
             for p in ps
         ]
-        files += [p for f in figures for p in rf_figure_recorded(preset_name, f)]
-    elif paper == seg_targets.PAPER:
+        files += [
+            p for f in figures for p in receptive_field_figure_recorded(preset_name, f)
+        ]
+    elif paper == SEG:
         files = [data_files(preset_name, "arxiv")[-1]]
         files += [p for t in tables for p in seg_table_recorded(preset_name, t)]
         files += [p for f in figures for p in seg_figure_recorded(preset_name, f)]
-    else:  # the generic table rules (table_header, render_table); LEX Figure 1 reads Table 2's
-        files = generic_table_recorded(preset_name, paper)
+    else:
+        raise ValueError(f"no raw results are defined for paper {paper!r}")
     return sorted(set(files))

@@ -5,21 +5,16 @@
 # Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
-from lenex.segmented import targets as seg
 
-SEG = seg.PAPER
 # Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
 SEG_PRESETS = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
 SEG_HF_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if seg.uses_hf(paper_preset(p, SEG))) or "-"
+    "|".join(p for p in SEG_PRESETS if seg_targets.uses_hf(paper_preset(p, SEG))) or "-"
 )
 SEG_OWN_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if not seg.uses_hf(paper_preset(p, SEG))) or "-"
+    "|".join(p for p in SEG_PRESETS if not seg_targets.uses_hf(paper_preset(p, SEG)))
+    or "-"
 )
-
-
-# Rendered by lenex.segmented.tables (per-model L_t, runs per column), not the generic renderer.
-ruleorder: segmented_table > render_table
 
 
 wildcard_constraints:
@@ -29,7 +24,8 @@ wildcard_constraints:
     beta=r"\d+",
 
 
-rule segmented_pretrain:
+# Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
+use rule train as segmented_pretrain with:
     input:
         lambda wc: data_files(wc.preset, training_corpus(SEG))
         + scheme_files(SEG, wc.model),
@@ -39,24 +35,18 @@ rule segmented_pretrain:
         "results/{preset}/logs/train/segmented/pretrained/{model}.log",
     wildcard_constraints:
         preset=SEG_OWN_PRESETS,
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
+    threads: stage_threads("train", SEG)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
-        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
+        **stage_resources("train", SEG),
     params:
         model=lambda wc: quoted_json(
-            seg.model_config(paper_preset(wc.preset, SEG), experiment(SEG), wc.model)
+            seg_targets.model_config(seg_view(wc), experiment(SEG), wc.model)
         ),
-        train=lambda wc: quoted_json(paper_preset(wc.preset, SEG)["train"]),
+        train=lambda wc: quoted_json(seg_view(wc)["train"]),
         data=lambda wc: f"results/{wc.preset}/data/{training_corpus(SEG)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
-    shell:
-        "python -m lenex.train --model-config {params.model} --train-config {params.train}"
-        " --data {params.data} --out {output} --workdir {params.workdir}"
-        " --threads {threads} > {log} 2>&1"
+        threads=process_threads(SEG),
+        launcher=train_launcher_of("lenex.train", SEG),
 
 
 # Paper scale: the released checkpoint itself (needs the hub, or its cache).
@@ -70,7 +60,9 @@ rule segmented_fetch_hf:
     conda:
         ENV
     params:
-        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
+            wc.model
+        ],
     shell:
         "python -m lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
@@ -86,7 +78,9 @@ rule segmented_retokenize:
     conda:
         ENV
     params:
-        name=lambda wc: seg.hf_checkpoints(paper_preset(wc.preset, SEG))[wc.model],
+        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
+            wc.model
+        ],
         out="results/{preset}/data/segmented/arxiv-{model}",
     shell:
         "python -m lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
@@ -103,9 +97,7 @@ rule segmented_adapt:
                 wc.model
             )
         ),
-        data=lambda wc: seg.domain_meta(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
+        data=seg_domain_meta,
     output:
         "results/{preset}/models/segmented/{model}/{run}.pt",
     log:
@@ -114,158 +106,95 @@ rule segmented_adapt:
         run="ootb|da",
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
+    threads: stage_threads("train", SEG)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
-        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
+        **stage_resources("train", SEG),
     params:
-        train=lambda wc: quoted_json(
-            seg.continued_train_config(paper_preset(wc.preset, SEG))
-        ),
-        data=lambda wc: seg.domain_data(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
-        epoch_tokens=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
-            "epoch_tokens"
-        )
-        or 0,
+        method="full",
+        extend_by=1,
+        train=lambda wc: quoted_json(seg_targets.continued_train_config(seg_view(wc))),
+        data=seg_domain_data,
+        epoch_tokens=lambda wc: seg_view(wc)["experiment"].get("epoch_tokens") or 0,
         workdir="results/{preset}/train/segmented/{model}/{run}",
-        launcher=lambda wc: seg.launcher(
-            "lenex.segmented.continued",
-            rule_resources(wc.preset, "train", "gpus", 0, SEG),
-        ),
-        threads=lambda wc, threads: max(
-            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, SEG))
-        ),
+        launcher=train_launcher_of("lenex.segmented.continued", SEG),
+        threads=process_threads(SEG),
     shell:
-        "{params.launcher} --init {input.model} --method full --extend 1"
-        " --train-config {params.train} --data {params.data} --epoch-tokens {params.epoch_tokens}"
-        " --out {output} --workdir {params.workdir} --threads {params.threads} > {log} 2>&1"
-
-
-# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4).
-rule segmented_continue:
-    input:
-        model="results/{preset}/models/segmented/{model}/ootb.pt",
-        data=lambda wc: seg.domain_meta(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
-    output:
-        "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
-    log:
-        "results/{preset}/logs/train/segmented/{model}/{method}-x{beta}.log",
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, SEG)
-    resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, SEG),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, SEG),
-        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, SEG),
-    params:
-        train=lambda wc: quoted_json(
-            seg.continued_train_config(paper_preset(wc.preset, SEG))
-        ),
-        data=lambda wc: seg.domain_data(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
-        epoch_tokens=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
-            "epoch_tokens"
-        )
-        or 0,
-        workdir="results/{preset}/train/segmented/{model}/{method}-x{beta}",
-        launcher=lambda wc: seg.launcher(
-            "lenex.segmented.continued",
-            rule_resources(wc.preset, "train", "gpus", 0, SEG),
-        ),
-        threads=lambda wc, threads: max(
-            1, threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, SEG))
-        ),
-    shell:
-        "{params.launcher} --init {input.model} --method {wildcards.method}"
-        " --extend {wildcards.beta} --train-config {params.train} --data {params.data}"
+        "{params.launcher} --init {input.model} --method {params.method}"
+        " --extend {params.extend_by} --train-config {params.train} --data {params.data}"
         " --epoch-tokens {params.epoch_tokens} --out {output} --workdir {params.workdir}"
         " --threads {params.threads} > {log} 2>&1"
 
 
-# Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter).
+# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4).
+use rule segmented_adapt as segmented_continue with:
+    input:
+        model="results/{preset}/models/segmented/{model}/ootb.pt",
+        data=seg_domain_meta,
+    output:
+        "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
+    log:
+        "results/{preset}/logs/train/segmented/{model}/{method}-x{beta}.log",
+    params:
+        method="{method}",
+        extend_by="{beta}",
+        workdir="results/{preset}/train/segmented/{model}/{method}-x{beta}",
+
+
+# Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);
+# `options` is what Figure 3's attention statistic (below) changes.
 rule segmented_evaluate:
     input:
         model="results/{preset}/models/segmented/{model}/{run}.pt",
-        data=lambda wc: seg.domain_meta(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
+        data=seg_domain_meta,
     output:
         "results/{preset}/eval/segmented/{model}/{run}/L{length}.json",
     log:
         "results/{preset}/logs/eval/segmented/{model}/{run}/L{length}.log",
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, SEG)
+    threads: stage_threads("evaluate", SEG)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000, SEG),
-        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30, SEG),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, SEG),
+        **stage_resources("evaluate", SEG),
     params:
-        data=lambda wc: seg.domain_data(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
+        module="lenex.segmented.evaluate",
+        data=seg_domain_data,
+        options=lambda wc: (
+            f"--max-tokens {seg_view(wc)['eval']['max_tokens']}"
+            f" --batch-tokens {seg_view(wc)['eval']['batch_tokens']}"
         ),
-        max_tokens=lambda wc: paper_preset(wc.preset, SEG)["eval"]["max_tokens"],
-        batch_tokens=lambda wc: paper_preset(wc.preset, SEG)["eval"]["batch_tokens"],
         extra=lambda wc: quoted_json(
             {
                 "model": wc.model,
                 "run": wc.run,
-                "base_train_length": seg.base_train_length(
-                    paper_preset(wc.preset, SEG), wc.model
+                "base_train_length": seg_targets.base_train_length(
+                    seg_view(wc), wc.model
                 ),
                 "paper": SEG,
                 "preset": wc.preset,
             }
         ),
     shell:
-        "python -m lenex.segmented.evaluate --checkpoint {input.model} --data {params.data}"
-        " --length {wildcards.length} --max-tokens {params.max_tokens}"
-        " --batch-tokens {params.batch_tokens} --threads {threads} --extra {params.extra}"
-        " --out {output} > {log} 2>&1"
+        "python -m {params.module} --checkpoint {input.model} --data {params.data}"
+        " --length {wildcards.length} {params.options} --threads {threads}"
+        " --extra {params.extra} --out {output} > {log} 2>&1"
 
 
 # Figure 3's statistic: median attention weight of queries past L_t (own models).
-rule segmented_attention:
-    input:
-        model="results/{preset}/models/segmented/{model}/{run}.pt",
-        data=lambda wc: seg.domain_meta(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
+use rule segmented_evaluate as segmented_attention with:
     output:
         "results/{preset}/eval/segmented/{model}/{run}/attention_L{length}.json",
     log:
         "results/{preset}/logs/eval/segmented/{model}/{run}/attention_L{length}.log",
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "evaluate", "threads", 1, SEG)
-    resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "evaluate", "mem_mb", 2000, SEG),
-        runtime=lambda wc: rule_resources(wc.preset, "evaluate", "runtime", 30, SEG),
-        gpu=lambda wc: rule_resources(wc.preset, "evaluate", "gpus", 0, SEG),
     params:
-        data=lambda wc: seg.domain_data(
-            wc.preset, paper_preset(wc.preset, SEG), wc.model
-        ),
-        train_length=lambda wc: seg.base_train_length(
-            paper_preset(wc.preset, SEG), wc.model
-        ),
-        pieces=lambda wc: paper_preset(wc.preset, SEG)["experiment"].get(
-            "attention_pieces", 4
+        module="lenex.segmented.attention",
+        options=lambda wc: (
+            f"--train-length {seg_targets.base_train_length(seg_view(wc), wc.model)}"
+            f" --max-pieces {seg_view(wc)['experiment'].get('attention_pieces', 4)}"
         ),
         extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
-    shell:
-        "python -m lenex.segmented.attention --checkpoint {input.model} --data {params.data}"
-        " --length {wildcards.length} --train-length {params.train_length}"
-        " --max-pieces {params.pieces} --threads {threads} --extra {params.extra}"
-        " --out {output} > {log} 2>&1"
 
 
+# Figure 2 (perplexity against length) and Figure 3 (attention past L_t, with its cells).
 rule segmented_figure2:
     input:
         recorded(lambda wc: seg_figure_recorded(wc.preset, "2"), SEG),
@@ -277,16 +206,19 @@ rule segmented_figure2:
     conda:
         ENV
     params:
+        figure="figure2",
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure2"]["title"]),
         results=lambda wc: seg_figure_recorded(wc.preset, "2"),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
+        hf=hf_flag,
         raw=raw_env(SEG),
+        cells_option="",
     shell:
-        "{params.raw}python -m lenex.segmented.figures figure2 --results {params.results}"
-        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        "{params.raw}python -m lenex.segmented.figures {params.figure} --results {params.results}"
+        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png}"
+        " --out-pdf {output.pdf}{params.cells_option} > {log} 2>&1"
 
 
-rule segmented_figure3:
+use rule segmented_figure2 as segmented_figure3 with:
     input:
         recorded(lambda wc: seg_figure_recorded(wc.preset, "3"), SEG),
     output:
@@ -295,47 +227,21 @@ rule segmented_figure3:
         cells="results/{preset}/figures/segmented/figure3.cells.json",
     log:
         "results/{preset}/logs/figures/segmented/figure3.log",
-    conda:
-        ENV
     params:
+        figure="figure3",
         title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure3"]["title"]),
         results=lambda wc: seg_figure_recorded(wc.preset, "3"),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
-        raw=raw_env(SEG),
-    shell:
-        "{params.raw}python -m lenex.segmented.figures figure3 --results {params.results}"
-        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png} --out-pdf {output.pdf}"
-        " --out-cells {output.cells} > {log} 2>&1"
+        cells_option=lambda wc, output: f" --out-cells {output.cells}",
 
 
-rule segmented_table:
+# Rendered by lenex.segmented.tables: per-model L_t, runs per column.
+use rule paper_table as segmented_table with:
     input:
         results=recorded(lambda wc: seg_table_recorded(wc.preset, wc.table), SEG),
         meta=recorded(lambda wc: data_files(wc.preset, "arxiv")[-1], SEG),
-        spec="config/experiments/segmented.yaml",
-    output:
-        md="results/{preset}/tables/segmented/table{table}.md",
-        tex="results/{preset}/tables/segmented/table{table}.tex",
-        cells="results/{preset}/tables/segmented/table{table}.cells.json",
-    log:
-        "results/{preset}/logs/tables/segmented/table{table}.log",
-    conda:
-        ENV
+        spec="config/experiments/{paper}.yaml",
+    wildcard_constraints:
+        paper=SEG,
     params:
-        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
-        models=lambda wc: quoted_json(
-            seg.describe_models(paper_preset(wc.preset, SEG), experiment(SEG))
-        ),
-        corpora=lambda wc: quoted_json(config["corpora"]),
-        hf=lambda wc: "--hf" if seg.uses_hf(paper_preset(wc.preset, SEG)) else "",
-        results=lambda wc: seg_table_recorded(wc.preset, wc.table),
-        meta=lambda wc: data_files(wc.preset, "arxiv")[-1],
-        raw=raw_env(SEG),
-        schemes=lambda wc: table_schemes(SEG, wc.table),
-    shell:
-        "{params.raw}python -m lenex.segmented.tables --spec {input.spec} --table-key table{wildcards.table}"
-        " --extra-schemes {params.schemes}"
-        " --results {params.results} --preset-file {params.preset_file} --models {params.models}"
-        " --corpora {params.corpora} --metas {params.meta} {params.hf}"
-        " --out-md {output.md} --out-tex {output.tex}"
-        " --out-cells {output.cells} > {log} 2>&1"
+        renderer="lenex.segmented.tables",
+        arguments=segmented_table_arguments,

@@ -1,39 +1,14 @@
-# Table stage: paper / ours / difference for every cell, with the scale in the header.
+# Table stage: the interface every paper's table rule implements, and the whole-paper page.
 
 
-rule table_header:
+# The table interface: each paper's table rule is `use rule paper_table as <paper>_table with:`
+# (lex.smk, receptive_field.smk, segmented.smk), which names its inputs, pins {paper} to itself
+# and gives its renderer (params.renderer: a module run with -m) and the renderer's own
+# arguments (params.arguments, one string; rendering code in lenex.tables / the paper package).
+# Every renderer takes --spec, --table-key, --extra-schemes and writes Markdown, LaTeX and the
+# cells file (what the claims read). This template builds nothing: its {paper} matches no path.
+rule paper_table:
     input:
-        evaluations=recorded(table_evaluations),
-        metas=recorded(table_corpora),
-        train_meta=recorded(
-            lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1]
-        ),
-    output:
-        "results/{preset}/tables/{paper}/table{table}.header.json",
-    log:
-        "results/{preset}/logs/tables/{paper}/table{table}.header.log",
-    conda:
-        ENV
-    params:
-        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
-        corpora=lambda wc: quoted_json(config["corpora"]),
-        train_note=lambda wc: shlex.quote(experiment(wc.paper)["train_stands_in_for"]),
-        unavailable=lambda wc: quoted_json(table_unavailable(wc)),
-        evaluations=table_evaluations,
-        metas=table_corpora,
-        train_meta=lambda wc: data_files(wc.preset, training_corpus(wc.paper))[-1],
-        raw=raw_env(),
-    shell:
-        "{params.raw}python -m lenex.header --preset-file {params.preset_file} --paper {wildcards.paper}"
-        " --corpora {params.corpora} --metas {params.metas} --train-meta {params.train_meta}"
-        " --train-stands-in-for {params.train_note} --unavailable {params.unavailable}"
-        " --results {params.evaluations} --out {output} > {log} 2>&1"
-
-
-rule render_table:
-    input:
-        evaluations=recorded(table_evaluations),
-        header="results/{preset}/tables/{paper}/table{table}.header.json",
         spec="config/experiments/{paper}.yaml",
     output:
         md="results/{preset}/tables/{paper}/table{table}.md",
@@ -41,15 +16,18 @@ rule render_table:
         cells="results/{preset}/tables/{paper}/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
+    wildcard_constraints:
+        paper=r"(?!)",  # an empty look-ahead: matches nothing, a paper's rule pins its own
     conda:
         ENV
     params:
-        evaluations=table_evaluations,
+        renderer=None,
+        arguments="",
         raw=raw_env(),
         schemes=lambda wc: table_schemes(wc.paper, wc.table),
     shell:
-        "{params.raw}python -m lenex.tables.render --spec {input.spec} --table-key table{wildcards.table}"
-        " --extra-schemes {params.schemes} --results {params.evaluations} --header {input.header}"
+        "{params.raw}python -m {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
+        " --extra-schemes {params.schemes} {params.arguments}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
 

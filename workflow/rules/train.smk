@@ -31,21 +31,15 @@ rule train:
         preset=ONE_NODE_PRESETS,
     conda:
         ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, wc.paper)
+    threads: stage_threads("train")
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, wc.paper),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, wc.paper),
-        gpu=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, wc.paper),
+        **stage_resources("train"),
     params:
         model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
         train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
         data=lambda wc: f"results/{wc.preset}/data/{training_corpus(wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}",
-        # torch CPU threads per training process: the job's cores shared among its processes
-        threads=lambda wc, threads: max(
-            1,
-            threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, wc.paper)),
-        ),
+        threads=process_threads(),
         # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
         launcher=lambda wc: train_launcher(
             wc.preset, wc.paper, train_backend(wc.preset, wc.paper)
@@ -57,45 +51,21 @@ rule train:
 
 
 # Multi-node data parallelism: SLURM gives `nodes` nodes with `gpus` GPUs each; `mpi` tells
-# the SLURM executor not to wrap the command in its own srun, so the command's srun starts
-# one torchrun per node, and the torchruns meet at the first node of the allocation.
-rule train_multinode:
+# the SLURM executor not to wrap the command in its own srun, so the launcher's srun starts
+# one torchrun per node (multinode_launcher). Resources replace the train rule's (no `gpu`).
+use rule train as train_multinode with:
     input:
         lambda wc: data_files(wc.preset, training_corpus(wc.paper))
         + scheme_files(wc.paper, wc.variant),
-    output:
-        "results/{preset}/models/{paper}/{variant}.pt",
-    log:
-        "results/{preset}/logs/train/{paper}/{variant}.log",
     wildcard_constraints:
         preset=MULTI_NODE_PRESETS,
-    conda:
-        ENV
-    threads: lambda wc: rule_resources(wc.preset, "train", "threads", 1, wc.paper)
     resources:
-        mem_mb=lambda wc: rule_resources(wc.preset, "train", "mem_mb", 2000, wc.paper),
-        runtime=lambda wc: rule_resources(wc.preset, "train", "runtime", 60, wc.paper),
-        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
-        tasks=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
+        mem_mb=stage_setting("train", "mem_mb", STAGE_DEFAULTS["train"]["mem_mb"]),
+        runtime=stage_setting("train", "runtime", STAGE_DEFAULTS["train"]["runtime"]),
+        nodes=stage_setting("train", "nodes", 1),
+        tasks=stage_setting("train", "nodes", 1),
         tasks_per_gpu=0,
-        gres=lambda wc: f"gpu:{rule_resources(wc.preset, 'train', 'gpus', 0, wc.paper)}",
+        gres=lambda wc: f"gpu:{train_gpus(wc.preset, wc.paper)}",
         mpi="srun",
     params:
-        model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
-        train=lambda wc: quoted_json(paper_preset(wc.preset, wc.paper)["train"]),
-        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(wc.paper)}",
-        workdir="results/{preset}/train/{paper}/{variant}",
-        nodes=lambda wc: rule_resources(wc.preset, "train", "nodes", 1, wc.paper),
-        gpus=lambda wc: rule_resources(wc.preset, "train", "gpus", 0, wc.paper),
-        threads=lambda wc, threads: max(
-            1,
-            threads // max(1, rule_resources(wc.preset, "train", "gpus", 0, wc.paper)),
-        ),
-    shell:
-        "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
-        " srun --nodes {params.nodes} --ntasks-per-node 1 torchrun --nnodes {params.nodes}"
-        " --nproc_per_node {params.gpus} --rdzv_backend c10d --rdzv_id $SLURM_JOB_ID"
-        " --rdzv_endpoint $head_node:29500 -m lenex.train"
-        " --model-config {params.model} --train-config {params.train}"
-        " --data {params.data} --out {output} --workdir {params.workdir}"
-        " --threads {params.threads} > {log} 2>&1"
+        launcher=lambda wc: multinode_launcher(wc.preset, wc.paper),

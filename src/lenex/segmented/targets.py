@@ -118,10 +118,3 @@ def describe_models(view: dict, experiment: dict) -> dict[str, str]:
                       f"L_t {cfg['train_length']}, pretrained {view['train']['steps']} steps x "
                       f"{view['train']['batch_size']} sequences on `{experiment['train_corpus']}`")
     return out
-
-
-def launcher(module: str, gpus: int) -> str:
-    """`python -m module`, or torchrun with one process per GPU (lenex.train's data parallelism)."""
-    if gpus > 1:
-        return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
-    return f"python -m {module}"

@@ -124,8 +124,7 @@ def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable,
         return Cell(shown, NOT_COMPUTED_YET, MISSING, NOT_COMPUTED_YET, paper)
     if sec["corpus"] in unavailable:
         return Cell(shown, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
-    beyond = row.get("mask_beyond_train")
-    mask = beyond if beyond and col.our_length > train_length else row.get("mask")
+    mask = evaluation_mask(row, col.our_length, train_length)
     expected_train_length = _row_train_length(row, train_length)
     matches = [r for r in results if r.get("variant") == row.get("variant")
                and r.get("corpus") == sec["corpus"] and r.get("mask") == mask
@@ -145,6 +144,14 @@ def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable,
     if spec.get("show_std") or spec.get("significance"):
         _add_spread(cell, spec, matches[0], metric)
     return cell
+
+
+def evaluation_mask(row: dict, length: int, train_length: int) -> str | None:
+    """The mask a table row is evaluated with at `length`: its `mask_beyond_train` (LEX: BCA)
+    beyond L_tr, else its `mask`. The one rule for the table cells and for the evaluation files
+    the workflow asks for (lenex.lex.targets)."""
+    beyond = row.get("mask_beyond_train")
+    return beyond if beyond and length > train_length else row.get("mask")
 
 
 def _row_train_length(row: dict, train_length: int) -> int:
