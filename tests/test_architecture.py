@@ -146,3 +146,37 @@ def test_long_file_finder(tmp_path):
 def test_no_file_over_400_lines():
     found = long_files(ROOT)
     assert not found, f"files over {MAX_LINES} lines (split them by concern):\n" + "\n".join(found)
+
+
+# A library and three apps: the papers import the library, never the other way round. The tools
+# beside the papers (the Hugging Face profile reads LEX's attention resolution) may use a paper's
+# measure; the generic library may not.
+PAPERS = ("lenex.lex", "lenex.receptive_field", "lenex.segmented")
+TOOLS = ("lenex.hf", "lenex.scale_study", "lenex.fairseq_backend", "lenex.fairseq_plugin")
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def library_imports_of_papers(edges: Edges) -> list[str]:
+    return sorted(f"{a} -> {b} ({where})" for (a, b), where in edges.items()
+                  if _within(b, PAPERS) and not _within(a, PAPERS + TOOLS))
+
+
+def test_library_import_of_a_paper_is_found():
+    edges = {("lenex.tables.render", "lenex.segmented.tables"): "src/lenex/tables/render.py:3",
+             ("lenex.segmented.tables", "lenex.tables.render"): "src/lenex/segmented/tables.py:9",
+             ("lenex.hf.profile", "lenex.lex.resolution"): "src/lenex/hf/profile.py:37"}
+    assert library_imports_of_papers(edges) == [
+        "lenex.tables.render -> lenex.segmented.tables (src/lenex/tables/render.py:3)"]
+
+
+def test_the_library_never_imports_a_paper():
+    found = library_imports_of_papers(import_edges(PACKAGE))
+    assert not found, "the generic library imports a paper package:\n" + "\n".join(found)
+
+
+def test_each_paper_package_has_its_targets_module():
+    for paper in PAPERS:
+        assert (PACKAGE / paper.split(".")[1] / "targets.py").is_file(), f"{paper} has no targets module"

@@ -69,6 +69,12 @@ def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dic
     return table
 
 
+
+def paper_only_table(spec: dict, paper_df) -> TableData:
+    """A table with the paper's numbers only (ours empty): what its claims must hold on
+    (lenex.claims.paper_cells)."""
+    return build_segmented_table(spec, [], paper_df, {"scale_statement": "paper only", "lines": [], "stand_in": None})
+
 def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
     paper_text = paper_value_text(paper_df, PAPER, spec["table"], sec["dataset"], row["method"],
                                   length_label(multiple), spec["metric"])
