@@ -9,6 +9,7 @@ rule paper_claims:
         cells=lambda wc: paper_cells(wc.preset, wc.paper),
         claims="config/claims/{paper}.yaml",
         schema="workflow/schemas/claims.schema.yaml",
+        study="results/scale-study/points.jsonl",
     output:
         md="results/{preset}/claims/{paper}.md",
         json="results/{preset}/claims/{paper}.json",
@@ -16,9 +17,13 @@ rule paper_claims:
         "results/{preset}/logs/claims/{paper}.log",
     conda:
         ENV
+    params:
+        tokens=lambda wc: trained_tokens(wc.preset, wc.paper),
+        tokenizer=lambda wc: preset(wc.preset)["data"]["tokenizer"],
     shell:
         "python -m lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
+        " --scale-study {input.study} --trained-tokens {params.tokens} --tokenizer {params.tokenizer}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
 

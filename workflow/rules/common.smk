@@ -195,6 +195,14 @@ def tokenizer_files(preset_name):
     )
 
 
+def trained_tokens(preset_name, paper):
+    """Tokens each of a paper's models trains on at a preset (steps x batch x L_tr): the budget the
+    claims compare with the scale study's."""
+    view = paper_preset(preset_name, paper)
+    train = view["train"]
+    return train["steps"] * train["batch_size"] * view["model"]["train_length"]
+
+
 def quoted_json(value):
     return shlex.quote(json.dumps(value, sort_keys=True))
 

@@ -16,6 +16,7 @@ import yaml
 
 from . import predicates as P
 from .refs import Missing, describe, expand, resolve, tables_of
+from .scale import Budget, scale_note
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 
@@ -58,6 +59,8 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
             for ref in references(claim.get("check")):
                 tables_of(ref)  # a malformed reference is an error here, before any cell is read
             _thresholds(claim.get("check"))
+            if claim.get("scale"):
+                P.threshold(claim["scale"]["threshold"])
         except ValueError as err:
             raise ValueError(f"{path}: claim {claim['id']!r}: {err}") from err
     return data
@@ -136,8 +139,10 @@ def _holds(check, values) -> bool:
     return func(values[args[0]].mark, args[1])  # mark
 
 
-def evaluate_claim(claim: dict, tables: dict[str, dict]) -> dict:
-    """One claim's record: id, statement, source, on_paper, on_ours, evidence (text)."""
+def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None) -> dict:
+    """One claim's record: id, statement, source, on_paper, on_ours, evidence (text). With the
+    preset's `budget`, a claim that names its phenomena (`scale`) and fails on ours says whether the
+    scale study sees them at that budget (lenex.claims.scale): untestable at this scale if not."""
     check = claim.get("check")
     untestable = claim.get("untestable") or {}
     record = {"id": claim["id"], "statement": claim["statement"], "source": claim["source"]}
@@ -151,10 +156,14 @@ def evaluate_claim(claim: dict, tables: dict[str, dict]) -> dict:
         record[f"on_{side}"] = verdict.holds
         if verdict.holds is None:
             notes.append(f"not testable on {side}: " + "; ".join(verdict.reasons))
+    if record["on_ours"] is False and claim.get("scale") and budget is not None:
+        untestable_here, why = scale_note(claim["scale"], budget)
+        record["on_ours"] = None if untestable_here else False
+        notes.append(why)
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
     return record
 
 
-def evaluate_paper(claims: dict, tables: dict[str, dict]) -> list[dict]:
-    return [evaluate_claim(c, tables) for c in claims["claims"]]
+def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None) -> list[dict]:
+    return [evaluate_claim(c, tables, budget) for c in claims["claims"]]

@@ -21,6 +21,7 @@ from ..files import atomic_write_text
 from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
+from .scale import Budget, load_points
 
 VERDICT = {True: "holds", False: "FAILS", None: "untestable"}
 
@@ -96,6 +97,10 @@ def main(argv=None) -> None:
     one.add_argument("--cells", nargs="+", required=True, help="every table's cells file")
     one.add_argument("--out-md", required=True)
     one.add_argument("--out-json", required=True)
+    one.add_argument("--scale-study", help="the scale study's points.jsonl: with --trained-tokens and --tokenizer, "
+                     "a failing claim that names its phenomena says whether this budget can show them")
+    one.add_argument("--trained-tokens", type=int, help="tokens each of this paper's models trains on at this preset")
+    one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -103,7 +108,12 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.command == "paper":
         claims = load_claims(args.claims, args.schema)
-        document = claims_document(claims["paper"], args.preset, evaluate_paper(claims, load_cells(args.cells)))
+        scale = (args.scale_study, args.trained_tokens, args.tokenizer)
+        if any(x is not None for x in scale) and None in scale:
+            parser.error("--scale-study, --trained-tokens and --tokenizer go together")
+        budget = Budget(args.trained_tokens, args.tokenizer, load_points(args.scale_study)) if args.scale_study else None
+        records = evaluate_paper(claims, load_cells(args.cells), budget)
+        document = claims_document(claims["paper"], args.preset, records)
         atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         atomic_write_text(args.out_md, render_markdown(document))
     else:

@@ -1,0 +1,83 @@
+"""Claims whose phenomenon needs more training than a preset gives its models.
+
+The scale study (`python -m lenex.scale_study`, results/scale-study/points.jsonl) records, for each
+headline failure of the papers (e.g. RoPE blowing up beyond L_tr), ppl(k L_tr) / ppl(L_tr) against
+training tokens. A claim that names its phenomena (`scale:` in config/claims/<paper>.yaml) and fails
+on ours is marked untestable at this scale when the study does not see those phenomena at the
+preset's budget, with the study's numbers as the reason; when the study does see them at that budget,
+the failure stands and the same numbers are written beside it (a failure not explained by budget).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .predicates import threshold as threshold_value
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What each of a preset's models trains on, and the study's points to compare it with."""
+    tokens: int
+    tokenizer: str
+    points: tuple[dict, ...]
+
+
+def load_points(path: str | Path) -> tuple[dict, ...]:
+    """The study's recorded points (one JSON object per line); an error names the file and line."""
+    points = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            points.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{number}: not valid JSON: {err}") from err
+    return tuple(points)
+
+
+def _ratio(point: dict, multiple) -> float | None:
+    value = point["ratio"].get(f"{multiple:g}")
+    return None if value is None else float(value)
+
+
+def _describe(point: dict, multiple) -> str:
+    return (f"{point['shape']}, {point['tokenizer']}, {point['tokens_seen']:,} tokens: "
+            f"ppl({multiple:g} L_tr) / ppl(L_tr) = {_ratio(point, multiple):.3f}")
+
+
+def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str) -> tuple[dict | None, list[dict]]:
+    """The point with the fewest training tokens whose ratio at `multiple` reaches `least`, among
+    the phenomenon's points with the preset's tokenizer (all its points when the study has none
+    with it), and the points searched. A phenomenon the study never ran is an error."""
+    runs = [p for p in points if p["phenomenon"] == phenomenon and _ratio(p, multiple) is not None]
+    if not runs:
+        raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr")
+    same = [p for p in runs if p["tokenizer"] == tokenizer]
+    runs = same or runs
+    showing = [p for p in runs if _ratio(p, multiple) >= least]
+    first = min(showing, key=lambda p: (p["tokens_seen"], p["params"])) if showing else None
+    return first, runs
+
+
+def scale_note(spec: dict, budget: Budget) -> tuple[bool, str]:
+    """(untestable here?, why): whether the preset's budget is below the first budget at which the
+    study sees every phenomenon of `spec` ({phenomena, multiple, threshold})."""
+    multiple, name = spec["multiple"], spec["threshold"]
+    least = threshold_value(name)
+    below, notes = False, []
+    for phenomenon in spec["phenomena"]:
+        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer)
+        reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
+        if first is None:
+            most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple)))
+            below = below or budget.tokens <= most["tokens_seen"]
+            notes.append(f"the scale study never sees {reach}; at its largest budget, {_describe(most, multiple)}")
+        else:
+            below = below or budget.tokens < first["tokens_seen"]
+            notes.append(f"the scale study first sees {reach} at {_describe(first, multiple)}")
+    trained = f"this preset trains {budget.tokens:,} tokens per model ({budget.tokenizer})"
+    if below:
+        return True, "untestable at this scale: " + "; ".join(notes) + f"; {trained}"
+    return False, "a failure at a budget the study sees it at: " + "; ".join(notes) + f"; {trained}"

@@ -1,0 +1,109 @@
+"""lenex.claims.scale: a failing claim that names its phenomena is untestable at a preset whose
+budget is below the one at which the scale study first sees them (hand-made points), stands as a
+failure at or above it, and every phenomenon the claims files name is one the committed study ran."""
+import json
+
+import pytest
+import yaml
+
+from lenex.claims.evaluate import evaluate_claim, load_claims
+from lenex.claims.render import main as claims_main
+from lenex.claims.scale import Budget, first_showing, load_points, scale_note
+from test_claims import PAPERS, SCHEMA, _tables
+from test_workflow import REPO
+
+
+def _point(phenomenon, tokens, ratio8, tokenizer="gpt2", shape="2x64", params=1000):
+    return {"phenomenon": phenomenon, "tokens_seen": tokens, "tokenizer": tokenizer, "shape": shape,
+            "params": params, "ratio": {"1": 1.0, "4": 1.0, "8": ratio8}}
+
+
+POINTS = (_point("rope-blowup", 1_000, 1.10), _point("rope-blowup", 4_000, 1.40),
+          _point("rope-blowup", 16_000, 1.90), _point("rope-blowup", 2_000, 3.0, tokenizer="bpe-4096"),
+          _point("alibi-shift-6", 1_000, 0.99, tokenizer="bpe-4096"),
+          _point("alibi-shift-6", 8_000, 0.95, tokenizer="bpe-4096"))
+SPEC = {"phenomena": ["rope-blowup"], "multiple": 8, "threshold": "explodes"}
+
+
+def test_the_first_budget_is_the_fewest_tokens_reaching_the_threshold_with_the_presets_tokenizer():
+    first, runs = first_showing(POINTS, "rope-blowup", 8, 1.25, "gpt2")
+    assert first["tokens_seen"] == 4_000 and len(runs) == 3  # the bpe-4096 point at 2,000 is not gpt2's
+    first, _ = first_showing(POINTS, "rope-blowup", 8, 2.0, "gpt2")
+    assert first is None
+
+
+def test_below_the_first_budget_the_claim_is_untestable_with_the_studys_numbers():
+    untestable, why = scale_note(SPEC, Budget(2_000, "gpt2", POINTS))
+    assert untestable
+    assert why.startswith("untestable at this scale: ")
+    assert "2x64, gpt2, 4,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 1.400" in why
+    assert "this preset trains 2,000 tokens per model (gpt2)" in why
+
+
+def test_at_the_first_budget_the_failure_stands():
+    untestable, why = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
+    assert not untestable and why.startswith("a failure at a budget the study sees it at")
+
+
+def test_a_phenomenon_never_seen_is_untestable_up_to_the_studys_largest_budget_only():
+    spec = {"phenomena": ["alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
+    untestable, why = scale_note(spec, Budget(8_000, "gpt2", POINTS))  # no gpt2 point: the bpe ones speak
+    assert untestable
+    assert "never sees alibi-shift-6 reach `explodes`" in why
+    assert "at its largest budget, 2x64, bpe-4096, 8,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 0.950" in why
+    assert not scale_note(spec, Budget(8_001, "gpt2", POINTS))[0]
+
+
+def test_with_two_phenomena_one_below_its_first_budget_is_enough():
+    spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
+    assert scale_note(spec, Budget(6_000, "gpt2", POINTS))[0]  # rope shows from 4,000; alibi-shift-6 not up to 8,000
+    assert not scale_note(spec, Budget(20_000, "gpt2", POINTS))[0]
+
+
+def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="no point of 'windowed-w60' at 8 x L_tr"):
+        first_showing(POINTS, "windowed-w60", 8, 1.25, "gpt2")
+
+
+def test_evaluate_claim_marks_only_a_failing_claim():
+    failing = {"id": "f", "statement": "rope explodes", "source": "T2", "scale": SPEC,
+               "check": {"less": ["t2/pg22/lex@2", "t2/pg22/lex@1"]}}  # paper 25.5 < 26.6; ours 20.2, 20.0
+    holding = dict(failing, id="h", check={"ratio_at_least": ["t2/pg22/rope@2", "t2/pg22/rope@1", "explodes"]})
+    low = Budget(2_000, "gpt2", POINTS)
+    record = evaluate_claim(failing, _tables(), low)
+    assert record["on_paper"] is True and record["on_ours"] is None
+    assert "untestable at this scale" in record["evidence"]
+    assert evaluate_claim(failing, _tables(), Budget(4_000, "gpt2", POINTS))["on_ours"] is False
+    assert evaluate_claim(failing, _tables())["on_ours"] is False  # no budget: no study note
+    record = evaluate_claim(holding, _tables(), low)
+    assert record["on_ours"] is True and "scale study" not in record["evidence"]
+
+
+def test_load_points_names_the_bad_line(tmp_path):
+    path = tmp_path / "points.jsonl"
+    path.write_text(json.dumps(POINTS[0]) + "\n\n{not json\n")
+    with pytest.raises(ValueError, match=r"points.jsonl:3: not valid JSON"):
+        load_points(path)
+
+
+def test_the_cli_wants_the_three_scale_arguments_together(tmp_path, capsys):
+    cells = tmp_path / "t2.cells.json"
+    cells.write_text(json.dumps(_tables()["2"]))
+    with pytest.raises(SystemExit):
+        claims_main(["paper", "--claims", str(REPO / "config/claims/lex.yaml"), "--preset", "tiny",
+                     "--cells", str(cells), "--out-md", str(tmp_path / "c.md"), "--out-json", str(tmp_path / "c.json"),
+                     "--trained-tokens", "100"])
+    assert "go together" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
+    study = yaml.safe_load((REPO / "config/scale-study.yaml").read_text())
+    points = load_points(REPO / "results/scale-study/points.jsonl")
+    claims = load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)
+    named = [(c["id"], p, c["scale"]["multiple"]) for c in claims["claims"] if c.get("scale")
+             for p in c["scale"]["phenomena"]]
+    assert named, f"{paper}: no claim names a scale-study phenomenon"
+    for claim, phenomenon, multiple in named:
+        assert phenomenon in study["phenomena"], (claim, phenomenon)
+        first_showing(points, phenomenon, multiple, 1.25, "gpt2")  # raises if the study has no such point
