@@ -29,8 +29,10 @@ def job_counts(output: str) -> dict[str, int]:
 def scratch_workflow(path: Path) -> Path:
     """A scratch copy of the workflow (links to its code and config) so runs never touch the
     repository's results/."""
-    for name in ("Snakefile", "workflow", "config"):
+    for name in ("Snakefile", "workflow", "config", "results/scale-study"):
         if not (path / name).exists():
+            # The scale study's committed points are an input of every claims file.
+            (path / name).parent.mkdir(parents=True, exist_ok=True)
             (path / name).symlink_to(REPO / name)
     return path
 
