@@ -39,6 +39,23 @@ def test_a_phenomenon_may_run_on_part_of_the_grid_with_its_own_budgets():
     assert not any(k.endswith("/16384") for k in keys if not k.startswith("window/"))
 
 
+def test_an_extended_part_adds_budget_only_where_it_names():
+    rope = {**GRID["phenomena"]["rope"], "extended": [{"train_tokens": [16384], "tokenizers": ["bpe-4096"],
+                                                        "shapes": ["2x64"]}]}
+    keys = [p["key"] for p in expand_grid({**GRID, "phenomena": {**GRID["phenomena"], "rope": rope}})]
+    assert [k for k in keys if k.endswith("/16384")] == ["rope/bpe-4096/2x64/16384"]
+    assert len(keys) == 16 + 1 and keys[-1] == "rope/bpe-4096/2x64/16384"  # the largest budget last
+
+
+def test_an_extended_part_naming_an_unknown_tokenizer_is_one_error(tmp_path):
+    study = yaml.safe_load(open(scale_study.CONFIG, encoding="utf-8"))
+    study["phenomena"]["rope-blowup"]["extended"] = [{"train_tokens": [2**22], "tokenizers": ["bpe-9"]}]
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    with pytest.raises(ValueError, match=r"phenomena/rope-blowup/extended/0/tokenizers: 'bpe-9' is not one"):
+        load_study(path)
+
+
 def test_a_phenomenon_naming_an_unknown_shape_is_one_error(tmp_path):
     study = yaml.safe_load(open(scale_study.CONFIG, encoding="utf-8"))
     study["phenomena"]["rope-blowup"]["shapes"] = ["16x1024"]

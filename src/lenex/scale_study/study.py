@@ -60,20 +60,31 @@ def load_study(path: str | Path) -> dict:
     return study
 
 
+GRID_KEYS = ("train_tokens", "shapes", "tokenizers")
+
+
+def sub_grids(study: dict, phenomenon: dict) -> list[dict]:
+    """The parts of the grid a phenomenon runs on: its own `train_tokens`, `shapes` and
+    `tokenizers` (default: the study's), then each `extended` entry laid over those (more
+    budget on part of them: the longer runs are paid only where they can tell something)."""
+    main = {key: phenomenon.get(key, study[key]) for key in GRID_KEYS}
+    return [main] + [{**main, **extra} for extra in phenomenon.get("extended", [])]
+
+
 def expand_grid(study: dict) -> list[dict]:
     """Every point, cheapest budget first (then shape, tokenizer, phenomenon in config order).
     A point's model is its shape's fields with its phenomenon's laid over them. A phenomenon may
     name its own `train_tokens`, `shapes` and `tokenizers` (a probe that needs only part of the
-    grid, or more budget than the rest); otherwise it takes the study's."""
+    grid, or more budget than the rest), and `extended` parts; otherwise it takes the study's."""
+    grids = {name: sub_grids(study, phenomenon) for name, phenomenon in study["phenomena"].items()}
+    budgets = sorted({t for parts in grids.values() for part in parts for t in part["train_tokens"]})
     points = []
-    budgets = sorted({t for p in study["phenomena"].values() for t in p.get("train_tokens", study["train_tokens"])})
     for tokens in budgets:
         for shape, shape_fields in study["shapes"].items():
             for tokenizer in study["tokenizers"]:
                 for name, phenomenon in study["phenomena"].items():
-                    if (tokens not in phenomenon.get("train_tokens", study["train_tokens"])
-                            or shape not in phenomenon.get("shapes", study["shapes"])
-                            or tokenizer not in phenomenon.get("tokenizers", study["tokenizers"])):
+                    if not any(tokens in part["train_tokens"] and shape in part["shapes"]
+                               and tokenizer in part["tokenizers"] for part in grids[name]):
                         continue
                     points.append({"key": f"{name}/{tokenizer}/{shape}/{tokens}", "phenomenon": name,
                                    "tokenizer": tokenizer, "shape": shape, "train_tokens": tokens,
@@ -83,13 +94,16 @@ def expand_grid(study: dict) -> list[dict]:
 
 
 def check_grid(study: dict) -> None:
-    """A phenomenon's own shapes and tokenizers must be the study's (one error naming it)."""
+    """A phenomenon's own shapes and tokenizers (extended parts included) must be the study's
+    (one error naming it)."""
     for name, phenomenon in study["phenomena"].items():
-        for what in ("shapes", "tokenizers"):
-            unknown = sorted(set(phenomenon.get(what, [])) - set(study[what]))
-            if unknown:
-                raise ValueError(f"phenomena/{name}/{what}: {unknown[0]!r} is not one of the study's "
-                                 f"{what} ({', '.join(study[what])})")
+        parts = [("", phenomenon)] + [(f"/extended/{i}", extra) for i, extra in enumerate(phenomenon.get("extended", []))]
+        for where, part in parts:
+            for what in ("shapes", "tokenizers"):
+                unknown = sorted(set(part.get(what, [])) - set(study[what]))
+                if unknown:
+                    raise ValueError(f"phenomena/{name}{where}/{what}: {unknown[0]!r} is not one of the study's "
+                                     f"{what} ({', '.join(study[what])})")
 
 
 def tokenizer_vocab(tokenizer: str) -> int:
