@@ -7,6 +7,7 @@ import yaml
 from corpus_fixture import make_corpus
 
 from lenex.scale_study import study as scale_study
+from lenex.scale_study.report import first_showing_rows
 from lenex.scale_study.study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
                                run_study, steps_for)
 
@@ -127,3 +128,14 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/256"]
     finished = json.loads((out / "points.jsonl").read_text().splitlines()[1])
     assert finished["ppl"] == points["rope-blowup/bpe-300/1x16/256"]["ppl"]
+
+
+def test_first_showing_rows_by_hand():
+    def point(tokens, ratio8, shape="2x64"):
+        return {"phenomenon": "rope", "tokenizer": "bpe-4096", "shape": shape, "tokens_seen": tokens,
+                "multiples": [1, 4, 8], "ratio": {"1": 1.0, "4": 1.0, "8": ratio8}}
+    # 1.25 is the claims' `explodes`: 1.20 does not reach it, 1.30 does; a shape that never does
+    # says its largest budget and ratio.
+    rows = first_showing_rows([point(4096, 1.30), point(1024, 1.20), point(1024, 1.1, "4x128")])
+    assert rows == ["| rope | bpe-4096 | 2x64 | 4,096 (8x ratio 1.300) | 1,024: 1.200, 4,096: 1.300 |",
+                    "| rope | bpe-4096 | 4x128 | not within 1,024 (8x ratio 1.100) | 1,024: 1.100 |"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..claims.predicates import threshold
 from ..files import atomic_write_text, save_figure
 
 PLOT, WRITEUP = "ratio.png", "README.md"
@@ -67,6 +68,28 @@ def _speed_rows(points: list[dict]) -> list[str]:
     return rows
 
 
+def first_showing_rows(points: list[dict], name: str = "explodes") -> list[str]:
+    """Per phenomenon, tokenizer and shape: the fewest training tokens at which the ratio at the
+    phenomenon's largest multiple reaches the claims' `name` threshold, or the largest budget run
+    and its ratio when none does."""
+    least, groups = threshold(name), {}
+    for p in points:
+        groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
+    rows = []
+    for (phenomenon, tokenizer, shape), runs in sorted(groups.items()):
+        runs.sort(key=lambda p: p["tokens_seen"])
+        k = longest_multiple(runs[0])
+        showing = [p for p in runs if p["ratio"][k] >= least]
+        if showing:
+            first = showing[0]
+            verdict = f"{first['tokens_seen']:,} ({k}x ratio {first['ratio'][k]:.3f})"
+        else:
+            verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {runs[-1]['ratio'][k]:.3f})"
+        ratios = ", ".join(f"{p['tokens_seen']:,}: {p['ratio'][k]:.3f}" for p in runs)
+        rows.append(f"| {phenomenon} | {tokenizer} | {shape} | {verdict} | {ratios} |")
+    return rows
+
+
 def writeup(points: list[dict], grid: list[dict]) -> str:
     """The Markdown write-up: status of the grid, how the points were made, and every number."""
     recorded = {p["key"] for p in points}
@@ -86,6 +109,11 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         f"- Wall time of the recorded points (training + evaluation, as run): {wall:,.0f} s; points finished "
         f"between {min(p['finished_utc'] for p in points)} and {max(p['finished_utc'] for p in points)}", "",
         f"![ratio against training tokens]({PLOT})", "",
+        f"## Smallest budget at which each shows (ratio at the largest multiple >= {threshold('explodes'):g}, "
+        "the claims' `explodes`)", "",
+        "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
+        "|---|---|---|---|---|",
+        *first_showing_rows(points), "",
         "## Perplexity beyond L_tr", "",
         "| phenomenon | tokenizer | shape | params | tokens seen | steps | L_tr | ppl(L_tr) "
         "| ppl(k L_tr) / ppl(L_tr) | scored tokens |",
