@@ -132,7 +132,7 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
 
 def test_first_showing_rows_by_hand():
     def point(tokens, ratio8, shape="2x64"):
-        return {"phenomenon": "rope", "tokenizer": "bpe-4096", "shape": shape, "tokens_seen": tokens,
+        return {"phenomenon": "rope", "tokenizer": "bpe-4096", "shape": shape, "tokens_seen": tokens, "params": 1,
                 "multiples": [1, 4, 8], "ratio": {"1": 1.0, "4": 1.0, "8": ratio8}}
     # 1.25 is the claims' `explodes`: 1.20 does not reach it, 1.30 does; a shape that never does
     # says its largest budget and ratio.

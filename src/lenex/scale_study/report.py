@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 
 from ..claims.predicates import threshold
+from ..claims.scale import first_showing
 from ..files import atomic_write_text, save_figure
 
 PLOT, WRITEUP = "ratio.png", "README.md"
@@ -79,12 +80,12 @@ def first_showing_rows(points: list[dict], name: str = "explodes") -> list[str]:
     for p in points:
         groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
     rows = []
-    for (phenomenon, tokenizer, shape), runs in sorted(groups.items()):
-        runs.sort(key=lambda p: p["tokens_seen"])
-        k = longest_multiple(runs[0])
-        showing = [p for p in runs if p["ratio"][k] >= least]
-        if showing:
-            first = showing[0]
+    for (phenomenon, tokenizer, shape), group in sorted(groups.items()):
+        k = longest_multiple(group[0])
+        # The claims' own search, on one shape's points at a time.
+        first, runs = first_showing(group, phenomenon, int(k), least, tokenizer)
+        runs = sorted(runs, key=lambda p: p["tokens_seen"])
+        if first:
             verdict = f"{first['tokens_seen']:,} ({k}x ratio {first['ratio'][k]:.3f})"
         else:
             verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {runs[-1]['ratio'][k]:.3f})"

@@ -97,10 +97,10 @@ def check_grid(study: dict) -> None:
     """A phenomenon's own shapes and tokenizers (extended parts included) must be the study's
     (one error naming it)."""
     for name, phenomenon in study["phenomena"].items():
-        parts = [("", phenomenon)] + [(f"/extended/{i}", extra) for i, extra in enumerate(phenomenon.get("extended", []))]
-        for where, part in parts:
+        for i, part in enumerate(sub_grids(study, phenomenon)):
+            where = f"/extended/{i - 1}" if i else ""
             for what in ("shapes", "tokenizers"):
-                unknown = sorted(set(part.get(what, [])) - set(study[what]))
+                unknown = sorted(set(part[what]) - set(study[what]))
                 if unknown:
                     raise ValueError(f"phenomena/{name}{where}/{what}: {unknown[0]!r} is not one of the study's "
                                      f"{what} ({', '.join(study[what])})")
