@@ -20,7 +20,8 @@ import torch
 from lenex.fairseq_backend import INSTALL_HINT, require_fairseq
 from lenex.fairseq_backend.binarize import N_SPECIAL, dictionary_lines
 from lenex.fairseq_backend.command import PLUGIN_DIR, fairseq_train_command, model_arguments, preset_command
-from lenex.fairseq_backend.crosscheck import direction, gather, relative_difference, render, seed_spread
+from lenex.fairseq_backend.crosscheck import (budget_sentence, direction, gather, relative_difference, render,
+                                              seed_spread)
 
 SCHEMES = ["sinusoidal", "learned", "alibi", "rope", "xpos", "none", "sandwich", "smoothed_sandwich", "kerple", "t5"]
 
@@ -109,6 +110,37 @@ def test_crosscheck_page_from_run_files(tmp_path):
     assert result["valid_curve"]["fairseq"]["2"] == [[10, 7.0], [20, 6.5]]
     page = render(gather(spec, evaluations, models))
     assert "| rope | 102.00 | 110.00 | +7.8% | 3.9% | 3.6% | yes | no | rises / falls |" in page
+
+
+def test_crosscheck_page_names_the_training_budget():
+    spec = {"train_length": 64, "train": {"steps": 4096, "batch_size": 16, "lr": 0.002, "warmup": 410}}
+    # 4096 x 16 x 64 = 4,194,304 tokens
+    assert budget_sentence(spec) == ("Each model trained 4,096 steps of 16 x L_tr tokens (4,194,304 tokens; "
+                                     "peak lr 0.002, 410 warmup steps). ")
+    assert budget_sentence({"train_length": 64}) == ""  # a spec from before budgets were recorded
+
+
+def _train_config_printed(stdout: str) -> dict:
+    """The --train-config JSON of the one training command a `snakemake -n -p` run printed."""
+    line = next(line for line in stdout.splitlines() if "--train-config" in line)
+    words = shlex.split(line.split(" > ")[0])
+    return json.loads(words[words.index("--train-config") + 1])
+
+
+def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
+    """The workstation cross-check trains a smaller budget than LEX's own runs (config/presets/workstation.yaml)."""
+    from test_workflow import scratch_workflow, snakemake
+
+    lenex_model = "results/workstation/crosscheck/lenex/s2/models/lex/rope.pt"
+    run = snakemake("-n", "-p", "--forceall", lenex_model, cwd=scratch_workflow(tmp_path))
+    assert run.returncode == 0, run.stderr
+    train = _train_config_printed(run.stdout)
+    assert (train["steps"], train["warmup"], train["seed"], train["backend"]) == (4096, 410, 2, "lenex")
+    assert train["eval_every"] == train["log_every"] == 256
+    lex_model = "results/workstation/models/lex/rope.pt"
+    run = snakemake("-n", "-p", "--forceall", lex_model, cwd=scratch_workflow(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert _train_config_printed(run.stdout)["steps"] == 16384
 
 
 def test_dictionary_lists_lenex_ids_in_order():

@@ -74,6 +74,7 @@ rule crosscheck_fairseq:
                 "train_length": paper_preset(wc.preset, "lex")["model"][
                     "train_length"
                 ],
+                "train": crosscheck_budget(wc.preset),
             }
         ),
     shell:

@@ -48,16 +48,26 @@ def train_launcher(preset_name, paper, backend):
 
 
 def crosscheck_train_config(preset_name, paper, backend, seed):
-    """The preset's training, on `backend` with `seed`; the validation loss is measured at every
-    logging interval (lenex's fixed validation windows), which is the curve the page compares.
+    """The preset's training (with its `crosscheck.train` laid over it), on `backend` with `seed`;
+    the validation loss is measured at every logging interval (lenex's fixed validation windows),
+    which is the curve the page compares.
     """
-    train = dict(paper_preset(preset_name, paper)["train"])
+    train = {
+        **paper_preset(preset_name, paper)["train"],
+        **preset(preset_name).get("crosscheck", {}).get("train", {}),
+    }
     return {
         **train,
         "backend": backend,
         "seed": int(seed),
         "eval_every": train["log_every"],
     }
+
+
+def crosscheck_budget(preset_name):
+    """What the page says each cross-check model trained on (the same for every backend and seed)."""
+    train = crosscheck_train_config(preset_name, CROSSCHECK["paper"], "lenex", 1)
+    return {key: train[key] for key in ("steps", "batch_size", "lr", "warmup") if key in train}
 
 
 def crosscheck_evaluations(preset_name):

@@ -106,6 +106,17 @@ def gather(spec: dict, evaluations: list[str], models: list[str]) -> dict:
     return {"spec": spec, "variants": variants}
 
 
+def budget_sentence(spec: dict) -> str:
+    """The training budget every cross-check model had, where the spec records it."""
+    train = spec.get("train")
+    if not train:
+        return ""
+    tokens = train["steps"] * train["batch_size"] * spec["train_length"]
+    warmup = f", {train['warmup']:,} warmup steps" if "warmup" in train else ""
+    return (f"Each model trained {train['steps']:,} steps of {train['batch_size']} x L_tr tokens "
+            f"({tokens:,} tokens; peak lr {train['lr']:g}{warmup}). ")
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:+.1f}%"
 
@@ -117,6 +128,7 @@ def render(result: dict) -> str:
              f"LEX variants trained by both backends from the same token files, preset, steps and "
              f"hyper-parameters, seeds {', '.join(map(str, spec['seeds']))} each; perplexity on the "
              f"{spec['corpus']} test split (LEX protocol), L_tr = {spec['train_length']}. "
+             f"{budget_sentence(spec)}"
              f"Δ = {fairseq} mean / {lenex} mean - 1; spread = (max - min) / mean over seeds.", "",
              NOT_IDENTICAL, "", "## At 1 x L_tr", "",
              f"| variant | {lenex} | {fairseq} | Δ | spread {lenex} | spread {fairseq} | within 10% | within spread | beyond L_tr ({lenex} / {fairseq}) |",
