@@ -6,6 +6,8 @@ import pytest
 import yaml
 
 from lenex.reference import held_share, main, reference_page
+from lenex.reference_record import log_part, run_record, wall_time_text
+from lenex.reference_record import main as record_main
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = {"paper": "lex", "title": "LEX", "command": "snakemake x", "wall_time": "1 min", "revision": "`abc`"}
@@ -45,3 +47,62 @@ def test_a_run_without_its_revision_is_an_error_naming_the_file(tmp_path):
     (tmp_path / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m", "runs": [bad]}))
     with pytest.raises(ValueError, match=r"runs\.yaml: run 1 lacks revision"):
         reference_page(tmp_path)
+
+
+SNAKEMAKE_LOG = """Assuming unrestricted shared filesystem usage.
+
+SNAKEMAKE
+=========
+  Date: 2026-11-24 18:22:27
+  Command: /some/venv/bin/snakemake --cores 2 results/p/lex.md
+  Snakefile: /work/Snakefile
+
+Building DAG of jobs...
+[Tue Nov 24 18:22:41 2026]
+rule train:
+{jobs}
+[Tue Nov  24 19:02:30 2026]
+Finished jobid: 7 (Rule: train)
+{done} of 181 steps ({pct}%) done
+"""
+
+
+def snakemake_log(done=181):
+    return SNAKEMAKE_LOG.format(jobs="", done=done, pct=round(100 * done / 181))
+
+
+def test_a_part_is_read_from_the_snakemake_log_header_and_its_last_job():
+    part = log_part(snakemake_log(), "a.snakemake.log")
+    # 18:22:27 -> 19:02:30 is 40 min 3 s
+    assert (part["started"], part["finished"], part["wall_s"]) == ("2026-11-24T18:22:27", "2026-11-24T19:02:30", 2403)
+    assert (part["jobs_done"], part["jobs_total"]) == (181, 181)
+    assert part["command"] == "snakemake --cores 2 results/p/lex.md"  # the venv's path is dropped
+    with pytest.raises(ValueError, match="x.log: not a Snakemake log"):
+        log_part("Building DAG of jobs...\n", "x.log")
+
+
+def test_a_resumed_run_sums_its_parts_and_an_unfinished_one_says_so():
+    first, second = log_part(snakemake_log(50), "1.log"), log_part(snakemake_log(131), "2.log")
+    record = run_record("p", "lex", [first, second])
+    assert (record["wall_s"], record["jobs"], record["complete"]) == (4806, 181, False)  # 131 of 181 planned
+    assert wall_time_text(record) == ("80 min 6 s (4806 s), 181 jobs, in 2 parts (2403 s + 2403 s); "
+                                      "NOT COMPLETE (the last part did not finish its jobs)")
+    assert wall_time_text(run_record("p", "lex", [log_part(snakemake_log(), "1.log")])) == "40 min 3 s (2403 s), 181 jobs"
+    other = {**second, "command": "snakemake --cores 1 results/p/lex.md"}
+    with pytest.raises(ValueError, match="the logs ran different commands"):
+        run_record("p", "lex", [first, other])
+
+
+def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(tmp_path):
+    log = tmp_path / "2026-11-24T182227.1.snakemake.log"
+    log.write_text(snakemake_log())
+    record_main(["--preset", "p", "--paper", "lex", "--results", str(tmp_path / "results"), str(log)])
+    root = tmp_path / "results" / "p"
+    assert (root / "runs" / "lex" / log.name).read_text() == log.read_text()  # the evidence is kept
+    (root / "raw").mkdir()
+    (root / "raw" / "lex.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"file": "a", "git_rev": "abc1234"}, {"file": "b"}, {"file": "c", "git_rev": "abc1234"}]) + "\n")
+    (root / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m.", "runs": [
+        {"paper": "lex", "title": "LEX"}]}))
+    page = reference_page(root)
+    assert "| LEX | `snakemake --cores 2 results/p/lex.md` | 40 min 3 s (2403 s), 181 jobs | `abc1234` |" in page

@@ -1,29 +1,59 @@
 """Write a preset's reference-run page, results/<preset>/REFERENCE.md, from recorded data only:
-the runs file (results/<preset>/runs.yaml: command, wall time, revision of each run, recorded when
-it finished) and each paper's machine-checked claims (results/<preset>/claims/<paper>.json).
-No finding is typed by hand: a paper whose claims were not computed says so.
+the runs file (results/<preset>/runs.yaml: each run's paper and title, and for runs older than
+the run records their command, wall time and revision), each run's record where it exists
+(results/<preset>/runs/<paper>.json from its Snakemake logs, lenex.reference_record: command and
+wall time; the revision from the raw results' git_rev) and each paper's machine-checked claims
+(results/<preset>/claims/<paper>.json). No finding is typed by hand: a paper whose claims were not
+computed says so.
 
     python -m lenex.reference --preset workstation
 """
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from .cli import run_cli
 from .files import atomic_write_text, read_json, read_yaml
+from .reference_record import wall_time_text
 from .tables.formatting import md_escape
 
 VERDICT = {True: "holds", False: "fails", None: "untestable"}
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
 
 
-def load_runs(path: Path) -> dict:
+def raw_revisions(path: Path) -> list[str]:
+    """The revisions a paper's raw results were computed at (each record's git_rev), in order."""
+    if not path.exists():
+        return []
+    revisions = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rev = json.loads(line).get("git_rev") if line.strip() else None
+        if rev:
+            revisions[rev] = None
+    return list(revisions)
+
+
+def recorded_run(root: Path, run: dict) -> dict:
+    """A runs.yaml entry with its command, wall time and revision taken from the run's record."""
+    record_file = root / "runs" / f"{run.get('paper')}.json"
+    if not record_file.exists():
+        return run
+    record = read_json(record_file)
+    revisions = raw_revisions(root / "raw" / f"{run['paper']}.jsonl")
+    return {**run, "command": record["command"], "wall_time": wall_time_text(record),
+            "revision": ", ".join(f"`{rev}`" for rev in revisions) or "not recorded in its raw results"}
+
+
+def load_runs(root: Path) -> dict:
+    path = root / "runs.yaml"
     runs = read_yaml(path)
-    for i, run in enumerate(runs.get("runs", [])):
+    runs["runs"] = [recorded_run(root, run) for run in runs.get("runs", [])]
+    for i, run in enumerate(runs["runs"]):
         missing = [k for k in RUN_KEYS if not run.get(k)]
         if missing:
-            raise ValueError(f"{path}: run {i + 1} lacks {', '.join(missing)}")
+            raise ValueError(f"{path}: run {i + 1} lacks {', '.join(missing)} (and has no runs/<paper>.json record)")
     return runs
 
 
@@ -63,7 +93,7 @@ def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
 
 
 def reference_page(root: Path) -> str:
-    runs = load_runs(root / "runs.yaml")
+    runs = load_runs(root)
     lines = [f"# Reference runs: the `{runs['preset']}` preset, one whole paper per run", "",
              "Each paper was regenerated from scratch (corpora prepared, every model trained, every table "
              f"and figure rendered) by one command on {runs['machine'].strip()}", "",

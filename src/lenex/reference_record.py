@@ -1,0 +1,87 @@
+"""Record a reference run from Snakemake's own logs: results/<preset>/runs/<paper>.json.
+
+    python -m lenex.reference_record --preset workstation --paper lex .snakemake/log/<start>.snakemake.log
+
+Each log is one part of the run (a run cut off and resumed with the same command has several, in
+order): its start is the log's `Date:` header, its end the last job's timestamp, its jobs the last
+"N of M steps" line. The logs are copied beside the record, so the wall time REFERENCE.md states
+(lenex.reference) is re-derivable from committed files and never typed by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from .cli import run_cli
+from .files import atomic_write_text
+
+HEADER_DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
+HEADER_COMMAND = re.compile(r"^\s*Command: (.+?)\s*$", re.M)
+JOB_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]\s*$", re.M)
+STEPS = re.compile(r"^(\d+) of (\d+) steps \(\d+%\) done\s*$", re.M)
+
+
+def log_part(text: str, name: str) -> dict:
+    """One part of a run from its Snakemake log: start, end, wall seconds, jobs done of jobs planned."""
+    date, command = HEADER_DATE.search(text), HEADER_COMMAND.search(text)
+    if not date or not command:
+        raise ValueError(f"{name}: not a Snakemake log (no `Date:` and `Command:` header)")
+    started = datetime.strptime(date[1], "%Y-%m-%d %H:%M:%S")
+    stamps = [datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y") for s in JOB_STAMP.findall(text)]
+    finished = max([started, *stamps])
+    steps = STEPS.findall(text)
+    done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, None)
+    argv = command[1].split()
+    return {"log": name, "command": " ".join([Path(argv[0]).name, *argv[1:]]),
+            "started": started.isoformat(), "finished": finished.isoformat(),
+            "wall_s": int((finished - started).total_seconds()), "jobs_done": done, "jobs_total": total}
+
+
+def run_record(preset: str, paper: str, parts: list[dict]) -> dict:
+    """The whole run: its parts must share one command (a resumed run repeats the command)."""
+    if not parts:
+        raise ValueError("a run needs at least one Snakemake log")
+    commands = {part["command"] for part in parts}
+    if len(commands) > 1:
+        raise ValueError(f"the logs ran different commands ({'; '.join(sorted(commands))}): "
+                         "a resumed run repeats the command it was started with")
+    last = parts[-1]
+    return {"preset": preset, "paper": paper, "command": last["command"], "parts": parts,
+            "wall_s": sum(part["wall_s"] for part in parts),
+            "jobs": sum(part["jobs_done"] for part in parts),
+            "complete": last["jobs_total"] is not None and last["jobs_done"] == last["jobs_total"]}
+
+
+def wall_time_text(record: dict) -> str:
+    """How REFERENCE.md states a recorded run's wall time."""
+    minutes, seconds = divmod(record["wall_s"], 60)
+    text = f"{minutes} min {seconds} s ({record['wall_s']} s), {record['jobs']} jobs"
+    if len(record["parts"]) > 1:
+        text += f", in {len(record['parts'])} parts (" + " + ".join(f"{p['wall_s']} s" for p in record["parts"]) + ")"
+    return text if record["complete"] else text + "; NOT COMPLETE (the last part did not finish its jobs)"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", required=True)
+    parser.add_argument("--paper", required=True)
+    parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    parser.add_argument("logs", nargs="+", help="the run's Snakemake logs (.snakemake/log/), in order")
+    args = parser.parse_args(argv)
+    folder = Path(args.results) / args.preset / "runs"
+    parts = [log_part(Path(log).read_text(), Path(log).name) for log in args.logs]
+    record = run_record(args.preset, args.paper, parts)
+    logs = folder / args.paper
+    logs.mkdir(parents=True, exist_ok=True)
+    for log in args.logs:
+        if Path(log).resolve() != (logs / Path(log).name).resolve():
+            shutil.copyfile(log, logs / Path(log).name)
+    atomic_write_text(folder / f"{args.paper}.json", json.dumps(record, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    run_cli(main)
