@@ -103,6 +103,7 @@ def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(t
     (root / "raw" / "lex.jsonl").write_text("\n".join(json.dumps(r) for r in [
         {"file": "a", "git_rev": "abc1234"}, {"file": "b"}, {"file": "c", "git_rev": "abc1234"}]) + "\n")
     (root / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m.", "runs": [
-        {"paper": "lex", "title": "LEX"}]}))
+        {"paper": "lex", "title": "LEX", "conditions": "tests ran beside it"}]}))
     page = reference_page(root)
-    assert "| LEX | `snakemake --cores 2 results/p/lex.md` | 40 min 3 s (2403 s), 181 jobs | `abc1234` |" in page
+    assert ("| LEX | `snakemake --cores 2 results/p/lex.md` | 40 min 3 s (2403 s), 181 jobs; tests ran beside it "
+            "| `abc1234` |") in page

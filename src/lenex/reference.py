@@ -42,7 +42,8 @@ def recorded_run(root: Path, run: dict) -> dict:
         return run
     record = read_json(record_file)
     revisions = raw_revisions(root / "raw" / f"{run['paper']}.jsonl")
-    return {**run, "command": record["command"], "wall_time": wall_time_text(record),
+    wall_time = wall_time_text(record) + (f"; {run['conditions'].strip()}" if run.get("conditions") else "")
+    return {**run, "command": record["command"], "wall_time": wall_time,
             "revision": ", ".join(f"`{rev}`" for rev in revisions) or "not recorded in its raw results"}
 
 

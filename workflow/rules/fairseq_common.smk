@@ -67,7 +67,11 @@ def crosscheck_train_config(preset_name, paper, backend, seed):
 def crosscheck_budget(preset_name):
     """What the page says each cross-check model trained on (the same for every backend and seed)."""
     train = crosscheck_train_config(preset_name, CROSSCHECK["paper"], "lenex", 1)
-    return {key: train[key] for key in ("steps", "batch_size", "lr", "warmup") if key in train}
+    return {
+        key: train[key]
+        for key in ("steps", "batch_size", "lr", "warmup")
+        if key in train
+    }
 
 
 def crosscheck_evaluations(preset_name):
