@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import deep_merge, paper_view
+from lenex.presets import budget_tokens, deep_merge, group_view, paper_view
 
 from pathlib import Path
 
@@ -49,3 +49,34 @@ def test_every_preset_has_a_view_for_every_paper(name):
     for paper in ("lex", "receptive-field", "segmented"):
         view = paper_view(preset, paper)
         assert view["model"]["train_length"] >= 4
+
+
+GROUPED = {
+    "name": "g", "model": {"n_layer": 8, "d_model": 64, "train_length": 64},
+    "train": {"steps": 768, "batch_size": 16},
+    "experiment": {"segments": 256, "groups": {
+        "seeds": {"model": {"n_layer": 2}, "experiment": {"segments": 384}},
+        "fix-ltr4": {"train": {"batch_size": 4}},
+    }},
+}
+
+
+def test_a_group_lays_its_fields_over_the_papers_view():
+    seeds = group_view(GROUPED, "seeds")
+    assert (seeds["model"]["n_layer"], seeds["model"]["d_model"]) == (2, 64)
+    assert seeds["experiment"]["segments"] == 384 and seeds["train"] == GROUPED["train"]
+    assert GROUPED["model"]["n_layer"] == 8  # not mutated
+    assert group_view(GROUPED, None) is GROUPED
+    assert group_view(GROUPED, "not-sized") is GROUPED  # a group the preset leaves alone
+
+
+def test_a_group_may_not_change_the_training_length():
+    bad = deep_merge(GROUPED, {"experiment": {"groups": {"seeds": {"model": {"train_length": 128}}}}})
+    with pytest.raises(ValueError, match=r"experiment.groups.seeds may not change model.train_length \(64 -> 128\)"):
+        group_view(bad, "seeds")
+
+
+def test_the_claims_budget_is_the_smallest_groups():
+    # 768 x 16 x 64 = 786,432 for the paper and `seeds`; `fix-ltr4` trains 768 x 4 x 64 = 196,608
+    assert budget_tokens(GROUPED) == 196_608
+    assert budget_tokens({**GROUPED, "experiment": {}}) == 786_432

@@ -66,3 +66,36 @@ def test_tables_read_every_model_they_need_at_the_paper_preset():
 def test_windows_note_names_every_window():
     note = plan.windows_note(EXPERIMENT, view("workstation"))
     assert "R = 3, L_tr = 32" in note and "w 40 → 10" in note and "w 320 → 80" in note
+
+
+def test_a_variants_budget_group_sizes_its_model_and_samples():
+    grouped = {**view("tiny"), "experiment": {**view("tiny")["experiment"], "segments": 8,
+                                              "groups": {"seeds": {"model": {"n_layer": 1}, "experiment": {"segments": 3}}}}}
+    table3 = plan.variant_view(grouped, EXPERIMENT, "sandwich")
+    assert (table3["model"]["n_layer"], table3["experiment"]["segments"]) == (1, 3)
+    table1 = plan.variant_view(grouped, EXPERIMENT, "alibi-shift-0")
+    assert table1 is grouped
+    # the window follows its group's depth: w x R / L_tr stays the paper's
+    window = plan.model_config("window-320", EXPERIMENT, plan.variant_view(grouped, EXPERIMENT, "window-320"))
+    assert window["mask_options"]["window"] == plan.scaled_window(320, grouped["model"]["n_layer"], grouped["model"]["train_length"])
+
+
+def test_a_group_no_variant_names_is_one_error():
+    typo = {**view("tiny"), "experiment": {**view("tiny")["experiment"], "groups": {"seed": {"model": {"n_layer": 1}}}}}
+    with pytest.raises(ValueError, match=r"experiment.groups.seed is named by no receptive-field variant; groups named: .*seeds"):
+        plan.variant_view(typo, EXPERIMENT, "alibi")
+
+
+def test_table1_and_table3_alibi_are_separate_models_of_the_same_scheme():
+    """Tables 1/4 (Δ = 0) need the slope models' depth, Table 3 its seeds' budget: two variants."""
+    variants = EXPERIMENT["variants"]
+    assert variants["alibi-shift-0"]["position"] == variants["alibi"]["position"] == "alibi"
+    assert "group" not in variants["alibi-shift-0"] and variants["alibi"]["group"] == "seeds"
+    rows = [row["variant"] for row in EXPERIMENT["tables"]["table1"]["sections"][0]["rows"]]
+    assert "alibi-shift-0" in rows and "alibi" not in rows
+
+
+def test_your_own_scheme_trains_in_table3s_budget_group():
+    from lenex.schemes import with_extra_schemes
+    merged = with_extra_schemes(EXPERIMENT, {"my-bias": {"position": "alibi", "label": "Mine"}})
+    assert merged["variants"]["my-bias"]["group"] == EXPERIMENT["scheme_group"] == EXPERIMENT["variants"]["sandwich"]["group"]

@@ -104,7 +104,8 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
     cfg, length = preset["train"], preset["model"]["train_length"]
     per_training = training_gpu_hours(cfg["steps"], cfg["batch_size"], length, rate) if rate else None
     rows, by_rule = [], {}
-    for job in jobs:
+    # Sorted: the dry run lists jobs in an order that changes between runs; the plan must not.
+    for job in sorted(jobs, key=lambda j: (j.rule, j.output)):
         declared = job.gpus * job.runtime_minutes / 60
         # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train).
         is_training = job.rule.startswith("train") or job.rule.endswith("_train")

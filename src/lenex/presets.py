@@ -40,3 +40,27 @@ def paper_view(preset: dict, paper: str) -> dict:
     view = deep_merge(view, overrides)
     view["paper"] = paper
     return view
+
+
+def group_view(view: dict, group: str | None) -> dict:
+    """A paper's view as one budget group sees it: `experiment.groups.<group>` (model, train,
+    experiment sample sizes) laid over the paper's view. No group, or a group the preset does not
+    size, is the paper's own budget. A group may not change L_tr: every table of a paper scores
+    the same tokens at the same multiples of it."""
+    groups = (view.get("experiment") or {}).get("groups") or {}
+    if group is None or group not in groups:
+        return view
+    merged = deep_merge(view, groups[group])
+    if merged["model"]["train_length"] != view["model"]["train_length"]:
+        raise ValueError(f"preset {view.get('name')!r}: experiment.groups.{group} may not change "
+                         f"model.train_length ({view['model']['train_length']} -> {merged['model']['train_length']})")
+    return merged
+
+
+def budget_tokens(view: dict) -> int:
+    """Tokens each model of the paper trains on at least (steps x batch x L_tr, the smallest over
+    its budget groups): what the claims compare with the scale study's budgets, so a claim is never
+    called testable on the strength of the larger group's budget."""
+    groups = (view.get("experiment") or {}).get("groups") or {}
+    views = [view, *(group_view(view, name) for name in groups)]
+    return min(v["train"]["steps"] * v["train"]["batch_size"] * v["model"]["train_length"] for v in views)

@@ -87,6 +87,8 @@ def with_extra_schemes(experiment: dict, extra: dict) -> dict:
             raise ValueError(f"extra_schemes.{name}: paper {paper!r} already has a variant {name!r}; "
                              "choose another name")
         merged["variants"][name] = variant_spec(entry)
+        if merged.get("scheme_group"):  # an extra scheme trains at the budget of the rows it joins
+            merged["variants"][name]["group"] = merged["scheme_group"]
     for spec in merged["tables"].values():
         compares = spec.get("compares_schemes")
         if not compares:

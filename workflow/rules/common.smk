@@ -12,7 +12,7 @@ from snakemake.utils import validate
 from lenex.data.corpus import debian_packages
 from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
-from lenex.presets import paper_view
+from lenex.presets import budget_tokens, paper_view
 from lenex.variants import check_variants
 from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
@@ -196,11 +196,9 @@ def tokenizer_files(preset_name):
 
 
 def trained_tokens(preset_name, paper):
-    """Tokens each of a paper's models trains on at a preset (steps x batch x L_tr): the budget the
-    claims compare with the scale study's."""
-    view = paper_preset(preset_name, paper)
-    train = view["train"]
-    return train["steps"] * train["batch_size"] * view["model"]["train_length"]
+    """Tokens each of a paper's models trains on at a preset (steps x batch x L_tr, the smallest
+    over its budget groups): the budget the claims compare with the scale study's."""
+    return budget_tokens(paper_preset(preset_name, paper))
 
 
 def quoted_json(value):

@@ -39,6 +39,14 @@ def train_meta(preset_name, paper):
     return data_files(preset_name, training_corpus(paper))[-1]
 
 
+def rf_view(wc):
+    """The receptive-field preset as the job's variant sees it: its budget group's model, train
+    and sample sizes laid over the paper's (rf_targets.variant_view)."""
+    return rf_targets.variant_view(
+        paper_preset(wc.preset, RF), experiment(RF), wc.variant
+    )
+
+
 def receptive_field_table_recorded(preset_name, table):
     """The recorded files of one receptive-field table: results, ERFs, corpus metas."""
     spec = table_spec(RF, table)

@@ -21,13 +21,11 @@ use rule train as receptive_field_train with:
         **stage_resources("train", RF),
     params:
         model=lambda wc: quoted_json(
-            rf_targets.model_config(
-                wc.variant, experiment(RF), paper_preset(wc.preset, RF)
-            )
+            rf_targets.model_config(wc.variant, experiment(RF), rf_view(wc))
         ),
         train=lambda wc: quoted_json(
             {
-                **paper_preset(wc.preset, RF)["train"],
+                **rf_view(wc)["train"],
                 "seed": rf_targets.train_seed(
                     paper_preset(wc.preset, RF), int(wc.seed)
                 ),
@@ -67,10 +65,10 @@ rule receptive_field_evaluate:
         ),
         window_option="",
         span=lambda wc: experiment(RF)["span_multiple"],
-        segments=lambda wc: paper_preset(wc.preset, RF)["experiment"]["segments"],
+        segments=lambda wc: rf_view(wc)["experiment"]["segments"],
         measure_options=lambda wc, output: (
             f"--erf-out {output.erf} --erf-multiple {rf_targets.ERF_MULTIPLE}"
-            f" --erf-segments {paper_preset(wc.preset, RF)['experiment']['erf_segments']}"
+            f" --erf-segments {rf_view(wc)['experiment']['erf_segments']}"
         ),
         batch_tokens=lambda wc: paper_preset(wc.preset, RF)["eval"]["batch_tokens"],
         extra=lambda wc: quoted_json(

@@ -11,6 +11,8 @@ Scale rules (the paper: R = 12 layers, L_tr = 512, its Table 7):
 
 from __future__ import annotations
 
+from ..presets import group_view
+
 PAPER_LAYERS = 12
 PAPER_TRAIN_LENGTH = 512
 #: Figures 4-7 and 11-13 show c_m when predicting the 2048-th token with L_tr = 512.
@@ -55,6 +57,21 @@ def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict
     if "paper_window" in variant:
         config["mask_options"]["window"] = scaled_window(variant["paper_window"], model["n_layer"], base)
     return config
+
+
+def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict:
+    """The preset as one variant's budget group sees it (lenex.presets.group_view): Tables 1, 2 and
+    4 need depth so that every scaled window binds, Table 3's seeds need numbers, not depth. A
+    group the preset sizes that no variant names is an error (a typo would silently do nothing)."""
+    variants = experiment["variants"]
+    if variant_name not in variants:
+        raise ValueError(f"unknown variant {variant_name!r} of {PAPER}; known: {', '.join(variants)}")
+    sized = set(((preset_view.get("experiment") or {}).get("groups") or {}))
+    named = {v.get("group") for v in variants.values()} - {None}
+    if sized - named:
+        raise ValueError(f"preset {preset_view.get('name')!r}: experiment.groups.{sorted(sized - named)[0]} "
+                         f"is named by no {PAPER} variant; groups named: {', '.join(sorted(named)) or 'none'}")
+    return group_view(preset_view, variants[variant_name].get("group"))
 
 
 def seeds(preset_view: dict) -> list[int]:
