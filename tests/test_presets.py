@@ -76,7 +76,10 @@ def test_a_group_may_not_change_the_training_length():
         group_view(bad, "seeds")
 
 
-def test_the_claims_budget_is_the_smallest_groups():
-    # 768 x 16 x 64 = 786,432 for the paper and `seeds`; `fix-ltr4` trains 768 x 4 x 64 = 196,608
-    assert budget_tokens(GROUPED) == 196_608
-    assert budget_tokens({**GROUPED, "experiment": {}}) == 786_432
+def test_the_claims_budget_is_the_smallest_models():
+    variants = {"deep": {}, "seed": {"group": "seeds"}, "long": {"group": "fix-ltr4", "train_length_multiple": 4}}
+    # every model trains 768 x 16 x 64 = 786,432 tokens: fix-ltr4's batch of 4 at 4 x L_tr is the same
+    assert budget_tokens(GROUPED, variants) == 786_432
+    # a quarter-length model in the paper's own budget: 768 x 16 x 16 = 196,608
+    assert budget_tokens(GROUPED, {**variants, "short": {"train_length_multiple": 0.25}}) == 196_608
+    assert budget_tokens({**GROUPED, "experiment": {}}, {}) == 786_432

@@ -57,10 +57,14 @@ def group_view(view: dict, group: str | None) -> dict:
     return merged
 
 
-def budget_tokens(view: dict) -> int:
-    """Tokens each model of the paper trains on at least (steps x batch x L_tr, the smallest over
-    its budget groups): what the claims compare with the scale study's budgets, so a claim is never
-    called testable on the strength of the larger group's budget."""
-    groups = (view.get("experiment") or {}).get("groups") or {}
-    views = [view, *(group_view(view, name) for name in groups)]
-    return min(v["train"]["steps"] * v["train"]["batch_size"] * v["model"]["train_length"] for v in views)
+def budget_tokens(view: dict, variants: dict) -> int:
+    """Tokens each model of the paper trains on at least: over its experiment's variants, the
+    variant's budget group's steps x batch times the L_tr it trains at (a variant may train at a
+    `train_length_multiple` of the paper's, as the receptive-field Table 2 and Figure 7 models do).
+    What the claims compare with the scale study's budgets, so a claim is never called testable on
+    the strength of a larger model's budget."""
+    def tokens(variant: dict) -> float:
+        group = group_view(view, variant.get("group"))
+        length = group["model"]["train_length"] * variant.get("train_length_multiple", 1)
+        return group["train"]["steps"] * group["train"]["batch_size"] * length
+    return int(min(tokens(v) for v in variants.values())) if variants else int(tokens({}))

@@ -197,8 +197,10 @@ def tokenizer_files(preset_name):
 
 def trained_tokens(preset_name, paper):
     """Tokens each of a paper's models trains on at a preset (steps x batch x L_tr, the smallest
-    over its budget groups): the budget the claims compare with the scale study's."""
-    return budget_tokens(paper_preset(preset_name, paper))
+    over its variants): the budget the claims compare with the scale study's."""
+    return budget_tokens(
+        paper_preset(preset_name, paper), experiment(paper)["variants"]
+    )
 
 
 def quoted_json(value):
