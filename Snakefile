@@ -38,6 +38,10 @@ include: "workflow/rules/fairseq.smk"
 include: "workflow/rules/hf_profile.smk"
 
 
+onstart:
+    drop_local_rate_limit(workflow)
+
+
 rule all:
     default_target: True
     input:

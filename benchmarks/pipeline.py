@@ -1,5 +1,11 @@
-"""Pipeline overhead: how long Snakemake takes when there is (almost) nothing to compute.
+"""Pipeline cost: the whole tiny DAG from scratch, and how long Snakemake takes with nothing to do.
 
+- The whole DAG at `tiny` (`snakemake --cores 2`, every paper whole, fetches included) in a fresh
+  copy of this working tree (its tracked files, nothing under results/ or resources/), as a new user
+  would run it: wall time, jobs, the scheduler's own CPU (its process alone, read from /proc while it
+  runs, not its jobs'), then a no-op rerun there that must print "Nothing to be done".
+- Per-job start-up: the wall time of `python -c "import <entry>"` for each entry point the rules call
+  (what every job pays before it does any work).
 - A no-op rerun of one paper's whole DAG: `snakemake --cores 1 results/tiny/lex.md` (every table and
   figure of the LEX paper at the `tiny` preset) after the target is complete. If it is not, it is
   built first, untimed (about ten minutes on 2 cores); each timed rerun must then print
@@ -13,8 +19,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,16 +45,101 @@ def _pending_jobs(output: str) -> int:
 
 
 def _snakemake(args: list[str]) -> tuple[float, str]:
-    command = [sys.executable, "-m", "snakemake", *args]
-    # The rules call `python -m lenex...`: the interpreter running the benchmarks comes first on PATH.
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    return _snakemake_in(REPO, args)
+
+
+def _snakemake_env(root: Path = REPO) -> dict:
+    """The rules call `python -m lenex...`: the benchmarks' interpreter comes first on PATH, and the
+    code is the one under `root` (a fresh copy runs its own src/, not the editable install's)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, "PYTHONPATH": str(root / "src")}
+
+
+def fresh_copy(source: Path, dest: Path) -> None:
+    """The tracked files of `source`'s working tree (as edited, not as committed), as a clone has."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=source, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        src = source / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
+def _own_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of the process itself (fields 14-15 of /proc/<pid>/stat), without its children."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed_with_scheduler_cpu(command: list[str], cwd: Path, log_path: Path) -> tuple[float, float, int]:
+    """Wall seconds, the scheduler's own CPU seconds (sampled each 0.2 s until it exits) and its exit code."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
+    with open(log_path, "w") as out:
+        proc = subprocess.Popen(command, cwd=cwd, env=_snakemake_env(cwd), stdout=out, stderr=subprocess.STDOUT)
+        cpu = 0.0
+        while proc.poll() is None:
+            cpu = _own_cpu_seconds(proc.pid) or cpu
+            time.sleep(0.2)
+    return time.perf_counter() - start, cpu, proc.returncode
+
+
+def whole_dag(source: Path, cores: int, keep: Path | None = None) -> dict:
+    """The whole default DAG (tiny) from scratch in a fresh copy of `source`, then its no-op rerun."""
+    work = Path(tempfile.mkdtemp(prefix="lenex-dag-")) if keep is None else keep
+    try:
+        fresh_copy(source, work)
+        jobs = _pending_jobs(subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", str(cores)], cwd=work,
+                                            env=_snakemake_env(work), capture_output=True, text=True, check=True).stdout)
+        log.info("whole tiny DAG: %d jobs in %s (log: %s)", jobs, work, work / "whole-dag.log")
+        wall, cpu, code = _timed_with_scheduler_cpu([sys.executable, "-m", "snakemake", "--cores", str(cores)], work,
+                                                    work / "whole-dag.log")
+        if code:
+            raise RuntimeError(f"the whole DAG failed ({code}):\n{(work / 'whole-dag.log').read_text()[-2000:]}")
+        rerun = []
+        for _ in range(3):
+            elapsed, output = _snakemake_in(work, ["--cores", str(cores)])
+            if NOTHING_TO_DO not in output:
+                raise RuntimeError(f"the rerun did work instead of nothing:\n{output[-2000:]}")
+            rerun.append(elapsed)
+        return {"command": f"snakemake --cores {cores}", "jobs": jobs, "seconds": wall, "scheduler_cpu_seconds": cpu,
+                "wall_seconds_per_job": wall / jobs, "scheduler_cpu_seconds_per_job": cpu / jobs,
+                "noop_rerun_seconds": summary(rerun)}
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def entry_points() -> list[str]:
+    """The modules the rules run (`python -m <module>`), read from the rule files."""
+    text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
+    found = set(re.findall(r"python -m (lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
+    return sorted(found)
+
+
+def startup(reps: int, limit: int | None = None) -> dict:
+    """Seconds to start Python and import each entry point: the floor of every job's wall time."""
+    per_module = {}
+    for module in entry_points()[:limit]:
+        seconds = []
+        for _ in range(reps):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", f"import {module}"], cwd=REPO, check=True, env=_snakemake_env())
+            seconds.append(time.perf_counter() - start)
+        per_module[module] = summary(seconds)
+    return per_module
+
+
+def _snakemake_in(cwd: Path, args: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=_snakemake_env(cwd),
+                          capture_output=True, text=True, check=False)
     output = done.stdout + done.stderr
     if done.returncode:
         raise RuntimeError(f"snakemake {' '.join(args)} failed ({done.returncode}):\n{output[-2000:]}")
-    return seconds, output
+    return time.perf_counter() - start, output
 
 
 def noop_rerun(target: str, reps: int, build_cores: int) -> dict:
@@ -77,6 +170,10 @@ def run(quick: bool, build_cores: int = 2) -> dict:
     """One entry per measurement; one that fails is recorded with snakemake's last lines, not raised,
     so the other sections' results are still written. --quick only dry-runs (nothing is built)."""
     measurements = {
+        "whole tiny DAG from scratch (all papers, fetches included)": (
+            (lambda: dry_run(["--forceall"], 1)) if quick else (lambda: whole_dag(REPO, build_cores))),
+        "start-up per job (python + import of each entry point)": (
+            lambda: {"per_module": startup(1, limit=3) if quick else startup(3)}),
         f"no-op rerun, whole LEX paper ({WHOLE_PAPER})": (
             (lambda: dry_run([WHOLE_PAPER], 1)) if quick else (lambda: noop_rerun(WHOLE_PAPER, 3, build_cores))),
         "snakemake -n, paper preset (all papers)": lambda: dry_run(["--config", "preset=paper"], 1 if quick else 3),
@@ -90,15 +187,34 @@ def run(quick: bool, build_cores: int = 2) -> dict:
     return results
 
 
-def table(result: dict) -> str:
+def revision() -> str:
+    """The commit measured, `+edits` when the working tree differs from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
+                           text=True).stdout.strip()
+    return head + ("+edits" if dirty else "")
+
+
+def _headline(r: dict) -> list:
+    """(seconds, jobs, scheduler CPU s, no-op rerun s) of one measurement, blank where not measured."""
+    if "error" in r:
+        return ["failed", "", "", ""]
+    if "per_module" in r:
+        medians = sorted(m["median"] for m in r["per_module"].values())
+        return [f"{medians[len(medians) // 2]:.2f} median, {medians[-1]:.2f} max", len(medians), "", ""]
+    seconds = r["seconds"]["median"] if isinstance(r["seconds"], dict) else r["seconds"]
+    rerun = r.get("noop_rerun_seconds", {}).get("median", "")
+    return [seconds, r.get("jobs", r.get("dag_jobs", r.get("pending_jobs", ""))), r.get("scheduler_cpu_seconds", ""), rerun]
+
+
+def table(result: dict, previous: dict | None = None) -> str:
+    """This run's figures, each followed by the previous run's (the JSON this one replaces)."""
+    before = (previous or {}).get("result", {})
     rows = []
     for name, r in result.items():
-        if "error" in r:
-            rows.append([name, "failed", "", r["error"], ""])
-            continue
-        built = r.get("built_first")
-        note = f"a DAG of {r['dag_jobs']} jobs" if "dag_jobs" in r else ""
-        if built:
-            note += f"; {built['jobs']} jobs built first in {built['seconds']:.0f} s"
-        rows.append([name, r["seconds"]["median"], r["pending_jobs"], f"`{r['command']}`", note])
-    return "Pipeline overhead\n" + markdown_table(["what", "seconds (median)", "pending jobs", "command", "note"], rows)
+        rows.append([name, "this run", *_headline(r), f"`{r['command']}`" if r.get("command") else ""])
+        if name in before:
+            rows.append(["", "previous", *_headline(before[name]), ""])
+    header = ["what", "run", "seconds", "jobs (or modules)", "scheduler CPU s", "no-op rerun s", "command"]
+    measured = f" (previous: {previous.get('revision', 'unknown revision')})" if previous else ""
+    return "Pipeline cost" + measured + "\n" + markdown_table(header, rows)

@@ -12,6 +12,7 @@ and its load average in every file. Run from the repository root.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 import torch
 
 from lenex.device import pick_device
+from lenex.files import atomic_write_text
 
 from . import compile_probe, eval_length, peak, pipeline, train_throughput
 from .common import machine, write_json
@@ -80,14 +82,33 @@ def main(argv=None) -> None:
             result = eval_length.run(device, args.quick)
             _report(out, "eval", context, result, eval_length.table(result))
         elif section == "pipeline":
+            previous = _previous(out / "pipeline.json")
             result = pipeline.run(args.quick, build_cores=args.threads)
-            _report(out, "pipeline", context, result, pipeline.table(result))
+            context_here = {**context, "revision": pipeline.revision()}
+            if previous:  # the figures this run replaces, kept beside it
+                context_here["previous"] = {k: previous[k] for k in ("revision", "machine", "result") if k in previous}
+            _report(out, "pipeline", context_here, result, pipeline.table(result, previous))
         elif section == "compile":
             result = compile_probe.run(device, args.quick)
             _report(out, "compile", context, result, compile_probe.table(result))
 
 
+def _previous(path: Path) -> dict | None:
+    """The JSON a section is about to replace (its figures are printed beside the new ones)."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_page(path: Path, section: str, payload: dict, text: str) -> None:
+    """The printed table as a page beside the JSON (what a write-up links to instead of copying)."""
+    machine = payload["machine"]
+    atomic_write_text(path, f"# {section}\n\n{text}\n\n`{payload['command']}` at"
+                      f" {payload.get('revision', 'an unrecorded revision')}; {machine['cpu']}, {machine['cpu_count']} CPUs,"
+                      f" load average {machine['load_average_1_5_15'][0]:.2f} before, {payload['load_average_after'][0]:.2f}"
+                      " after.\n")
+
+
 def _report(out: Path, section: str, context: dict, result: dict, text: str) -> None:
     payload = {**context, "load_average_after": list(os.getloadavg()), "result": result}
     write_json(out / f"{section}.json", payload)
+    write_page(out / f"{section}.md", section, payload, text)
     print(f"\n## {section}\n{text}\n(written {out / (section + '.json')})", flush=True)

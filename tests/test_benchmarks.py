@@ -73,3 +73,56 @@ def test_memory_exponent_is_withheld_when_a_peak_is_below_a_mebibyte():
     assert _memory_exponent(lengths, [2**21, 2**23, 2**25]) == pytest.approx(2.0)
     assert _memory_exponent(lengths, [0, 4096, 2**25]) is None
     assert _exponent_text(None).startswith("n/a")
+
+
+def test_pipeline_copies_only_tracked_files_as_edited(tmp_path):
+    """The whole-DAG measurement runs in a copy a fresh clone would have: tracked files (as edited
+    in the working tree), no results/ or resources/."""
+    from benchmarks.pipeline import fresh_copy
+
+    source = tmp_path / "src"
+    (source / "results").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=source, check=True)
+    (source / "tracked.txt").write_text("committed\n")
+    (source / "results" / "old.json").write_text("{}\n")
+    subprocess.run(["git", "add", "tracked.txt"], cwd=source, check=True)
+    (source / "tracked.txt").write_text("edited\n")
+    fresh_copy(source, tmp_path / "copy")
+    assert (tmp_path / "copy" / "tracked.txt").read_text() == "edited\n"
+    assert not (tmp_path / "copy" / "results").exists()
+
+
+def test_pipeline_reads_a_process_own_cpu_not_its_childrens():
+    from benchmarks.pipeline import _own_cpu_seconds
+
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+                             "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'])\ntime.sleep(5)"])
+    try:
+        import time
+        deadline = time.time() + 20
+        while (_own_cpu_seconds(busy.pid) or 0) < 0.4 and time.time() < deadline:
+            time.sleep(0.1)
+        assert 0.4 <= _own_cpu_seconds(busy.pid) < 3
+    finally:
+        busy.kill()
+    assert _own_cpu_seconds(busy.pid + 10**7) is None  # no such process
+
+
+def test_pipeline_table_puts_the_previous_run_under_each_figure():
+    from benchmarks.pipeline import table
+
+    now = {"whole": {"command": "snakemake --cores 2", "jobs": 400, "seconds": 550.0, "scheduler_cpu_seconds": 5.0,
+                     "noop_rerun_seconds": {"median": 2.0}}}
+    before = {"revision": "abc", "result": {"whole": {"command": "snakemake --cores 2", "jobs": 491, "seconds": 748.0,
+                                                     "scheduler_cpu_seconds": 192.0, "noop_rerun_seconds": {"median": 3.7}}}}
+    lines = table(now, before).splitlines()
+    assert lines[0] == "Pipeline cost (previous: abc)"
+    assert lines[3].startswith("| whole | this run | 550 | 400 | 5 | 2 |")
+    assert lines[4].startswith("|  | previous | 748 | 491 | 192 | 3.7 |")
+
+
+def test_pipeline_measures_the_start_up_of_every_entry_point_the_rules_call():
+    from benchmarks.pipeline import entry_points
+
+    modules = entry_points()
+    assert {"lenex.train", "lenex.evaluate", "lenex.lex.evaluate_model", "lenex.receptive_field.evaluate"} <= set(modules)

@@ -166,14 +166,19 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     assert set(before) <= set(after)
     # Every added job makes a file of the new variant (its models, evaluations), nothing else.
     assert added and all("/mine/" in out or "/mine." in out for out in added), sorted(added)
-    counts = {}
-    for job in added.values():
-        counts[job["rule"]] = counts.get(job["rule"], 0) + 1
-    # LEX: 1 model, evaluations of its Table 2/4/5/6 cells; receptive field: 3 corpora x 2 seeds
-    # (Table 3), each evaluated once (Tables 1/3/4 read the same files); segmented: a stand-in
-    # pretrained, adapted (ootb, da), continued 6 ways x 2 lengths, evaluated for Tables 2-5.
-    assert counts == {"train": 1, "evaluate": 24, "receptive_field_train": 6, "receptive_field_evaluate": 6, "segmented_pretrain": 1,
+    counts, lex_cells = {}, 0
+    for out, job in added.items():
+        # LEX evaluates one model's cells of one corpus in one job (lex_eval__<preset>_<variant>_<corpus>)
+        rule = "lex_eval" if job["rule"].startswith("lex_eval__tiny_mine_") else job["rule"]
+        counts[rule] = counts.get(rule, 0) + 1
+        lex_cells += out.count("/eval/lex/mine/") if rule == "lex_eval" else 0
+    # LEX: 1 model, evaluations of its 24 Table 2/4/5/6 cells on 4 corpora; receptive field: 3
+    # corpora x 2 seeds (Table 3), each evaluated once (Tables 1/3/4 read the same files);
+    # segmented: a stand-in pretrained, adapted (ootb, da), continued 6 ways x 2 lengths,
+    # evaluated for Tables 2-5.
+    assert counts == {"train": 1, "lex_eval": 4, "receptive_field_train": 6, "receptive_field_evaluate": 6, "segmented_pretrain": 1,
                       "segmented_adapt": 2, "segmented_continue": 12, "segmented_evaluate": 17}, counts
+    assert lex_cells == 24
     # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
     # tables (and Figure 1) that compare schemes, which now read and print the new row.
     changed = sorted(out for out, job in before.items() if after[out] != job)

@@ -48,3 +48,23 @@ def test_build_dataclass_names_unknown_and_missing_keys():
     with pytest.raises(ValueError, match="^thing: missing option 'block'$"):
         build_dataclass(Needs, {"scale": 2.0}, "option", context="thing: ")
     assert build_dataclass(Needs, {"block": 3}, "option") == Needs(3, 1.0)
+
+
+def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked_again(tmp_path):
+    """lenex.variants.check_variants_once: the scheduler imports the registries (and torch) only
+    when the variants or the registries' code changed since a check passed."""
+    from lenex.variants import check_fingerprint, check_variants_once
+
+    good = {"a": {"position": "alibi", "mask": "causal"}}
+    check_variants_once(good, "exp.yaml", tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [f"variants-{check_fingerprint(good)}.ok"]
+    bad = {"a": {"position": "rotary", "mask": "causal"}}
+    assert check_fingerprint(bad) != check_fingerprint(good)
+    with pytest.raises(ValueError, match="exp.yaml: variant 'a': unknown position scheme 'rotary'"):
+        check_variants_once(bad, "exp.yaml", tmp_path)
+    assert len(list(tmp_path.iterdir())) == 1  # a failed check leaves no stamp
+    scheme = tmp_path / "mine.py"
+    scheme.write_text("x = 1\n")
+    before = check_fingerprint(good, [scheme])
+    scheme.write_text("x = 2\n")
+    assert check_fingerprint(good, [scheme]) != before

@@ -62,3 +62,40 @@ def test_lengths_the_protocol_cannot_use_are_named(setup, tmp_path):
     with pytest.raises(ValueError, match="length 40 is not divisible by the block size 16"):
         run(root / "m.pt", data, 40, 80, tmp_path / "y.json", mask_name="blockwise", max_tokens=512)
     assert not (tmp_path / "x.json").exists()
+
+
+def _strip_timing(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "seconds"}
+
+
+def test_one_job_per_model_writes_each_cell_as_the_one_cell_entry_points_do(setup, tmp_path):
+    """lenex.lex.evaluate_model: one load, every cell its own file, byte for byte the numbers of
+    lenex.evaluate and lenex.lex.resolution run once per cell (only the timing differs)."""
+    from lenex.lex import evaluate_model, resolution
+
+    root, data = setup
+    cells = [{"stage": "eval", "data": str(data), "mask": mask, "length": length, "out": str(tmp_path / f"{mask}{length}.json"),
+              "extra": {"variant": "xpos"}} for mask, length in (("causal", 32), ("blockwise", 64), ("causal", 64))]
+    cells.append({"stage": "resolution", "data": str(data), "mask": "blockwise", "length": 64,
+                  "out": str(tmp_path / "r64.json"), "extra": {"variant": "xpos"}})
+    evaluate_model.main(["--checkpoint", str(root / "m.pt"), "--cells", json.dumps(cells), "--span", "64",
+                         "--max-tokens", "512", "--batch-tokens", "256", "--threads", "1"])
+    for cell in cells[:3]:
+        alone = run(root / "m.pt", data, cell["length"], 64, tmp_path / "alone.json", mask_name=cell["mask"],
+                    max_tokens=512, batch_tokens=256, extra={"variant": "xpos"})
+        assert _strip_timing(json.loads(open(cell["out"]).read())) == _strip_timing(alone)
+    alone = resolution.run(root / "m.pt", data, 64, 64, tmp_path / "alone.json", "blockwise", max_tokens=512,
+                           batch_tokens=256, extra={"variant": "xpos"})
+    assert _strip_timing(json.loads((tmp_path / "r64.json").read_text())) == _strip_timing(json.loads(json.dumps(alone)))
+
+
+def test_one_job_per_model_names_a_bad_cell_before_loading_anything():
+    from lenex.lex.evaluate_model import check_cells
+
+    with pytest.raises(ValueError, match="cell 1 .* lacks length, out"):
+        check_cells([{"stage": "eval", "data": "d", "mask": "causal", "length": 8, "out": "o"},
+                     {"stage": "eval", "data": "d", "mask": "causal"}])
+    with pytest.raises(ValueError, match="unknown stage 'ppl'; known: eval, resolution"):
+        check_cells([{"stage": "ppl", "data": "d", "mask": "causal", "length": 8, "out": "o"}])
+    with pytest.raises(ValueError, match="non-empty JSON list"):
+        check_cells([])

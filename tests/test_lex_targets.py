@@ -69,3 +69,16 @@ def test_section_results_of_table2_are_figure1s_pg22_evaluations():
     assert len(pg22) == 4 * len(spec["columns"]) and all("/pg22/" in p for p in pg22)
     assert "results/tiny/eval/lex/xpos/pg22/blockwise/L256.json" in pg22
     assert "results/tiny/eval/lex/xpos/pg22/causal/L256.json" not in pg22
+
+
+def test_job_cells_group_every_table_cell_by_model_measure_and_corpus():
+    tables = EXPERIMENT["tables"]
+    jobs = targets.job_cells(tables, 32)
+    grouped = sorted(c for cells in jobs.values() for c in cells)
+    every = sorted(set().union(*(targets.table_cells(spec, 32) for spec in tables.values())))
+    assert grouped == every  # each cell in exactly one job
+    assert all(c[:3] == (stage, variant, corpus) for (variant, stage, corpus), cells in jobs.items() for c in cells)
+    # Table 3 reads resolutions of PG22 only: their jobs hold nothing else
+    assert {key[1:] for key in jobs if key[1] == "resolution"} == {("resolution", "pg22")}
+    paths = {targets.cell_path("tiny", c) for cells in jobs.values() for c in cells}
+    assert paths == set().union(*(targets.table_results("tiny", spec, 32) for spec in tables.values()))

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from test_workflow import REPO, job_counts, scratch_workflow, snakemake
+from test_workflow import REPO, job_counts, lex_cells, scratch_workflow, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +25,12 @@ def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdi
     # Transformer, ALiBi, RoPE, xPos + the two Table 4 ablations; zeta = 0 reuses RoPE.
     assert counts["train"] == 6 and "models/lex/xpos_no_rotation.pt" in out and "scalar_zeta.pt" in out
     # Table 2: 48, Table 6: 40, Table 4: 5 more (2 ablations x 2 lengths, RoPE + BCA at 8x),
-    # Table 5: 9 more (Absolute/ALiBi + BCA x 2, RoPE + BCA at 2x, xPos causal x 2, sliding x 2).
-    assert counts["evaluate"] == 102
+    # Table 5: 9 more (Absolute/ALiBi + BCA x 2, RoPE + BCA at 2x, xPos causal x 2, sliding x 2),
+    # in one job per model and corpus: 4 variants x 4 corpora and the 2 ablations on PG22.
+    assert lex_cells(out) == (18, 102)
     # Table 3: 4 variants x {1x, 2x}, LEX at 2x with BCA, plus "LEX without BCA" at 2x (causal).
-    assert counts["resolution"] == 9
+    assert lex_cells(out, "resolution") == (4, 9)
+    assert "evaluate" not in counts and "resolution" not in counts  # the one-cell rules: no table cell
     assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
     assert counts["lex_table"] == 5
     for path in ("resolution/lex/xpos/pg22/blockwise/L128.json", "resolution/lex/xpos/pg22/causal/L128.json",
@@ -40,19 +42,22 @@ def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdi
 
 def test_table3_reads_only_resolutions_and_figure1_only_pg22(workdir):
     out, counts = dry_run(workdir, "results/tiny/tables/lex/table3.md")
-    assert counts["train"] == 4 and counts["resolution"] == 9 and "evaluate" not in counts
+    assert counts["train"] == 4 and lex_cells(out, "resolution") == (4, 9) and lex_cells(out) == (0, 0)
     out, counts = dry_run(workdir, "results/tiny/figures/lex/figure1.png")
-    assert counts["evaluate"] == 24 and "/qmsum/" not in out.split("rule lex_figure1")[1]
+    # Figure 1 reads Table 2's PG22 section: the PG22 jobs of its 4 models, which also score the
+    # PG22 cells of the other tables (one job per model and corpus), and no other corpus.
+    jobs, cells = lex_cells(out)
+    assert jobs == 4 and cells > 24 and "/qmsum/" not in out.split("rule lex_figure1")[1]
     out, counts = dry_run(workdir, "results/tiny/figures/lex/figure2.pdf")
     assert counts == {"lex_figure2": 1}
 
 
 def test_paper_preset_plans_every_job_with_gpu_resources(workdir):
     out, counts = dry_run(workdir, "results/paper/lex.md")
-    assert counts["train"] == 6 and counts["evaluate"] == 102 and counts["resolution"] == 9
+    assert counts["train"] == 6 and lex_cells(out) == (18, 102) and lex_cells(out, "resolution") == (4, 9)
     blocks = out.split("\n\n")
-    for rule, gpus in (("train", 8), ("evaluate", 1), ("resolution", 1)):
-        jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b, re.M)]
+    for rule, gpus in (("train", 8), ("lex_eval__paper_", 1), ("lex_resolution__paper_", 1)):
+        jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}\w*:", b, re.M)]
         assert jobs and all(f"gpu={gpus}" in b for b in jobs), rule
     assert "L8192.json" in out and "resolution/lex/xpos/pg22/blockwise/L2048.json" in out
 
@@ -68,3 +73,49 @@ def test_paper_preset_is_lex_table_7():
     assert (train["beta1"], train["beta2"], train["eps"]) == (0.9, 0.98, 1e-6)
     assert train.get("power", 1.0) == 1.0 and train.get("end_lr", 0.0) == 0.0  # polynomial (linear) decay
     assert preset["data"]["tokenizer"] == "gpt2"
+
+
+def _copied_config(tmp_path):
+    """A scratch workflow whose config/ is a copy (the test edits it), the rest linked."""
+    (tmp_path / "config").mkdir()
+    for path in (REPO / "config").iterdir():
+        target = tmp_path / "config" / path.name
+        target.symlink_to(path) if path.is_file() else __import__("shutil").copytree(path, target)
+    return scratch_workflow(tmp_path)
+
+
+def _changed_jobs(workdir, edit):
+    """Outputs of the LEX paper's jobs whose command or inputs an edit of config/ changes."""
+    from test_bring_your_own import dry_run_jobs
+
+    before = dry_run_jobs(workdir, "results/tiny/lex.md")
+    edit(workdir / "config")
+    after = dry_run_jobs(workdir, "results/tiny/lex.md")
+    assert set(after) == set(before)
+    return {out: after[out]["rule"] for out in after if after[out] != before[out]}
+
+
+def test_changing_one_variant_or_the_eval_setting_reruns_only_what_depends_on_it(tmp_path):
+    """One evaluation job per model, measure and corpus keeps the granularity of one job per cell:
+    a variant's new option changes its training job alone (its evaluations follow from the new
+    model), an evaluation setting changes the evaluation jobs alone."""
+    workdir = _copied_config(tmp_path)
+
+    def retune_alibi(config):
+        path = config / "experiments/lex.yaml"
+        spec = yaml.safe_load(path.read_text())
+        spec["variants"]["alibi"]["position_options"] = {"shift": 1}
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+    changed = _changed_jobs(workdir, retune_alibi)
+    assert changed == {"results/tiny/models/lex/alibi.pt": "train"}, changed
+
+    def score_fewer_tokens(config):
+        path = config / "presets/tiny.yaml"
+        preset = yaml.safe_load(path.read_text())
+        preset["eval"]["max_tokens"] //= 2
+        path.write_text(yaml.safe_dump(preset, sort_keys=False))
+
+    changed = _changed_jobs(workdir, score_fewer_tokens)
+    assert changed and {rule.split("__")[0] for rule in changed.values()} == {"lex_eval", "lex_resolution"}, changed
+    assert len(changed) == 22  # every evaluation job of the paper (18 perplexity, 4 resolution), nothing else

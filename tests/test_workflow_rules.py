@@ -1,5 +1,6 @@
-"""How the rule files are written: one table rule per paper on the shared table interface (no
-ruleorder), one name per paper in rule names, short files. Static reads of workflow/rules."""
+"""How the rule files are written: one table rule per paper on the shared table interface, one
+ruleorder only (LEX's per-model evaluation over the one-cell rules), one name per paper in rule
+names, short files. Static reads of workflow/rules."""
 
 import re
 
@@ -20,8 +21,12 @@ def rule_names() -> list[str]:
     return names
 
 
-def test_no_ruleorder_anywhere():
-    assert not [p.name for p in [*RULES, REPO / "Snakefile"] if re.search(r"^\s*ruleorder:", p.read_text(), re.M)]
+def test_the_only_ruleorder_puts_lex_evaluation_jobs_over_the_one_cell_rules():
+    files = [*RULES, REPO / "Snakefile"]
+    assert not [p.name for p in files if re.search(r"^\s*ruleorder:", p.read_text(), re.M)]
+    orders = {p.name: re.findall(r"workflow\.ruleorder\((.*)\)", p.read_text()) for p in files}
+    assert {name: found for name, found in orders.items() if found} == {
+        "lex.smk": ['_name, "evaluate" if _stage == "eval" else "resolution"']}
 
 
 def test_every_paper_implements_the_table_interface_in_its_own_rule():
@@ -47,3 +52,21 @@ def test_rule_files_are_short_and_common_is_generic():
     assert lengths["common.smk"] < 300
     common = (REPO / "workflow/rules/common.smk").read_text()
     assert not re.search(r"^def (lex|receptive_field|rf|seg|segmented)_", common, re.M)
+
+
+def test_a_local_run_drops_snakemakes_job_rate_limit_and_a_cluster_run_keeps_it():
+    """common.smk's onstart helper (see its docstring: Snakemake's rate-limit timers pile up)."""
+    from types import SimpleNamespace
+
+    text = (REPO / "workflow/rules/common.smk").read_text()
+    source = text[text.index("def drop_local_rate_limit"):].split("\n\n\n")[0]
+    scope = {}
+    exec(source, scope)
+    for executor, kept in (("local", False), ("slurm", True)):
+        limiter = object()
+        workflow = SimpleNamespace(executor_plugin=SimpleNamespace(name=executor),
+                                   scheduler=SimpleNamespace(job_rate_limiter=limiter))
+        scope["drop_local_rate_limit"](workflow)
+        assert (workflow.scheduler.job_rate_limiter is limiter) == kept, executor
+    scope["drop_local_rate_limit"](SimpleNamespace())  # a Snakemake without these attributes: nothing to do
+    assert "drop_local_rate_limit(workflow)" in (REPO / "Snakefile").read_text().split("onstart:")[1]

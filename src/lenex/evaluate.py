@@ -83,6 +83,13 @@ def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_
     overrides = {"position_options": position_options} if position_options else {}
     model, payload = load_model(checkpoint, **overrides)
     model.to(pick_device(device))
+    return score(model, payload, checkpoint, data_dir, length, span, out, mask_name, mask_options, split,
+                 max_tokens, batch_tokens, extra)
+
+
+def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, out, mask_name=None,
+          mask_options=None, split="test", max_tokens=65536, batch_tokens=16384, extra=None) -> dict:
+    """One cell with a loaded model (load_model): several cells of one model share one load."""
     cfg = model.config
     mask_name = mask_name or cfg.mask
     # A windowed model keeps its own window unless told otherwise; other masks take the papers' defaults.

@@ -111,7 +111,8 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
         is_training = job.rule.startswith("train") or job.rule.endswith("_train")
         estimate = per_training if is_training and per_training is not None and job.gpus else None
         rows.append({**asdict(job), "gpus": job.gpus, "declared_gpu_hours": declared, "estimated_gpu_hours": estimate})
-        total = by_rule.setdefault(job.rule, {"jobs": 0, "gpus_per_job": job.gpus, "declared_gpu_hours": 0.0,
+        # Rules made per job in a loop (lex.smk: lex_eval__<preset>_<variant>_<corpus>) count as one.
+        total = by_rule.setdefault(job.rule.split("__")[0], {"jobs": 0, "gpus_per_job": job.gpus, "declared_gpu_hours": 0.0,
                                               "estimated_gpu_hours": 0.0})
         total["jobs"] += 1
         total["declared_gpu_hours"] += declared

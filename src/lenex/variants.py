@@ -1,19 +1,31 @@
 """Checks an experiment's variants against the registries when the workflow's DAG is built, so
 a bad position scheme, mask or option stops `snakemake -n` with one line, before any job runs
-(and before Snakemake removes the old output of a job that could never succeed)."""
+(and before Snakemake removes the old output of a job that could never succeed).
+
+The registries import torch (~1.4 s), which the scheduler needs for nothing else: a check that
+passed leaves a stamp named by the hash of what it depends on (the variants, the registries'
+code, any scheme file a variant imports), and the next run with the same inputs skips the import.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+from pathlib import Path
 
 from .config import required_fields
-from .masks import MASKS, build_mask
-from .positions import POSITIONS, make_options
+
+# What a variant check reads besides the variants: the registries and their options.
+REGISTRY_CODE = ("config.py", "variants.py", "masks", "positions")
 
 
 def check_variant(spec: dict) -> None:
     """Raise one ValueError naming the bad value of a variant {position, position_options,
     mask, mask_options, ...}: an unknown scheme or mask, an unknown option key, a bad option value."""
+    from .masks import MASKS, build_mask  # torch: only when no stamp says these variants passed
+    from .positions import POSITIONS, make_options
+
     name = spec["position"]
     if name not in POSITIONS:
         raise ValueError(f"unknown position scheme {name!r}; known: {', '.join(sorted(POSITIONS))}")
@@ -36,3 +48,27 @@ def check_variants(variants: dict, where: str) -> None:
             check_variant(spec)
         except ValueError as err:
             raise ValueError(f"{where}: variant {variant!r}: {err}") from None
+
+
+def check_fingerprint(variants: dict, scheme_files=()) -> str:
+    """sha256 of the variants, the registries' code and the scheme files: a check's result
+    depends on nothing else."""
+    digest = hashlib.sha256(json.dumps(variants, sort_keys=True, default=str).encode())
+    root = Path(__file__).parent
+    files = []
+    for name in REGISTRY_CODE:
+        path = root / name
+        files += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    for path in [*files, *map(Path, scheme_files)]:
+        digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.exists() else b"missing"))
+    return digest.hexdigest()
+
+
+def check_variants_once(variants: dict, where: str, stamps: Path, scheme_files=()) -> None:
+    """check_variants, skipped where a stamp in `stamps` says the same inputs passed before."""
+    stamp = Path(stamps) / f"variants-{check_fingerprint(variants, scheme_files)}.ok"
+    if stamp.exists():
+        return
+    check_variants(variants, where)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(f"{where}: {len(variants)} variants passed\n")

@@ -13,7 +13,7 @@ from lenex.data.corpus import debian_packages
 from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
 from lenex.presets import budget_tokens, paper_view
-from lenex.variants import check_variants
+from lenex.variants import check_variants_once
 from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
 validate(config, "../schemas/config.schema.yaml")
@@ -46,6 +46,25 @@ wildcard_constraints:
     fetchable="|".join(PYPI_SOURCES.values()),
 
 
+def drop_local_rate_limit(workflow):
+    """Run once jobs are about to start (onstart, Snakefile): a local run keeps no job rate limit.
+    Snakemake 9 re-arms a one-second re-scheduling timer on every scheduling round while a rate
+    limit is set (the CLI's default 100/1s), so rounds multiply with the jobs already done
+    (snakemake/snakemake#3804, #3744); each round re-reads every ready job's inputs. On the tiny
+    DAG that was most of the scheduler's CPU, taken from the two cores the jobs run on. A local run
+    starts at most --cores jobs at once anyway; a cluster executor keeps its limit."""
+    plugin = getattr(workflow, "executor_plugin", None)
+    scheduler = getattr(workflow, "scheduler", None)
+    if getattr(plugin, "name", None) == "local" and hasattr(
+        scheduler, "job_rate_limiter"
+    ):
+        scheduler.job_rate_limiter = None
+
+
+# Every preset file (config/presets/): rules whose outputs differ per preset are made for each.
+PRESET_NAMES = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
+
+
 def _load_yaml(kind, name, schema):
     path = CONFIG_DIR / kind / f"{name}.yaml"
     if not path.exists():
@@ -75,8 +94,13 @@ def experiment(paper):
     """A paper's experiment file, with each extra scheme as a variant and as rows of the tables
     that compare schemes (lenex.schemes)."""
     loaded = _load_yaml("experiments", paper, "experiment.schema.yaml")
-    # Schemes, masks and their options exist: checked now, not when (after its old output is gone) a job runs.
-    check_variants(loaded["variants"], CONFIG_DIR / "experiments" / f"{paper}.yaml")
+    # Schemes, masks and their options exist: checked now, not when (after its old output is gone)
+    # a job runs; a stamp under .snakemake/ skips the check (and its torch import) when unchanged.
+    check_variants_once(
+        loaded["variants"],
+        CONFIG_DIR / "experiments" / f"{paper}.yaml",
+        Path(".snakemake") / "lenex",
+    )
     return with_extra_schemes(loaded, EXTRA_SCHEMES)
 
 

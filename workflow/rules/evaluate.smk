@@ -1,5 +1,7 @@
 # Evaluation stage: perplexity of one model on one corpus at one length under one mask,
-# with the LEX protocol (every length scores the same span of the test split).
+# with the LEX protocol (every length scores the same span of the test split). The LEX tables'
+# cells come from one job per model, measure and corpus (lex.smk); this one-cell rule builds a
+# cell no table reads, and is the template of the fairseq cross-check's evaluations.
 
 
 rule evaluate:

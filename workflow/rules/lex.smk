@@ -60,7 +60,8 @@ use rule paper_table as lex_table with:
 
 
 # Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
-# mask, from s[n] averaged over the same test texts the perplexity tables score.
+# mask, from s[n] averaged over the same test texts the perplexity tables score: for one cell
+# no table reads (the tables' cells come from evaluate_model below).
 use rule evaluate as resolution with:
     output:
         "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
@@ -68,6 +69,56 @@ use rule evaluate as resolution with:
         "results/{preset}/logs/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
     params:
         module="lenex.lex.resolution",
+
+
+# One evaluation job per model, measure and corpus: every perplexity or resolution cell of the
+# LEX tables on that corpus that reads the model, scored in one process that loads it once
+# (lenex.lex.evaluate_model), each cell still its own file. The cells depend on the preset (its
+# L_tr), so a rule is made here per preset and job; it takes precedence over the one-cell rules.
+for _preset in PRESET_NAMES:
+    for (_variant, _stage, _corpus), _cells in lex_evaluation_jobs(_preset).items():
+        _name = f"lex_{_stage}__{_preset}_{_variant}_{_corpus}".replace("-", "_")
+
+        rule:
+            name:
+                _name
+            input:
+                model=f"results/{_preset}/models/{LEX}/{_variant}.pt",
+                data=data_files(_preset, _corpus),
+            output:
+                [c["out"] for c in _cells],
+            log:
+                f"results/{_preset}/logs/{_stage}/{LEX}/{_variant}/{_corpus}.log",
+            conda:
+                ENV
+            threads: rule_resources(_preset, "evaluate", "threads", 1, LEX)
+            resources:
+                mem_mb=rule_resources(
+                    _preset,
+                    "evaluate",
+                    "mem_mb",
+                    STAGE_DEFAULTS["evaluate"]["mem_mb"],
+                    LEX,
+                ),
+                runtime=rule_resources(
+                    _preset,
+                    "evaluate",
+                    "runtime",
+                    STAGE_DEFAULTS["evaluate"]["runtime"],
+                    LEX,
+                ),
+                gpu=rule_resources(_preset, "evaluate", "gpus", 0, LEX),
+            params:
+                cells=quoted_json(_cells),
+                span=eval_length(_preset, experiment(LEX)["span_multiple"], LEX),
+                max_tokens=paper_preset(_preset, LEX)["eval"]["max_tokens"],
+                batch_tokens=paper_preset(_preset, LEX)["eval"]["batch_tokens"],
+            shell:
+                "python -m lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
+                " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
+                " --threads {threads} > {log} 2>&1"
+
+        workflow.ruleorder(_name, "evaluate" if _stage == "eval" else "resolution")
 
 
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).

@@ -25,6 +25,36 @@ def lex_table_recorded(preset_name, table):
     }
 
 
+def lex_evaluation_jobs(preset_name):
+    """The LEX tables' cells at a preset in evaluation jobs, one per model, measure and corpus:
+    {(variant, stage, corpus): [cell spec with its result path]} (lenex.lex.targets.job_cells).
+    """
+    view = paper_preset(preset_name, LEX)
+    jobs = lex_targets.job_cells(
+        experiment(LEX)["tables"], view["model"]["train_length"], corpus_unavailable
+    )
+    return {
+        key: [
+            {
+                "stage": stage,
+                "data": f"results/{preset_name}/data/{corpus}",
+                "mask": mask,
+                "length": length,
+                "out": lex_targets.cell_path(preset_name, cell),
+                "extra": {
+                    "variant": variant,
+                    "corpus": corpus,
+                    "paper": LEX,
+                    "preset": preset_name,
+                },
+            }
+            for cell in cells
+            for stage, variant, corpus, mask, length in [cell]
+        ]
+        for key, cells in jobs.items()
+    }
+
+
 def lex_section_recorded(preset_name, table, corpus):
     """The results of one section of a LEX table (Figure 1 draws Table 2's PG22)."""
     spec = table_spec(LEX, table)

@@ -12,7 +12,7 @@
 # Presets whose trainings span one node / several nodes (each preset goes to one rule).
 PRESETS_BY_NODES = {
     name: preset(name)["resources"].get("train", {}).get("nodes", 1)
-    for name in sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
+    for name in PRESET_NAMES
 }
 ONE_NODE_PRESETS = "|".join(n for n, k in PRESETS_BY_NODES.items() if k == 1) or "-"
 MULTI_NODE_PRESETS = "|".join(n for n, k in PRESETS_BY_NODES.items() if k > 1) or "-"

@@ -136,7 +136,14 @@ def summarize(s: np.ndarray) -> dict:
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name="causal", split="test",
         max_tokens=65536, batch_tokens=16384, extra=None, device="auto") -> dict:
     model, payload = load_model(checkpoint)
-    model.to(pick_device(device)).eval()
+    model.to(pick_device(device))
+    return score(model, payload, checkpoint, data_dir, length, span, out, mask_name, split, max_tokens,
+                 batch_tokens, extra)
+
+
+def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, out, mask_name="causal",
+          split="test", max_tokens=65536, batch_tokens=16384, extra=None) -> dict:
+    """R(s) of one cell with a loaded model (load_model, in evaluation mode)."""
     cfg = model.config
     mask = build_mask(mask_name, default_mask_options(mask_name, cfg.train_length))
     mask.check_length(length)

@@ -3,9 +3,10 @@ definition (config/experiments/lex.yaml) and a preset's L_tr (the rules in workf
 and the tests both call these; lenex.receptive_field.targets and lenex.segmented.targets are the
 other papers').
 
-Paths (all under results/<preset>/):
-  eval/lex/<variant>/<corpus>/<mask>/L<length>.json        perplexity (rule evaluate)
-  resolution/lex/<variant>/<corpus>/<mask>/L<length>.json  attention resolution (rule resolution)
+Paths (all under results/<preset>/), one file per cell, written by one job per model, measure
+and corpus (job_cells):
+  eval/lex/<variant>/<corpus>/<mask>/L<length>.json        perplexity
+  resolution/lex/<variant>/<corpus>/<mask>/L<length>.json  attention resolution
 A row's mask is `mask`, or beyond L_tr its `mask_beyond_train` (lenex.tables.table_data.evaluation_mask).
 """
 
@@ -24,12 +25,12 @@ def eval_length(multiple: float, train_length: int) -> int:
     return int(length)
 
 
-def table_results(preset: str, spec: dict, train_length: int, skip_corpus=lambda corpus: False,
-                  paper: str = PAPER) -> list[str]:
-    """Every result file one table reads: sections x rows x columns, each with the row's mask at
-    that length. A `resolution` table reads attention-resolution results instead of perplexity."""
+def table_cells(spec: dict, train_length: int, skip_corpus=lambda corpus: False) -> set[tuple]:
+    """The cells one table reads, as (stage, variant, corpus, mask, length): sections x rows x
+    columns, each with the row's mask at that length; the stage is `resolution` for a table of
+    attention resolution, else `eval` (perplexity)."""
     stage = "resolution" if spec["metric"] == "resolution" else "eval"
-    paths = set()
+    cells = set()
     for section in spec["sections"]:
         corpus = section["corpus"]
         if corpus is None or skip_corpus(corpus):
@@ -37,9 +38,31 @@ def table_results(preset: str, spec: dict, train_length: int, skip_corpus=lambda
         for row in section["rows"]:
             for multiple in spec["columns"]:
                 length = eval_length(multiple, train_length)
-                mask = evaluation_mask(row, length, train_length)
-                paths.add(f"results/{preset}/{stage}/{paper}/{row['variant']}/{corpus}/{mask}/L{length}.json")
-    return sorted(paths)
+                cells.add((stage, row["variant"], corpus, evaluation_mask(row, length, train_length), length))
+    return cells
+
+
+def cell_path(preset: str, cell: tuple, paper: str = PAPER) -> str:
+    stage, variant, corpus, mask, length = cell
+    return f"results/{preset}/{stage}/{paper}/{variant}/{corpus}/{mask}/L{length}.json"
+
+
+def table_results(preset: str, spec: dict, train_length: int, skip_corpus=lambda corpus: False,
+                  paper: str = PAPER) -> list[str]:
+    """Every result file one table reads (table_cells)."""
+    return sorted(cell_path(preset, c, paper) for c in table_cells(spec, train_length, skip_corpus))
+
+
+def job_cells(tables: dict, train_length: int, skip_corpus=lambda corpus: False) -> dict[tuple, list[tuple]]:
+    """Every cell the paper's tables read, grouped as its evaluation jobs score them: one job per
+    (variant, stage, corpus), loading the model once (lenex.lex.evaluate_model). One model's
+    cells of one corpus and measure go together; a table or figure that reads one corpus or one
+    measure (Figure 1, Table 3) starts only the jobs it needs."""
+    jobs: dict[tuple, list[tuple]] = {}
+    for cell in sorted(set().union(*(table_cells(spec, train_length, skip_corpus) for spec in tables.values()))):
+        stage, variant, corpus = cell[:3]
+        jobs.setdefault((variant, stage, corpus), []).append(cell)
+    return jobs
 
 
 def section_results(preset: str, spec: dict, train_length: int, corpus: str,
