@@ -100,7 +100,9 @@ for _preset in PRESET_NAMES:
                     STAGE_DEFAULTS["evaluate"]["mem_mb"],
                     LEX,
                 ),
-                runtime=rule_resources(
+                # the preset's evaluate runtime bounds one cell; this job scores len(_cells)
+                runtime=len(_cells)
+                * rule_resources(
                     _preset,
                     "evaluate",
                     "runtime",
