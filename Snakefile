@@ -40,6 +40,15 @@ include: "workflow/rules/hf_profile.smk"
 
 onstart:
     drop_local_rate_limit(workflow)
+    start_fork_server(workflow)
+
+
+onsuccess:
+    stop_fork_server()
+
+
+onerror:
+    stop_fork_server()
 
 
 rule all:

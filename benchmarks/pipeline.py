@@ -5,7 +5,8 @@
   would run it: wall time, jobs, the scheduler's own CPU (its process alone, read from /proc while it
   runs, not its jobs'), then a no-op rerun there that must print "Nothing to be done".
 - Per-job start-up: the wall time of `python -c "import <entry>"` for each entry point the rules call
-  (what every job pays before it does any work).
+  (what every job pays before it does any work), and of `python -m lenex.launch <entry> --help`
+  with a fork server up (what a job of a local run pays: lenex.launch).
 - A no-op rerun of one paper's whole DAG: `snakemake --cores 1 results/tiny/lex.md` (every table and
   figure of the LEX paper at the `tiny` preset) after the target is complete. If it is not, it is
   built first, untimed (about ten minutes on 2 cores); each timed rerun must then print
@@ -115,7 +116,7 @@ def whole_dag(source: Path, cores: int, keep: Path | None = None) -> dict:
 def entry_points() -> list[str]:
     """The modules the rules run (`python -m <module>`), read from the rule files."""
     text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
-    found = set(re.findall(r"python -m (lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
+    found = set(re.findall(r"python -m (?:lenex\.launch )?(lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
     return sorted(found)
 
 
@@ -130,6 +131,39 @@ def startup(reps: int, limit: int | None = None) -> dict:
             seconds.append(time.perf_counter() - start)
         per_module[module] = summary(seconds)
     return per_module
+
+
+def forked_startup(reps: int, limit: int | None = None) -> dict:
+    """Seconds for `python -m lenex.launch <module> --help` with a fork server up (lenex.launch):
+    what a job pays before its work in a local run (the module's own imports beyond torch included)."""
+    from lenex.launch import SOCKET_ENV
+
+    folder = Path(tempfile.mkdtemp(prefix="lenex-bench-launch-"))
+    socket_path = folder / "socket"
+    server = subprocess.Popen([sys.executable, "-m", "lenex.launch", "--serve", str(socket_path)], cwd=REPO,
+                              env=_snakemake_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not socket_path.exists():
+            if time.time() > deadline or server.poll() is not None:
+                raise RuntimeError("the fork server did not come up")
+            time.sleep(0.1)
+        env = {**_snakemake_env(), SOCKET_ENV: str(socket_path)}
+        per_module = {}
+        for module in entry_points()[:limit]:
+            seconds = []
+            for _ in range(reps):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "lenex.launch", module, "--help"], cwd=REPO, env=env,
+                               check=True, capture_output=True)
+                seconds.append(time.perf_counter() - start)
+            per_module[module] = summary(seconds)
+        return per_module
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _snakemake_in(cwd: Path, args: list[str]) -> tuple[float, str]:
@@ -174,6 +208,8 @@ def run(quick: bool, build_cores: int = 2) -> dict:
             (lambda: dry_run(["--forceall"], 1)) if quick else (lambda: whole_dag(REPO, build_cores))),
         "start-up per job (python + import of each entry point)": (
             lambda: {"per_module": startup(1, limit=3) if quick else startup(3)}),
+        "start-up per job forked from the fork server (lenex.launch <module> --help)": (
+            lambda: {"per_module": forked_startup(1, limit=3) if quick else forked_startup(3)}),
         f"no-op rerun, whole LEX paper ({WHOLE_PAPER})": (
             (lambda: dry_run([WHOLE_PAPER], 1)) if quick else (lambda: noop_rerun(WHOLE_PAPER, 3, build_cores))),
         "snakemake -n, paper preset (all papers)": lambda: dry_run(["--config", "preset=paper"], 1 if quick else 3),

@@ -21,7 +21,7 @@ rule paper_claims:
         tokens=lambda wc: trained_tokens(wc.preset, wc.paper),
         tokenizer=lambda wc: preset(wc.preset)["data"]["tokenizer"],
     shell:
-        "python -m lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
+        "python -m lenex.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
         " --scale-study {input.study} --trained-tokens {params.tokens} --tokenizer {params.tokenizer}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
@@ -37,5 +37,5 @@ rule claims_summary:
     conda:
         ENV
     shell:
-        "python -m lenex.claims.render summary --preset {wildcards.preset}"
+        "python -m lenex.launch lenex.claims.render summary --preset {wildcards.preset}"
         " --claims-json {input} --out {output} > {log} 2>&1"

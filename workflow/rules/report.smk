@@ -25,7 +25,7 @@ rule report_table:
     conda:
         ENV
     shell:
-        "python -m lenex.report_page --md {input} --out-html {output.html}"
+        "python -m lenex.launch lenex.report_page --md {input} --out-html {output.html}"
         " --out-caption {output.caption} > {log} 2>&1"
 
 
@@ -49,7 +49,7 @@ rule report_card:
     conda:
         ENV
     shell:
-        "python -m lenex.report_page --md {input.md} --out-html {output} > {log} 2>&1"
+        "python -m lenex.launch lenex.report_page --md {input.md} --out-html {output} > {log} 2>&1"
 
 
 # Claims pages (results/<preset>/claims/<paper>.md, from the claims rule) join the report as
@@ -82,4 +82,4 @@ rule report_contents:
     conda:
         ENV
     shell:
-        "python -m lenex.report_page --contents {output} --files {input} > {log} 2>&1"
+        "python -m lenex.launch lenex.report_page --contents {output} --files {input} > {log} 2>&1"

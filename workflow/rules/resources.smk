@@ -3,6 +3,8 @@
 # rule of those stages takes them from here, so a new rule cannot drift from the others.
 #   paper=None: the paper is the job's {paper} wildcard (the generic train/evaluate rules);
 #   a paper's own rules pass their paper.
+# Below them: the fork server a local run starts its jobs from (lenex.launch).
+import os
 
 STAGE_DEFAULTS = {
     "train": {"mem_mb": 2000, "runtime": 60},
@@ -41,10 +43,11 @@ def process_threads(paper=None):
 
 
 def launcher(module, gpus):
-    """`python -m module`, or torchrun with one process per GPU (lenex.train's data parallelism)."""
+    """`python -m module` (through lenex.launch, which forks it from a local run's fork server),
+    or torchrun with one process per GPU (lenex.train's data parallelism)."""
     if gpus > 1:
         return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
-    return f"python -m {module}"
+    return f"python -m lenex.launch {module}"
 
 
 def train_launcher_of(module, paper=None):
@@ -61,3 +64,49 @@ def multinode_launcher(preset_name, paper):
         f" --nproc_per_node {train_gpus(preset_name, paper)} --rdzv_backend c10d"
         " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.train"
     )
+
+
+# The fork server of a local run (lenex.launch): jobs run `python -m lenex.launch <module> ...`,
+# which forks from it instead of starting Python and importing torch again.
+FORK_SERVER = {}
+
+
+def start_fork_server(workflow):
+    """onstart (Snakefile): a local run starts one fork server and tells its jobs where it is
+    (lenex.launch.SOCKET_ENV, inherited by every job). A cluster executor starts none (its jobs
+    run on other machines, each `python -m lenex.launch` then runs the module itself), nor does
+    LENEX_FORK_SERVER=off. The server stops with the run (stop_fork_server), or if the run dies.
+    """
+    import subprocess
+    import tempfile
+
+    from lenex.launch import SOCKET_ENV
+
+    plugin = getattr(workflow, "executor_plugin", None)
+    python = shutil.which("python")
+    if (
+        getattr(plugin, "name", None) != "local"
+        or os.environ.get(SOCKET_ENV) == "off"
+        or not python
+    ):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="lenex-launch-"))
+    with open(folder / "server.log", "w") as log:
+        FORK_SERVER["process"] = subprocess.Popen(
+            [python, "-m", "lenex.launch", "--serve", str(folder / "socket")],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    FORK_SERVER["folder"] = folder
+    os.environ[SOCKET_ENV] = str(folder / "socket")
+
+
+def stop_fork_server():
+    """onsuccess / onerror: the run's fork server goes with it (jobs still running are its own)."""
+    process = FORK_SERVER.pop("process", None)
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=30)
+        shutil.rmtree(FORK_SERVER.pop("folder"), ignore_errors=True)
