@@ -117,7 +117,7 @@ def entry_points() -> list[str]:
     """The modules the rules run (`python -m <module>`), read from the rule files."""
     text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
     found = set(re.findall(r"python -m (?:lenex\.launch )?(lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
-    return sorted(found)
+    return sorted(found - {"lenex.launch"})  # the launcher itself is how they start, not one of them
 
 
 def startup(reps: int, limit: int | None = None) -> dict:
@@ -218,7 +218,7 @@ def run(quick: bool, build_cores: int = 2) -> dict:
     for name, measure in measurements.items():
         try:
             results[name] = measure()
-        except RuntimeError as err:
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as err:
             results[name] = {"error": str(err).splitlines()[0], "detail": str(err)[-1500:]}
     return results
 
