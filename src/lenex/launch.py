@@ -65,7 +65,7 @@ def _receive(conn: socket.socket, buffer: bytearray, with_fds: bool = False) -> 
 # --- the job's side -------------------------------------------------------------------------
 
 
-def run_job(module: str, args: list[str]) -> int:
+def run_job(module: str, args: list[str]) -> int | None:
     """Run `python -m module args` through the server, or (returns None) where there is none."""
     path = os.environ.get(SOCKET_ENV)
     if not path:
@@ -86,10 +86,12 @@ def run_job(module: str, args: list[str]) -> int:
     child = reply["pid"]
 
     def forward(signum, _frame):  # Snakemake stopping the job stops the job (its process group)
-        try:
-            os.killpg(child, signum)
-        except ProcessLookupError:
-            pass
+        for kill in (os.killpg, os.kill):  # its group, or itself before it made the group
+            try:
+                kill(child, signum)
+                return
+            except ProcessLookupError:
+                continue
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)
