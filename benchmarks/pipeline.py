@@ -120,46 +120,35 @@ def entry_points() -> list[str]:
     return sorted(found - {"lenex.launch"})  # the launcher itself is how they start, not one of them
 
 
-def startup(reps: int, limit: int | None = None) -> dict:
-    """Seconds to start Python and import each entry point: the floor of every job's wall time."""
+def _time_each_module(command, env: dict, reps: int, limit: int | None) -> dict:
+    """Seconds per run of `command(module)` for each entry point the rules call."""
     per_module = {}
     for module in entry_points()[:limit]:
         seconds = []
         for _ in range(reps):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-c", f"import {module}"], cwd=REPO, check=True, env=_snakemake_env())
+            subprocess.run(command(module), cwd=REPO, env=env, check=True, capture_output=True)
             seconds.append(time.perf_counter() - start)
         per_module[module] = summary(seconds)
     return per_module
 
 
+def startup(reps: int, limit: int | None = None) -> dict:
+    """Seconds to start Python and import each entry point: the floor of every job's wall time."""
+    return _time_each_module(lambda module: [sys.executable, "-c", f"import {module}"], _snakemake_env(), reps, limit)
+
+
 def forked_startup(reps: int, limit: int | None = None) -> dict:
     """Seconds for `python -m lenex.launch <module> --help` with a fork server up (lenex.launch):
     what a job pays before its work in a local run (the module's own imports beyond torch included)."""
-    from lenex.launch import SOCKET_ENV
+    from lenex import launch
 
-    folder = Path(tempfile.mkdtemp(prefix="lenex-bench-launch-"))
-    socket_path = folder / "socket"
-    server = subprocess.Popen([sys.executable, "-m", "lenex.launch", "--serve", str(socket_path)], cwd=REPO,
-                              env=_snakemake_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    folder = tempfile.mkdtemp(prefix="lenex-bench-launch-")
+    server = launch.start_server(folder, cwd=REPO, env=_snakemake_env())
     try:
-        deadline = time.time() + 120
-        while not socket_path.exists():
-            if time.time() > deadline or server.poll() is not None:
-                raise RuntimeError("the fork server did not come up")
-            time.sleep(0.1)
-        env = {**_snakemake_env(), SOCKET_ENV: str(socket_path)}
-        per_module = {}
-        for module in entry_points()[:limit]:
-            seconds = []
-            for _ in range(reps):
-                start = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "lenex.launch", module, "--help"], cwd=REPO, env=env,
-                               check=True, capture_output=True)
-                seconds.append(time.perf_counter() - start)
-            per_module[module] = summary(seconds)
-        return per_module
+        env = {**_snakemake_env(), launch.SOCKET_ENV: launch.wait_until_serving(server, folder)}
+        return _time_each_module(lambda module: [sys.executable, "-m", "lenex.launch", module, "--help"], env, reps,
+                                 limit)
     finally:
         server.terminate()
         server.wait(timeout=60)

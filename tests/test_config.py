@@ -50,7 +50,7 @@ def test_build_dataclass_names_unknown_and_missing_keys():
     assert build_dataclass(Needs, {"block": 3}, "option") == Needs(3, 1.0)
 
 
-def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked_again(tmp_path):
+def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked_again(tmp_path, monkeypatch):
     """lenex.variants.check_variants_once: the scheduler imports the registries (and torch) only
     when the variants or the registries' code changed since a check passed."""
     from lenex.variants import check_fingerprint, check_variants_once
@@ -63,8 +63,10 @@ def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked
     with pytest.raises(ValueError, match="exp.yaml: variant 'a': unknown position scheme 'rotary'"):
         check_variants_once(bad, "exp.yaml", tmp_path)
     assert len(list(tmp_path.iterdir())) == 1  # a failed check leaves no stamp
-    scheme = tmp_path / "mine.py"
-    scheme.write_text("x = 1\n")
-    before = check_fingerprint(good, [scheme])
-    scheme.write_text("x = 2\n")
-    assert check_fingerprint(good, [scheme]) != before
+    retuned = {"a": {"position": "alibi", "mask": "causal", "position_options": {"shift": 1}}}
+    assert check_fingerprint(retuned) != check_fingerprint(good)
+    import lenex.variants
+
+    before = check_fingerprint(good)
+    monkeypatch.setattr(lenex.variants, "REGISTRY_CODE", ("config.py", "variants.py", "masks"))
+    assert check_fingerprint(good) != before  # the registries' code is part of what is stamped

@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
-from lenex.launch import SOCKET_ENV
+from lenex.launch import SOCKET_ENV, start_server, wait_until_serving
 from test_workflow import REPO
 
 PROBE = '''
@@ -33,13 +34,8 @@ sys.exit(int(sys.argv[-1]) if sys.argv[-1].isdigit() else 0)
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("launch")
     (folder / "probe_module.py").write_text(PROBE)
-    path = folder / "socket"
-    process = subprocess.Popen([sys.executable, "-m", "lenex.launch", "--serve", str(path)], cwd=REPO,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while not path.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert path.exists(), "the fork server did not come up"
+    process = start_server(folder, cwd=REPO)
+    path = Path(wait_until_serving(process, folder, timeout=60))
     yield folder
     process.terminate()
     process.wait(timeout=30)

@@ -59,9 +59,9 @@ def test_a_local_run_drops_snakemakes_job_rate_limit_and_a_cluster_run_keeps_it(
     from types import SimpleNamespace
 
     text = (REPO / "workflow/rules/common.smk").read_text()
-    source = text[text.index("def drop_local_rate_limit"):].split("\n\n\n")[0]
     scope = {}
-    exec(source, scope)
+    for name in ("drop_local_rate_limit", "local_run"):
+        exec(text[text.index(f"def {name}"):].split("\n\n\n")[0], scope)
     for executor, kept in (("local", False), ("slurm", True)):
         limiter = object()
         workflow = SimpleNamespace(executor_plugin=SimpleNamespace(name=executor),

@@ -120,6 +120,33 @@ def main(argv=None) -> None:
 # --- the server's side ----------------------------------------------------------------------
 
 
+def start_server(folder, python: str = sys.executable, log=None, **popen) -> "subprocess.Popen":
+    """Start `python -m lenex.launch --serve <folder>/socket` in its own session (what the
+    workflow's onstart, the pipeline benchmark and the tests run); jobs find it through
+    SOCKET_ENV=socket_path(folder) once it accepts. `log`: a file for its output (default none)."""
+    import subprocess  # here, not at the top: a job's own start-up stays at what it needs
+
+    return subprocess.Popen([python, "-m", "lenex.launch", "--serve", socket_path(folder)],
+                            stdin=subprocess.DEVNULL, stdout=log or subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT, start_new_session=True, **popen)
+
+
+def socket_path(folder) -> str:
+    return os.path.join(folder, "socket")
+
+
+def wait_until_serving(server, folder, timeout: float = 120.0) -> str:
+    """The socket of a server start_server started, once it accepts jobs; one error if it never does."""
+    import time
+
+    path, deadline = socket_path(folder), time.monotonic() + timeout
+    while not os.path.exists(path):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the fork server did not come up ({path})")
+        time.sleep(0.1)
+    return path
+
+
 def _stop_when_the_job_is_gone(conn: socket.socket) -> None:
     """The job process waits on the connection until the child reports; if it is killed outright
     (SIGKILL: no signal to forward), the connection closes and the child stops too."""
@@ -143,8 +170,8 @@ def _child(conn: socket.socket, request: dict, fds: list[int]) -> None:
         for target, fd in enumerate(fds[:_FDS]):  # the server's own 0-2 are open: fd > 2 here
             os.dup2(fd, target)
             os.close(fd)
-        os.setpgid(0, 0)
-        _stop_when_the_job_is_gone(conn)  # the job's own process group: a signal to it reaches its children too
+        os.setpgid(0, 0)  # the job's own process group: a signal to it reaches its children too
+        _stop_when_the_job_is_gone(conn)
         for name in list(sys.modules):
             if name == "lenex" or name.startswith("lenex."):
                 del sys.modules[name]

@@ -3,8 +3,9 @@ a bad position scheme, mask or option stops `snakemake -n` with one line, before
 (and before Snakemake removes the old output of a job that could never succeed).
 
 The registries import torch (~1.4 s), which the scheduler needs for nothing else: a check that
-passed leaves a stamp named by the hash of what it depends on (the variants, the registries'
-code, any scheme file a variant imports), and the next run with the same inputs skips the import.
+passed leaves a stamp named by the hash of what it depends on (the variants and the registries'
+code), and the next run with the same inputs skips the import. (Your own schemes, config
+`extra_schemes`, are checked when they are loaded: lenex.schemes.)
 """
 
 from __future__ import annotations
@@ -50,23 +51,22 @@ def check_variants(variants: dict, where: str) -> None:
             raise ValueError(f"{where}: variant {variant!r}: {err}") from None
 
 
-def check_fingerprint(variants: dict, scheme_files=()) -> str:
-    """sha256 of the variants, the registries' code and the scheme files: a check's result
-    depends on nothing else."""
+def check_fingerprint(variants: dict) -> str:
+    """sha256 of the variants and the registries' code: a check's result depends on nothing else."""
     digest = hashlib.sha256(json.dumps(variants, sort_keys=True, default=str).encode())
     root = Path(__file__).parent
     files = []
     for name in REGISTRY_CODE:
         path = root / name
         files += sorted(path.glob("*.py")) if path.is_dir() else [path]
-    for path in [*files, *map(Path, scheme_files)]:
-        digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.exists() else b"missing"))
+    for path in files:
+        digest.update(str(path).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def check_variants_once(variants: dict, where: str, stamps: Path, scheme_files=()) -> None:
+def check_variants_once(variants: dict, where: str, stamps: Path) -> None:
     """check_variants, skipped where a stamp in `stamps` says the same inputs passed before."""
-    stamp = Path(stamps) / f"variants-{check_fingerprint(variants, scheme_files)}.ok"
+    stamp = Path(stamps) / f"variants-{check_fingerprint(variants)}.ok"
     if stamp.exists():
         return
     check_variants(variants, where)

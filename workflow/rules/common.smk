@@ -53,12 +53,14 @@ def drop_local_rate_limit(workflow):
     (snakemake/snakemake#3804, #3744); each round re-reads every ready job's inputs. On the tiny
     DAG that was most of the scheduler's CPU, taken from the two cores the jobs run on. A local run
     starts at most --cores jobs at once anyway; a cluster executor keeps its limit."""
-    plugin = getattr(workflow, "executor_plugin", None)
     scheduler = getattr(workflow, "scheduler", None)
-    if getattr(plugin, "name", None) == "local" and hasattr(
-        scheduler, "job_rate_limiter"
-    ):
+    if local_run(workflow) and hasattr(scheduler, "job_rate_limiter"):
         scheduler.job_rate_limiter = None
+
+
+def local_run(workflow):
+    """Whether this run's jobs run on this machine (the local executor), once jobs are starting."""
+    return getattr(getattr(workflow, "executor_plugin", None), "name", None) == "local"
 
 
 # Every preset file (config/presets/): rules whose outputs differ per preset are made for each.

@@ -93,23 +93,8 @@ for _preset in PRESET_NAMES:
                 ENV
             threads: rule_resources(_preset, "evaluate", "threads", 1, LEX)
             resources:
-                mem_mb=rule_resources(
-                    _preset,
-                    "evaluate",
-                    "mem_mb",
-                    STAGE_DEFAULTS["evaluate"]["mem_mb"],
-                    LEX,
-                ),
                 # the preset's evaluate runtime bounds one cell; this job scores len(_cells)
-                runtime=len(_cells)
-                * rule_resources(
-                    _preset,
-                    "evaluate",
-                    "runtime",
-                    STAGE_DEFAULTS["evaluate"]["runtime"],
-                    LEX,
-                ),
-                gpu=rule_resources(_preset, "evaluate", "gpus", 0, LEX),
+                **stage_resources_at(_preset, "evaluate", LEX, runs=len(_cells)),
             params:
                 cells=quoted_json(_cells),
                 span=eval_length(_preset, experiment(LEX)["span_multiple"], LEX),

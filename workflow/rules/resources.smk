@@ -23,11 +23,26 @@ def stage_threads(stage, paper=None):
 
 def stage_resources(stage, paper=None):
     """resources: of one job (memory, runtime, GPUs), as `resources: **stage_resources(...)`."""
+    return {
+        key: lambda wc, key=key: stage_resources_at(
+            wc.preset, stage, paper or wc.paper
+        )[key]
+        for key in ("mem_mb", "runtime", "gpu")
+    }
+
+
+def stage_resources_at(preset_name, stage, paper, runs=1):
+    """stage_resources of a job whose preset is known when its rule is made (the rules made per
+    preset); `runs`: how many of the stage's units of work the job does (the preset's runtime
+    bounds one)."""
     defaults = STAGE_DEFAULTS[stage]
     return {
-        "mem_mb": stage_setting(stage, "mem_mb", defaults["mem_mb"], paper),
-        "runtime": stage_setting(stage, "runtime", defaults["runtime"], paper),
-        "gpu": stage_setting(stage, "gpus", 0, paper),
+        "mem_mb": rule_resources(
+            preset_name, stage, "mem_mb", defaults["mem_mb"], paper
+        ),
+        "runtime": runs
+        * rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
+        "gpu": rule_resources(preset_name, stage, "gpus", 0, paper),
     }
 
 
@@ -77,30 +92,22 @@ def start_fork_server(workflow):
     run on other machines, each `python -m lenex.launch` then runs the module itself), nor does
     LENEX_FORK_SERVER=off. The server stops with the run (stop_fork_server), or if the run dies.
     """
-    import subprocess
     import tempfile
 
-    from lenex.launch import SOCKET_ENV
+    from lenex import launch
 
-    plugin = getattr(workflow, "executor_plugin", None)
-    python = shutil.which("python")
+    python = shutil.which("python")  # the interpreter the jobs' `python` is
     if (
-        getattr(plugin, "name", None) != "local"
-        or os.environ.get(SOCKET_ENV) == "off"
+        not local_run(workflow)
+        or os.environ.get(launch.SOCKET_ENV) == "off"
         or not python
     ):
         return
     folder = Path(tempfile.mkdtemp(prefix="lenex-launch-"))
     with open(folder / "server.log", "w") as log:
-        FORK_SERVER["process"] = subprocess.Popen(
-            [python, "-m", "lenex.launch", "--serve", str(folder / "socket")],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        FORK_SERVER["process"] = launch.start_server(folder, python, log)
     FORK_SERVER["folder"] = folder
-    os.environ[SOCKET_ENV] = str(folder / "socket")
+    os.environ[launch.SOCKET_ENV] = str(launch.socket_path(folder))
 
 
 def stop_fork_server():

@@ -1,4 +1,5 @@
-"""Every cell of one model in one process: the model is loaded once and each cell is written to its
+"""Many cells of one model in one process (the rules give one job per model, measure and corpus,
+lenex.lex.targets.job_cells): the model is loaded once and each cell is written to its
 own result file, exactly as the one-cell entry points write it (lenex.evaluate for perplexity,
 lenex.lex.resolution for attention resolution), so tables stay cell-addressed.
 
@@ -7,7 +8,7 @@ lenex.lex.resolution for attention resolution), so tables stay cell-addressed.
                    "extra": {...}}, ...]'
 
 Why: a job pays ~1 s to start Python and import torch before any work, more than a tiny cell's
-scoring; one job per model instead of one per cell removes most of that (docs/pipeline-speed.md).
+scoring; one job for many cells instead of one per cell removes most of that (docs/pipeline-speed.md).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def check_cells(cells) -> list[dict]:
 
 def run(checkpoint, cells: list[dict], span: int, max_tokens: int, batch_tokens: int, split="test",
         device="auto") -> list[dict]:
-    """Score each cell in the order given (perplexity before resolution: model_cells sorts them so)."""
+    """Score each cell in the order given; every cell's result file is written as it is done."""
     model, payload = load_model(checkpoint)
     model.to(pick_device(device))
     results = []
