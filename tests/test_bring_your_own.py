@@ -3,7 +3,6 @@ test writes outside src/, becomes a variant of every paper and a row of every ta
 schemes; a dry run adds exactly its own jobs; (slow) one tiny table end to end with its row."""
 
 import re
-import shutil
 import time
 
 import pytest
@@ -11,7 +10,7 @@ import torch
 
 from lenex.positions import POSITIONS, build_position
 from lenex.schemes import check_entries, resolve_entries, with_extra_schemes
-from test_workflow import REPO, scratch_workflow, snakemake
+from test_workflow import REPO, scratch_workflow, short_tiny_trainings, snakemake
 
 PAGES = [f"results/tiny/{paper}.md" for paper in ("lex", "receptive-field", "segmented")]
 TABLE4 = "results/tiny/tables/lex/table4.md"
@@ -191,23 +190,11 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     assert changed == sorted(expected)
 
 
-def light_config(workdir):
-    """The scratch workflow's config as a copy that trains on the PG22 stand-in alone (no Debian
-    fetches, no train_mix) for 20 steps: the test is about the new row, not the models."""
-    (workdir / "config").unlink()
-    shutil.copytree(REPO / "config", workdir / "config")
-    lex = workdir / "config/experiments/lex.yaml"
-    lex.write_text(re.sub(r"^train_corpus: train_mix$", "train_corpus: pg22", lex.read_text(), flags=re.M))
-    preset = workdir / "config/presets/tiny.yaml"
-    text = re.sub(r"^(  steps:) 200$", r"\1 20", preset.read_text(), flags=re.M)
-    preset.write_text(re.sub(r"^(  (?:warmup|log_every|checkpoint_every):) \d+$", r"\1 10", text, count=3, flags=re.M))
-    assert "train_corpus: pg22" in lex.read_text() and "  steps: 20\n" in preset.read_text()
-
-
 @pytest.mark.slow
 def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
     workdir = scratch_workflow(tmp_path)
-    light_config(workdir)
+    # PG22 alone (no Debian fetches, no train_mix), 20 steps: the test is about the new row.
+    short_tiny_trainings(workdir, lex_train_corpus="pg22")
     config = write_scheme(workdir)
     start = time.monotonic()
     run = snakemake("--cores", "2", TABLE4, "--configfile", str(config), cwd=workdir, timeout=1800)

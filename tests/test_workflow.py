@@ -56,6 +56,30 @@ def scratch_workflow(path: Path) -> Path:
     return path
 
 
+def short_tiny_trainings(workdir: Path, steps: int = 20, lex_train_corpus: str | None = None) -> Path:
+    """Make the scratch workflow's config its own copy, with every `tiny` training cut to `steps`
+    (warm-up and checkpoints scaled with it), and LEX trained on `lex_train_corpus` if given.
+
+    End-to-end tests check plumbing (jobs, files, tables, reruns), which 20 steps prove as well as
+    200; `make run` (CI runs it after the tests) trains the real tiny preset."""
+    config = workdir / "config"
+    if config.is_symlink():
+        config.unlink()
+        shutil.copytree(REPO / "config", config)
+    preset_file = config / "presets/tiny.yaml"
+    preset = yaml.safe_load(preset_file.read_text())
+    for train in [preset["train"], *(p.get("train", {}) for p in preset.get("papers", {}).values())]:
+        if train.get("steps", 0) > steps:
+            train.update(steps=steps, warmup=max(1, steps // 10), log_every=steps // 2, checkpoint_every=steps // 2)
+    preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
+    if lex_train_corpus:
+        lex = config / "experiments/lex.yaml"
+        text, n = re.subn(r"^train_corpus: \S+$", f"train_corpus: {lex_train_corpus}", lex.read_text(), flags=re.M)
+        assert n == 1, "config/experiments/lex.yaml no longer names its train_corpus on one line"
+        lex.write_text(text)
+    return workdir
+
+
 @pytest.fixture
 def workdir(tmp_path):
     return scratch_workflow(tmp_path)
@@ -130,6 +154,7 @@ def test_every_corpus_has_a_prepared_target(workdir):
 def test_tiny_table2_and_every_stand_in_end_to_end_then_nothing_to_do(workdir):
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cards = [f"results/tiny/data/{name}/CARD.md" for name in config["corpora"]]
+    short_tiny_trainings(workdir)  # every stand-in fetched and prepared; six LEX models of 20 steps
     run = snakemake("--cores", "2", TABLE2, *cards, cwd=workdir, timeout=1200)
     assert run.returncode == 0, run.stderr[-4000:]
     table = (workdir / TABLE2).read_text()
