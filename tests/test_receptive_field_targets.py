@@ -65,7 +65,8 @@ def test_tables_read_every_model_they_need_at_the_paper_preset():
 
 def test_windows_note_names_every_window():
     note = plan.windows_note(EXPERIMENT, view("workstation"))
-    assert "R = 3, L_tr = 32" in note and "w 40 → 10" in note and "w 320 → 80" in note
+    # w · 12 / 512 = w' · 8 / 64: 40 -> 7.5 (rounds to 8), 320 -> 60; every window below L_tr, so each binds
+    assert "R = 8, L_tr = 64" in note and "w 40 → 8" in note and "w 320 → 60" in note
 
 
 def test_a_variants_budget_group_sizes_its_model_and_samples():
