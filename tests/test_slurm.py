@@ -28,7 +28,7 @@ MODEL = "results/tiny/models/lex/xpos.pt"
 # Blockwise attention at a length that is not a multiple of its block (L_tr/2 = 32): the
 # evaluation job starts and exits 2 with "length 40 is not divisible by the block size 32".
 BAD = "results/tiny/eval/lex/xpos/pg22/blockwise/L40.json"
-# Bounds for a loaded 2-core machine; on a quiet one the local part takes ~100 s, SLURM's ~130 s.
+# Bounds for a loaded 2-core machine; the whole test takes ~80 s on a quiet one (20-step trainings).
 LOCAL_TIMEOUT, SLURM_TIMEOUT = 400, 400
 
 
