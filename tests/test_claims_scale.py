@@ -65,6 +65,17 @@ def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
         first_showing(POINTS, "windowed-w60", 8, 1.25, "gpt2")
 
 
+def test_a_claim_that_names_its_variants_is_judged_at_their_budget():
+    budget = Budget(1_000, "gpt2", POINTS, {"shallow": 1_000, "deep": 4_000})
+    untestable, why = scale_note(SPEC, budget)  # the paper's smallest: below rope's first 4,000
+    assert untestable and "this preset trains 1,000 tokens per model (gpt2)" in why
+    untestable, why = scale_note({**SPEC, "variants": ["deep"]}, budget)
+    assert not untestable and why.endswith("the models it reads (deep) train 4,000 tokens each (gpt2)")
+    assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget)[0]  # the fewest of theirs
+    with pytest.raises(ValueError, match="scale.variants names 'deeep', not a variant of this paper; known: deep, shallow"):
+        scale_note({**SPEC, "variants": ["deeep"]}, budget)
+
+
 def test_evaluate_claim_marks_only_a_failing_claim():
     failing = {"id": "f", "statement": "rope explodes", "source": "T2", "scale": SPEC,
                "check": {"less": ["t2/pg22/lex@2", "t2/pg22/lex@1"]}}  # paper 25.5 < 26.6; ours 20.2, 20.0
@@ -104,6 +115,9 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
     named = [(c["id"], p, c["scale"]["multiple"]) for c in claims["claims"] if c.get("scale")
              for p in c["scale"]["phenomena"]]
     assert named, f"{paper}: no claim names a scale-study phenomenon"
+    variants = yaml.safe_load((REPO / "config/experiments" / f"{paper}.yaml").read_text())["variants"]
+    for claim in claims["claims"]:
+        assert set(claim.get("scale", {}).get("variants", [])) <= set(variants), claim["id"]
     for claim, phenomenon, multiple in named:
         assert phenomenon in study["phenomena"], (claim, phenomenon)
         first_showing(points, phenomenon, multiple, 1.25, "gpt2")  # raises if the study has no such point

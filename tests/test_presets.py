@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import budget_tokens, deep_merge, group_view, paper_view
+from lenex.presets import budget_tokens, deep_merge, group_view, paper_view, variant_tokens
 
 from pathlib import Path
 
@@ -83,3 +83,10 @@ def test_the_claims_budget_is_the_smallest_models():
     # a quarter-length model in the paper's own budget: 768 x 16 x 16 = 196,608
     assert budget_tokens(GROUPED, {**variants, "short": {"train_length_multiple": 0.25}}) == 196_608
     assert budget_tokens({**GROUPED, "experiment": {}}, {}) == 786_432
+
+
+def test_each_variant_trains_its_own_groups_budget():
+    seeds = deep_merge(GROUPED, {"experiment": {"groups": {"seeds": {"train": {"steps": 256}}}}})
+    assert variant_tokens(seeds, {"group": "seeds"}) == 256 * 16 * 64  # 262,144: its group's steps
+    assert variant_tokens(seeds, {}) == 768 * 16 * 64
+    assert variant_tokens(seeds, {"train_length_multiple": 0.25}) == 768 * 16 * 16

@@ -57,14 +57,17 @@ def group_view(view: dict, group: str | None) -> dict:
     return merged
 
 
+def variant_tokens(view: dict, variant: dict) -> int:
+    """Tokens one variant's models train on: its budget group's steps x batch times the L_tr it
+    trains at (a variant may train at a `train_length_multiple` of the paper's, as the
+    receptive-field Table 2 and Figure 7 models do)."""
+    group = group_view(view, variant.get("group"))
+    length = group["model"]["train_length"] * variant.get("train_length_multiple", 1)
+    return int(group["train"]["steps"] * group["train"]["batch_size"] * length)
+
+
 def budget_tokens(view: dict, variants: dict) -> int:
-    """Tokens each model of the paper trains on at least: over its experiment's variants, the
-    variant's budget group's steps x batch times the L_tr it trains at (a variant may train at a
-    `train_length_multiple` of the paper's, as the receptive-field Table 2 and Figure 7 models do).
-    What the claims compare with the scale study's budgets, so a claim is never called testable on
-    the strength of a larger model's budget."""
-    def tokens(variant: dict) -> float:
-        group = group_view(view, variant.get("group"))
-        length = group["model"]["train_length"] * variant.get("train_length_multiple", 1)
-        return group["train"]["steps"] * group["train"]["batch_size"] * length
-    return int(min(tokens(v) for v in variants.values())) if variants else int(tokens({}))
+    """Tokens each model of the paper trains on at least (the smallest `variant_tokens`): what a
+    claim that names no variants compares with the scale study's budgets, so such a claim is never
+    called testable on the strength of a larger model's budget."""
+    return min(variant_tokens(view, v) for v in variants.values()) if variants else variant_tokens(view, {})

@@ -12,7 +12,7 @@ from snakemake.utils import validate
 from lenex.data.corpus import debian_packages
 from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
-from lenex.presets import budget_tokens, paper_view
+from lenex.presets import budget_tokens, paper_view, variant_tokens
 from lenex.variants import check_variants_once
 from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
@@ -227,6 +227,15 @@ def trained_tokens(preset_name, paper):
     return budget_tokens(
         paper_preset(preset_name, paper), experiment(paper)["variants"]
     )
+
+
+def trained_tokens_by_variant(preset_name, paper):
+    """{variant: tokens its models train on}: for claims that name the variants they read."""
+    view = paper_preset(preset_name, paper)
+    return {
+        name: variant_tokens(view, v)
+        for name, v in experiment(paper)["variants"].items()
+    }
 
 
 def quoted_json(value):

@@ -101,6 +101,8 @@ def main(argv=None) -> None:
                      "a failing claim that names its phenomena says whether this budget can show them")
     one.add_argument("--trained-tokens", type=int, help="tokens each of this paper's models trains on at this preset")
     one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
+    one.add_argument("--trained-tokens-by-variant", type=json.loads, default={},
+                     help='JSON {variant: tokens}: what each variant trains on, for claims whose scale names variants')
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -111,7 +113,8 @@ def main(argv=None) -> None:
         scale = (args.scale_study, args.trained_tokens, args.tokenizer)
         if any(x is not None for x in scale) and None in scale:
             parser.error("--scale-study, --trained-tokens and --tokenizer go together")
-        budget = Budget(args.trained_tokens, args.tokenizer, load_points(args.scale_study)) if args.scale_study else None
+        budget = (Budget(args.trained_tokens, args.tokenizer, load_points(args.scale_study), args.trained_tokens_by_variant)
+                  if args.scale_study else None)
         records = evaluate_paper(claims, load_cells(args.cells), budget)
         document = claims_document(claims["paper"], args.preset, records)
         atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")

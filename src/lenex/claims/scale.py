@@ -10,7 +10,7 @@ the failure stands and the same numbers are written beside it (a failure not exp
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .predicates import threshold as threshold_value
@@ -18,10 +18,23 @@ from .predicates import threshold as threshold_value
 
 @dataclass(frozen=True)
 class Budget:
-    """What each of a preset's models trains on, and the study's points to compare it with."""
+    """What each of a preset's models trains on (at least `tokens`; `by_variant`: each variant's
+    own), and the study's points to compare it with."""
     tokens: int
     tokenizer: str
     points: tuple[dict, ...]
+    by_variant: dict[str, int] = field(default_factory=dict)
+
+    def for_variants(self, names: list[str] | None) -> tuple[int, str]:
+        """(tokens, who trains them) for a claim that reads the models of `names` (the fewest of
+        theirs), or the paper's smallest budget when the claim names none."""
+        if not names:
+            return self.tokens, "this preset trains {tokens:,} tokens per model"
+        unknown = [n for n in names if n not in self.by_variant]
+        if unknown:
+            known = ", ".join(sorted(self.by_variant)) or "none given (--trained-tokens-by-variant)"
+            raise ValueError(f"scale.variants names {unknown[0]!r}, not a variant of this paper; known: {known}")
+        return min(self.by_variant[n] for n in names), f"the models it reads ({', '.join(names)}) train {{tokens:,}} tokens each"
 
 
 def load_points(path: str | Path) -> tuple[dict, ...]:
@@ -63,21 +76,23 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
 
 def scale_note(spec: dict, budget: Budget) -> tuple[bool, str]:
     """(untestable here?, why): whether the preset's budget is below the first budget at which the
-    study sees every phenomenon of `spec` ({phenomena, multiple, threshold})."""
+    study sees every phenomenon of `spec` ({phenomena, multiple, threshold}, and `variants`: the
+    models the claim reads, whose budget is the one compared; the paper's smallest without it)."""
     multiple, name = spec["multiple"], spec["threshold"]
     least = threshold_value(name)
+    tokens, who = budget.for_variants(spec.get("variants"))
     below, notes = False, []
     for phenomenon in spec["phenomena"]:
         first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer)
         reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
         if first is None:
             most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple)))
-            below = below or budget.tokens <= most["tokens_seen"]
+            below = below or tokens <= most["tokens_seen"]
             notes.append(f"the scale study never sees {reach}; at its largest budget, {_describe(most, multiple)}")
         else:
-            below = below or budget.tokens < first["tokens_seen"]
+            below = below or tokens < first["tokens_seen"]
             notes.append(f"the scale study first sees {reach} at {_describe(first, multiple)}")
-    trained = f"this preset trains {budget.tokens:,} tokens per model ({budget.tokenizer})"
+    trained = who.format(tokens=tokens) + f" ({budget.tokenizer})"
     if below:
         return True, "untestable at this scale: " + "; ".join(notes) + f"; {trained}"
     return False, "a failure at a budget the study sees it at: " + "; ".join(notes) + f"; {trained}"
