@@ -230,12 +230,14 @@ def trained_tokens(preset_name, paper):
 
 
 def trained_tokens_by_variant(preset_name, paper):
-    """{variant: tokens its models train on}: for claims that name the variants they read."""
-    view = paper_preset(preset_name, paper)
-    return {
-        name: variant_tokens(view, v)
-        for name, v in experiment(paper)["variants"].items()
-    }
+    """{variant: tokens its models train on} for the variants the paper's claims name (`scale:
+    variants`), and only those: adding a scheme leaves the claims job's command as it was.
+    """
+    claims = read_yaml(CONFIG_DIR / "claims" / f"{paper}.yaml")["claims"]
+    named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
+    view, variants = paper_preset(preset_name, paper), experiment(paper)["variants"]
+    # A name that is no variant is left out: the claims job fails naming it (lenex.claims.scale).
+    return {v: variant_tokens(view, variants[v]) for v in sorted(named & set(variants))}
 
 
 def quoted_json(value):
