@@ -26,15 +26,16 @@ class Budget:
     by_variant: dict[str, int] = field(default_factory=dict)
 
     def for_variants(self, names: list[str] | None) -> tuple[int, str]:
-        """(tokens, who trains them) for a claim that reads the models of `names` (the fewest of
-        theirs), or the paper's smallest budget when the claim names none."""
+        """(tokens, what trains them, in words) for a claim that reads the models of `names` (the
+        fewest of theirs), or the paper's smallest budget when the claim names none."""
         if not names:
-            return self.tokens, "this preset trains {tokens:,} tokens per model"
+            return self.tokens, f"this preset trains {self.tokens:,} tokens per model"
         unknown = [n for n in names if n not in self.by_variant]
         if unknown:
             known = ", ".join(sorted(self.by_variant)) or "none given (--trained-tokens-by-variant)"
             raise ValueError(f"scale.variants names {unknown[0]!r}, not a variant of this paper; known: {known}")
-        return min(self.by_variant[n] for n in names), f"the models it reads ({', '.join(names)}) train {{tokens:,}} tokens each"
+        tokens = min(self.by_variant[n] for n in names)
+        return tokens, f"the models it reads ({', '.join(names)}) train {tokens:,} tokens each"
 
 
 def load_points(path: str | Path) -> tuple[dict, ...]:
@@ -92,7 +93,7 @@ def scale_note(spec: dict, budget: Budget) -> tuple[bool, str]:
         else:
             below = below or tokens < first["tokens_seen"]
             notes.append(f"the scale study first sees {reach} at {_describe(first, multiple)}")
-    trained = who.format(tokens=tokens) + f" ({budget.tokenizer})"
+    trained = f"{who} ({budget.tokenizer})"
     if below:
         return True, "untestable at this scale: " + "; ".join(notes) + f"; {trained}"
     return False, "a failure at a budget the study sees it at: " + "; ".join(notes) + f"; {trained}"
