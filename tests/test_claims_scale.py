@@ -33,31 +33,48 @@ def test_the_first_budget_is_the_fewest_tokens_reaching_the_threshold_with_the_p
 
 
 def test_below_the_first_budget_the_claim_is_untestable_with_the_studys_numbers():
-    untestable, why = scale_note(SPEC, Budget(2_000, "gpt2", POINTS))
-    assert untestable
-    assert why.startswith("untestable at this scale: ")
-    assert "2x64, gpt2, 4,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 1.400" in why
-    assert "this preset trains 2,000 tokens per model (gpt2)" in why
+    note = scale_note(SPEC, Budget(2_000, "gpt2", POINTS))
+    assert note.untestable
+    assert note.why.startswith("untestable at this scale: ")
+    assert "2x64, gpt2, 4,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 1.400" in note.why
+    assert "this preset trains 2,000 tokens per model (gpt2)" in note.why
+    assert note.facts() == {"trained_tokens": 2_000, "first_seen_tokens": 4_000}
 
 
 def test_at_the_first_budget_the_failure_stands():
-    untestable, why = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
-    assert not untestable and why.startswith("a failure at a budget the study sees it at")
+    note = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
+    assert not note.untestable and note.why.startswith("a failure at a budget the study sees it at")
+    assert note.facts() == {"trained_tokens": 4_000, "first_seen_tokens": 4_000}
 
 
 def test_a_phenomenon_never_seen_is_untestable_up_to_the_studys_largest_budget_only():
     spec = {"phenomena": ["alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
-    untestable, why = scale_note(spec, Budget(8_000, "gpt2", POINTS))  # no gpt2 point: the bpe ones speak
-    assert untestable
-    assert "never sees alibi-shift-6 reach `explodes`" in why
-    assert "at its largest budget, 2x64, bpe-4096, 8,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 0.950" in why
-    assert not scale_note(spec, Budget(8_001, "gpt2", POINTS))[0]
+    note = scale_note(spec, Budget(8_000, "gpt2", POINTS))  # no gpt2 point: the bpe ones speak
+    assert note.untestable and note.first_seen_tokens is None
+    assert "never sees alibi-shift-6 reach `explodes`" in note.why
+    assert "at its largest budget, 2x64, bpe-4096, 8,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 0.950" in note.why
+    assert not scale_note(spec, Budget(8_001, "gpt2", POINTS)).untestable
+
+
+def test_a_phenomenon_never_seen_up_to_beyond_the_studys_budgets_is_a_failure_said_so():
+    spec = {"phenomena": ["alibi-shift-6"], "multiple": 8, "threshold": "rises"}  # ratios 0.99, 0.95: never >= 1.02
+    note = scale_note(spec, Budget(16_000, "bpe-4096", POINTS))
+    assert not note.untestable and note.first_seen_tokens is None
+    assert note.why.startswith("a failure beyond every budget the study ran, none of which shows it: ")
+    assert "never sees alibi-shift-6 reach `rises` (ratio >= 1.02)" in note.why
 
 
 def test_with_two_phenomena_one_below_its_first_budget_is_enough():
     spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
-    assert scale_note(spec, Budget(6_000, "gpt2", POINTS))[0]  # rope shows from 4,000; alibi-shift-6 not up to 8,000
-    assert not scale_note(spec, Budget(20_000, "gpt2", POINTS))[0]
+    note = scale_note(spec, Budget(6_000, "gpt2", POINTS))  # rope shows from 4,000; alibi-shift-6 not up to 8,000
+    assert note.untestable and note.first_seen_tokens is None  # one never seen: no budget shows both
+    assert not scale_note(spec, Budget(20_000, "gpt2", POINTS)).untestable
+
+
+def test_the_first_budget_of_several_phenomena_is_the_latest_of_theirs():
+    points = POINTS + (_point("sinusoidal-blowup", 500, 1.3), _point("sinusoidal-blowup", 9_000, 2.0))
+    spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiple": 8, "threshold": "explodes"}
+    assert scale_note(spec, Budget(2_000, "gpt2", points)).first_seen_tokens == 4_000
 
 
 def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
@@ -67,11 +84,12 @@ def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
 
 def test_a_claim_that_names_its_variants_is_judged_at_their_budget():
     budget = Budget(1_000, "gpt2", POINTS, {"shallow": 1_000, "deep": 4_000})
-    untestable, why = scale_note(SPEC, budget)  # the paper's smallest: below rope's first 4,000
-    assert untestable and "this preset trains 1,000 tokens per model (gpt2)" in why
-    untestable, why = scale_note({**SPEC, "variants": ["deep"]}, budget)
-    assert not untestable and why.endswith("the models it reads (deep) train 4,000 tokens each (gpt2)")
-    assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget)[0]  # the fewest of theirs
+    note = scale_note(SPEC, budget)  # the paper's smallest: below rope's first 4,000
+    assert note.untestable and "this preset trains 1,000 tokens per model (gpt2)" in note.why
+    note = scale_note({**SPEC, "variants": ["deep"]}, budget)
+    assert not note.untestable and note.why.endswith("the models it reads (deep) train 4,000 tokens each (gpt2)")
+    assert note.trained_tokens == 4_000
+    assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget).untestable  # the fewest of theirs
     with pytest.raises(ValueError, match="scale.variants names 'deeep', not a variant of this paper; known: deep, shallow"):
         scale_note({**SPEC, "variants": ["deeep"]}, budget)
 
@@ -84,10 +102,11 @@ def test_evaluate_claim_marks_only_a_failing_claim():
     record = evaluate_claim(failing, _tables(), low)
     assert record["on_paper"] is True and record["on_ours"] is None
     assert "untestable at this scale" in record["evidence"]
+    assert record["scale"] == {"trained_tokens": 2_000, "first_seen_tokens": 4_000}
     assert evaluate_claim(failing, _tables(), Budget(4_000, "gpt2", POINTS))["on_ours"] is False
     assert evaluate_claim(failing, _tables())["on_ours"] is False  # no budget: no study note
     record = evaluate_claim(holding, _tables(), low)
-    assert record["on_ours"] is True and "scale study" not in record["evidence"]
+    assert record["on_ours"] is True and "scale study" not in record["evidence"] and "scale" not in record
 
 
 def test_load_points_names_the_bad_line(tmp_path):

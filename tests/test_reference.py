@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lenex.reference import held_share, main, reference_page
+from lenex.reference import held_share, main, reference_page, shortfall, why_not_held
 from lenex.reference_record import log_part, run_record, wall_time_text
 from lenex.reference_record import main as record_main
 
@@ -26,6 +26,33 @@ def claim(on_paper, on_ours, n=0):
 def test_held_share_counts_only_claims_that_hold_on_the_paper():
     claims = [claim(True, True), claim(True, False), claim(True, None), claim(None, True), claim(False, True)]
     assert held_share(claims) == (1, 3)
+
+
+def scaled(claim_record, trained, first_seen):
+    return {**claim_record, "scale": {"trained_tokens": trained, "first_seen_tokens": first_seen}}
+
+
+def test_why_not_held_sorts_each_missing_claim_by_its_record():
+    claims = [claim(True, True, 1), scaled(claim(True, None, 2), 1_000, 4_000), scaled(claim(True, None, 3), 1_000, None),
+              scaled(claim(True, False, 4), 8_000, 4_000), scaled(claim(True, False, 5), 8_000, None),
+              claim(True, False, 6), claim(True, None, 7), claim(None, False, 8), claim(False, None, 9)]
+    groups = list(why_not_held(claims).values())
+    assert groups == [["c2 (first seen at 4,000 tokens, 4x the 1,000 its models train)",
+                       "c3 (the study never sees its phenomenon; its models train 1,000 tokens)"],
+                      ["c4"], ["c5"], ["c6"], ["c7"]]  # c8, c9 do not hold on the paper: not counted
+
+
+def test_shortfall_counts_against_the_80_percent_bar():
+    # 10 claims hold on the paper: the bar is 8; 5 hold on ours; 2 more untestable at this scale
+    claims = ([claim(True, True, n) for n in range(5)] + [scaled(claim(True, None, n), 10, 20) for n in (5, 6)]
+              + [claim(True, False, n) for n in (7, 8, 9)])
+    text = "\n".join(shortfall(claims))
+    assert "Against a bar of 80% of them (8 claims): 3 short." in text
+    assert "Of the 5 that hold on the paper but not on ours:" in text
+    assert "- 3 fail on comparisons the scale study does not measure" in text
+    assert "Were every claim untestable at this scale to hold, 7 of 10 would." in text
+    met = [claim(True, True, n) for n in range(4)] + [claim(True, False, 4)]  # 4 of 5 is the bar of 4
+    assert shortfall(met)[0].endswith("(4 claims): met.")
 
 
 def test_a_paper_with_claims_gets_its_table_and_one_without_says_so(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from .cli import run_cli
@@ -21,6 +22,8 @@ from .tables.formatting import md_escape
 
 VERDICT = {True: "holds", False: "fails", None: "untestable"}
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
+#: The share of the claims that hold on a paper which should hold on ours (issue 16's bar).
+FIDELITY_BAR = 0.8
 
 
 def raw_revisions(path: Path) -> list[str]:
@@ -71,6 +74,53 @@ def held_share(claims: list[dict]) -> tuple[int, int]:
     return sum(c["on_ours"] is True for c in on_paper), len(on_paper)
 
 
+def _budget_gap(claim: dict) -> str:
+    scale = claim["scale"]
+    trained = scale["trained_tokens"]
+    if scale["first_seen_tokens"] is None:
+        return f"{claim['id']} (the study never sees its phenomenon; its models train {trained:,} tokens)"
+    factor = scale["first_seen_tokens"] / trained
+    return f"{claim['id']} (first seen at {scale['first_seen_tokens']:,} tokens, {factor:.3g}x the {trained:,} its models train)"
+
+
+def why_not_held(claims: list[dict]) -> dict[str, list[str]]:
+    """Each claim that holds on the paper but not on ours, by why (from its record): its budget
+    below the scale study's first sighting; a failure at a budget the study sees the phenomenon
+    at; a failure beyond every budget the study ran, none showing it; a comparison the study does
+    not measure; a cell not computed. Empty groups are left out."""
+    missing = [c for c in claims if c["on_paper"] is True and c["on_ours"] is not True]
+    seen = lambda c: c["scale"]["first_seen_tokens"] is not None  # noqa: E731
+    groups = {
+        "untestable at this scale (the scale study sees the phenomenon only beyond the models' budget, "
+        "or has not run that far)": [_budget_gap(c) for c in missing if c["on_ours"] is None and "scale" in c],
+        "fail at a budget at which the scale study sees their phenomenon":
+            [c["id"] for c in missing if c["on_ours"] is False and "scale" in c and seen(c)],
+        "fail with the models trained beyond every budget the scale study ran, none of which shows "
+        "their phenomenon": [c["id"] for c in missing if c["on_ours"] is False and "scale" in c and not seen(c)],
+        "fail on comparisons the scale study does not measure (orderings and margins between schemes or lengths)":
+            [c["id"] for c in missing if c["on_ours"] is False and "scale" not in c],
+        "not computed (a cell is missing)": [c["id"] for c in missing if c["on_ours"] is None and "scale" not in c],
+    }
+    return {what: ids for what, ids in groups.items() if ids}
+
+
+def shortfall(claims: list[dict]) -> list[str]:
+    """Lines weighing the gap to the fidelity bar: how many more claims must hold, why each claim
+    that holds on the paper does not hold on ours, and how many would if every claim untestable at
+    this scale held."""
+    held, testable = held_share(claims)
+    needed = math.ceil(FIDELITY_BAR * testable - 1e-9)
+    short = max(0, needed - held)
+    lines = [f"Against a bar of {FIDELITY_BAR:.0%} of them ({needed} claims): " + (f"{short} short." if short else "met."), ""]
+    groups = why_not_held(claims)
+    if groups:
+        lines += [f"Of the {testable - held} that hold on the paper but not on ours:"]
+        lines += [f"- {len(ids)} {what}: {', '.join(ids)}" for what, ids in groups.items()]
+        untestable = sum(c["on_paper"] is True and c["on_ours"] is None and "scale" in c for c in claims)
+        lines += ["", f"Were every claim untestable at this scale to hold, {held + untestable} of {testable} would.", ""]
+    return lines
+
+
 def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
     lines = [f"## {run['title']}", "", f"Tables and figures: [`{run['paper']}.md`]({run['paper']}.md).", ""]
     if claims_doc is None:
@@ -86,7 +136,7 @@ def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
         f"[`claims/{run['paper']}.md`](claims/{run['paper']}.md)): {len(claims)} claims; on ours "
         f"{ours['holds']} hold, {ours['fails']} fail, {ours['untestable']} untestable; on the paper's "
         f"own numbers {paper['holds']} hold. Of the claims that hold on the paper, {held} of {testable} "
-        "hold on ours.", "",
+        "hold on ours.", "", *shortfall(claims),
         "| claim | source | on the paper | on ours |", "|---|---|---|---|"]
     lines += [f"| {md_escape(c['statement'])} | {md_escape(c['source'])} | {VERDICT[c['on_paper']]} | "
               f"{VERDICT[c['on_ours']]} |" for c in claims]

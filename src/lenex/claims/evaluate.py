@@ -142,11 +142,12 @@ def _holds(check, values) -> bool:
 def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None) -> dict:
     """One claim's record: id, statement, source, on_paper, on_ours, evidence (text). With the
     preset's `budget`, a claim that names its phenomena (`scale`) and fails on ours says whether the
-    scale study sees them at that budget (lenex.claims.scale): untestable at this scale if not."""
+    scale study sees them at that budget (lenex.claims.scale): untestable at this scale if not, and
+    its record gains `scale` ({trained_tokens, first_seen_tokens})."""
     check = claim.get("check")
     untestable = claim.get("untestable") or {}
     record = {"id": claim["id"], "statement": claim["statement"], "source": claim["source"]}
-    notes = []
+    notes, scale_facts = [], None
     for side in ("paper", "ours"):
         if side in untestable or not check:
             record[f"on_{side}"] = None
@@ -157,11 +158,14 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         if verdict.holds is None:
             notes.append(f"not testable on {side}: " + "; ".join(verdict.reasons))
     if record["on_ours"] is False and claim.get("scale") and budget is not None:
-        untestable_here, why = scale_note(claim["scale"], budget)
-        record["on_ours"] = None if untestable_here else False
-        notes.append(why)
+        note = scale_note(claim["scale"], budget)
+        record["on_ours"] = None if note.untestable else False
+        scale_facts = note.facts()
+        notes.append(note.why)
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
+    if scale_facts is not None:
+        record["scale"] = scale_facts  # the budgets as numbers, for pages that weigh the gap
     return record
 
 

@@ -5,13 +5,18 @@ each value): a claims file names a threshold, it never writes a number of its ow
 """
 from __future__ import annotations
 
+FLAT = 0.02
+
 THRESHOLDS = {
     # "explodes" / "fails to extrapolate": perplexity at least 1.25 x the reference cell (usually the
     # same row at L_tr). The mildest failure the papers call one: receptive-field Table 1, arXiv,
     # w = 120: 6.77 -> 8.9 (x1.31).
     "explodes": 1.25,
     # "flat" / "stable" / "the same": every value within 2% of the smallest (max / min - 1 <= 0.02).
-    "flat": 0.02,
+    "flat": FLAT,
+    # "rises" / "increases gradually" (asked of the scale study, whose ratios are against L_tr): at
+    # least 1 + flat times the reference, the least rise the "flat" band does not swallow.
+    "rises": 1 + FLAT,
     # "comparable" / "close" / "about the same": |a / b - 1| <= 5%.
     "comparable": 0.05,
     # "rescues" / "fixes": the perplexity without the fix is at least twice the perplexity with it.

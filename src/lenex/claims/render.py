@@ -7,7 +7,9 @@ or the summary of every paper's claims at one preset.
 
 The JSON shape (tools read it): {"paper", "preset", "claims": [{"id", "statement", "source",
 "on_paper", "on_ours", "evidence"}]}; a verdict is true, false or null (cannot be tested, why in
-the evidence).
+the evidence). A failing claim the scale study was asked about also has "scale": {"trained_tokens",
+"first_seen_tokens"} (the preset's budget for the models it reads, and the fewest tokens at which
+the study sees its phenomena; null when it never does).
 """
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ headline failure of the papers (e.g. RoPE blowing up beyond L_tr), ppl(k L_tr) /
 training tokens. A claim that names its phenomena (`scale:` in config/claims/<paper>.yaml) and fails
 on ours is marked untestable at this scale when the study does not see those phenomena at the
 preset's budget, with the study's numbers as the reason; when the study does see them at that budget,
-the failure stands and the same numbers are written beside it (a failure not explained by budget).
+the failure stands and the same numbers are written beside it (a failure not explained by budget);
+when the preset trains beyond every budget the study ran and none of them shows the phenomenon, the
+failure stands too, said so.
 """
 from __future__ import annotations
 
@@ -75,14 +77,29 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
     return first, runs
 
 
-def scale_note(spec: dict, budget: Budget) -> tuple[bool, str]:
-    """(untestable here?, why): whether the preset's budget is below the first budget at which the
-    study sees every phenomenon of `spec` ({phenomena, multiple, threshold}, and `variants`: the
-    models the claim reads, whose budget is the one compared; the paper's smallest without it)."""
+@dataclass(frozen=True)
+class ScaleNote:
+    """What the study says of a failing claim at a preset's budget: `untestable` here or not, `why`
+    in words, and the two budgets as numbers (`first_seen_tokens`: the fewest tokens at which the
+    study sees every phenomenon of the claim, None when it never sees one of them) for pages that
+    weigh how far a preset is from showing it."""
+    untestable: bool
+    why: str
+    trained_tokens: int
+    first_seen_tokens: int | None
+
+    def facts(self) -> dict:
+        return {"trained_tokens": self.trained_tokens, "first_seen_tokens": self.first_seen_tokens}
+
+
+def scale_note(spec: dict, budget: Budget) -> ScaleNote:
+    """Whether the preset's budget is below the first budget at which the study sees every
+    phenomenon of `spec` ({phenomena, multiple, threshold}, and `variants`: the models the claim
+    reads, whose budget is the one compared; the paper's smallest without it), and why."""
     multiple, name = spec["multiple"], spec["threshold"]
     least = threshold_value(name)
     tokens, who = budget.for_variants(spec.get("variants"))
-    below, notes = False, []
+    below, notes, firsts = False, [], []
     for phenomenon in spec["phenomena"]:
         first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer)
         reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
@@ -90,10 +107,17 @@ def scale_note(spec: dict, budget: Budget) -> tuple[bool, str]:
             most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple)))
             below = below or tokens <= most["tokens_seen"]
             notes.append(f"the scale study never sees {reach}; at its largest budget, {_describe(most, multiple)}")
+            firsts.append(None)
         else:
             below = below or tokens < first["tokens_seen"]
             notes.append(f"the scale study first sees {reach} at {_describe(first, multiple)}")
+            firsts.append(int(first["tokens_seen"]))
     trained = f"{who} ({budget.tokenizer})"
+    first_seen = None if None in firsts else max(firsts)
     if below:
-        return True, "untestable at this scale: " + "; ".join(notes) + f"; {trained}"
-    return False, "a failure at a budget the study sees it at: " + "; ".join(notes) + f"; {trained}"
+        head = "untestable at this scale"
+    elif first_seen is None:
+        head = "a failure beyond every budget the study ran, none of which shows it"
+    else:
+        head = "a failure at a budget the study sees it at"
+    return ScaleNote(below, f"{head}: " + "; ".join(notes) + f"; {trained}", tokens, first_seen)
