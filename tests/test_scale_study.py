@@ -7,7 +7,7 @@ import yaml
 from corpus_fixture import make_corpus
 
 from lenex.scale_study import study as scale_study
-from lenex.scale_study.report import first_showing_rows
+from lenex.scale_study.report import first_showing_rows, scheme_order_rows
 from lenex.scale_study.study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
                                run_study, steps_for)
 
@@ -139,3 +139,15 @@ def test_first_showing_rows_by_hand():
     rows = first_showing_rows([point(4096, 1.30), point(1024, 1.20), point(1024, 1.1, "4x128")])
     assert rows == ["| rope | bpe-4096 | 2x64 | 4,096 (8x ratio 1.300) | 1,024: 1.200, 4,096: 1.300 |",
                     "| rope | bpe-4096 | 4x128 | not within 1,024 (8x ratio 1.100) | 1,024: 1.100 |"]
+
+
+def test_scheme_order_rows_by_hand():
+    def point(position, ppl, tokens=4096, options=None, mask="causal"):
+        config = {"position": position, "mask": mask, "position_options": options or {}, "mask_options": {}}
+        return {"tokenizer": "bpe-4096", "shape": "2x64", "tokens_seen": tokens, "train_length": 64,
+                "model_config": config, "ppl": {"64": ppl, "512": 2 * ppl}}
+    rows = scheme_order_rows([point("rope", 90.5), point("alibi", 87.25), point("xpos", 88.0),
+                              point("alibi", 50.0, options={"shift": 6}),  # a changed scheme: not compared
+                              point("none", 10.0, mask="windowed"),
+                              point("rope", 120.0, tokens=1024)])  # alone at its budget: no row
+    assert rows == ["| bpe-4096 | 2x64 | 4,096 | alibi 87.25 < xpos 88.00 < rope 90.50 |"]

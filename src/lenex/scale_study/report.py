@@ -94,6 +94,25 @@ def first_showing_rows(points: list[dict], name: str = "explodes") -> list[str]:
     return rows
 
 
+def scheme_order_rows(points: list[dict]) -> list[str]:
+    """Per tokenizer, shape and budget where two or more published schemes were trained (causal
+    mask, no option changing the scheme: no shifted slopes, no window), their ppl(L_tr) from the
+    lowest: the order LEX's interpolation claims read at L_tr, as the study sees it."""
+    groups: dict[tuple, dict[str, float]] = {}
+    for p in points:
+        config = p["model_config"]
+        if config.get("mask") != "causal" or config.get("position_options") or config.get("mask_options"):
+            continue
+        key = (p["tokenizer"], p["shape"], p["tokens_seen"])
+        groups.setdefault(key, {})[config["position"]] = p["ppl"][str(p["train_length"])]
+    rows = []
+    for (tokenizer, shape, tokens), ppl in sorted(groups.items()):
+        if len(ppl) >= 2:
+            order = " < ".join(f"{scheme} {value:.2f}" for scheme, value in sorted(ppl.items(), key=lambda kv: kv[1]))
+            rows.append(f"| {tokenizer} | {shape} | {tokens:,} | {order} |")
+    return rows
+
+
 def writeup(points: list[dict], grid: list[dict]) -> str:
     """The Markdown write-up: status of the grid, how the points were made, and every number."""
     recorded = {p["key"] for p in points}
@@ -118,6 +137,11 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
         "|---|---|---|---|---|",
         *first_showing_rows(points), "",
+        "## The schemes' order at L_tr (ppl(L_tr), lowest first)", "",
+        "Every published scheme trained at the same shape and budget (causal mask). LEX's interpolation claims",
+        "read this order at L_tr (xPos < RoPE < ALiBi < sinusoidal in the paper's Table 2).", "",
+        "| tokenizer | shape | tokens seen | order |", "|---|---|---:|---|",
+        *scheme_order_rows(points), "",
         "## Perplexity beyond L_tr", "",
         "| phenomenon | tokenizer | shape | params | tokens seen | steps | L_tr | ppl(L_tr) "
         "| ppl(k L_tr) / ppl(L_tr) | scored tokens |",
