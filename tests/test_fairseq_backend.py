@@ -128,7 +128,8 @@ def _train_config_printed(stdout: str) -> dict:
 
 
 def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
-    """The workstation cross-check trains a smaller budget than LEX's own runs (config/presets/workstation.yaml)."""
+    """The workstation cross-check lays its own `crosscheck.train` over LEX's training (config/presets/workstation.yaml):
+    its logging and validation interval is the cross-check's, LEX's own models keep theirs."""
     from test_workflow import scratch_workflow, snakemake
 
     lenex_model = "results/workstation/crosscheck/lenex/s2/models/lex/rope.pt"
@@ -140,7 +141,8 @@ def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
     lex_model = "results/workstation/models/lex/rope.pt"
     run = snakemake("-n", "-p", "--forceall", lex_model, cwd=scratch_workflow(tmp_path))
     assert run.returncode == 0, run.stderr
-    assert _train_config_printed(run.stdout)["steps"] == 16384
+    lex_train = _train_config_printed(run.stdout)
+    assert (lex_train["steps"], lex_train["log_every"], lex_train["eval_every"]) == (4096, 128, 1024)
 
 
 def test_dictionary_lists_lenex_ids_in_order():
