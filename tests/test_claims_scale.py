@@ -2,6 +2,7 @@
 budget is below the one at which the scale study first sees them (hand-made points), stands as a
 failure at or above it, and every phenomenon the claims files name is one the committed study ran."""
 import json
+import re
 
 import pytest
 import yaml
@@ -83,15 +84,38 @@ def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
 
 
 def test_a_claim_that_names_its_variants_is_judged_at_their_budget():
-    budget = Budget(1_000, "gpt2", POINTS, {"shallow": 1_000, "deep": 4_000})
+    budget = Budget(1_000, "gpt2", POINTS, {"shallow": {"tokens": 1_000, "shape": "2x64"},
+                                            "deep": {"tokens": 4_000, "shape": "2x64"}})
     note = scale_note(SPEC, budget)  # the paper's smallest: below rope's first 4,000
     assert note.untestable and "this preset trains 1,000 tokens per model (gpt2)" in note.why
     note = scale_note({**SPEC, "variants": ["deep"]}, budget)
-    assert not note.untestable and note.why.endswith("the models it reads (deep) train 4,000 tokens each (gpt2)")
+    assert not note.untestable and note.why.endswith("the models it reads (deep) train 4,000 tokens each at 2x64 (gpt2)")
     assert note.trained_tokens == 4_000
     assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget).untestable  # the fewest of theirs
     with pytest.raises(ValueError, match="scale.variants names 'deeep', not a variant of this paper; known: deep, shallow"):
         scale_note({**SPEC, "variants": ["deeep"]}, budget)
+
+
+def test_the_study_is_read_at_the_shapes_of_the_models_the_claim_reads():
+    points = POINTS + (_point("rope-blowup", 2_000, 1.30, shape="8x64"), _point("rope-blowup", 64_000, 1.1, shape="4x128"))
+    first, runs = first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"8x64"})
+    assert first["tokens_seen"] == 2_000 and len(runs) == 1  # the 2x64 points (first at 4,000) do not speak
+    _, runs = first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"8x64", "4x128"})
+    assert len(runs) == 2  # both shapes' points
+    assert len(first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"12x768"})[1]) == 5  # none there: all
+    budget = Budget(3_000, "gpt2", points, shape="8x64")
+    note = scale_note(SPEC, budget)  # at 8x64 rope shows from 2,000: a failure, not the budget
+    assert not note.untestable and "this preset trains 3,000 tokens per model at 8x64 (gpt2)" in note.why
+    deep = scale_note({**SPEC, "variants": ["big"]}, Budget(3_000, "gpt2", points, {"big": {"tokens": 3_000, "shape": "4x128"}}))
+    assert deep.untestable and "at its largest budget, 4x128, gpt2, 64,000 tokens" in deep.why  # never there
+    wide = scale_note({**SPEC, "variants": ["w"]}, Budget(3_000, "gpt2", points, {"w": {"tokens": 3_000, "shape": "12x768"}}))
+    assert "(it has no such point at 12x768; its other shapes speak)" in wide.why
+
+
+def test_the_budget_comes_from_the_rules_json():
+    budget = Budget.from_dict({"tokens": 5, "shape": "8x64", "by_variant": {"a": {"tokens": 9, "shape": "2x64"}}},
+                              "bpe-4096", POINTS)
+    assert (budget.tokens, budget.shape, budget.for_variants(["a"])[:2]) == (5, "8x64", (9, {"2x64"}))
 
 
 def test_evaluate_claim_marks_only_a_failing_claim():
@@ -116,13 +140,13 @@ def test_load_points_names_the_bad_line(tmp_path):
         load_points(path)
 
 
-def test_the_cli_wants_the_three_scale_arguments_together(tmp_path, capsys):
+def test_the_cli_wants_the_scale_arguments_together(tmp_path, capsys):
     cells = tmp_path / "t2.cells.json"
     cells.write_text(json.dumps(_tables()["2"]))
     with pytest.raises(SystemExit):
         claims_main(["paper", "--claims", str(REPO / "config/claims/lex.yaml"), "--preset", "tiny",
                      "--cells", str(cells), "--out-md", str(tmp_path / "c.md"), "--out-json", str(tmp_path / "c.json"),
-                     "--trained-tokens", "100"])
+                     "--budget", '{"tokens": 100}'])
     assert "go together" in capsys.readouterr().err
 
 
@@ -140,3 +164,22 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
     for claim, phenomenon, multiple in named:
         assert phenomenon in study["phenomena"], (claim, phenomenon)
         first_showing(points, phenomenon, multiple, 1.25, "gpt2")  # raises if the study has no such point
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_claims_scale_multiple_is_one_it_reads(paper):
+    """The study is asked at the multiple of L_tr the claim reads (its smallest beyond L_tr where
+    the phenomenon must show), or at the study's largest when the claim reads only farther ones."""
+    largest = max(m for p in yaml.safe_load((REPO / "config/scale-study.yaml").read_text())["phenomena"].values()
+                  for m in p["multiples"])
+    for claim in load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)["claims"]:
+        if claim.get("scale"):
+            read = {float(m) for ref in re.findall(r"@([0-9.,]+)", str(claim["check"])) for m in ref.split(",")}
+            multiple = claim["scale"]["multiple"]
+            assert multiple in read or (multiple == largest and min(read - {1.0}) > largest), (claim["id"], read)
+
+
+def test_the_studys_shape_names_are_its_models_layers_and_width():
+    for point in load_points(REPO / "results/scale-study/points.jsonl"):
+        config = point["model_config"]
+        assert point["shape"] == f"{config['n_layer']}x{config['d_model']}", point["key"]

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import budget_tokens, deep_merge, group_view, paper_view, variant_tokens
+from lenex.presets import budget_tokens, deep_merge, group_view, paper_view, scale_budget, variant_model, variant_tokens
 
 from pathlib import Path
 
@@ -90,3 +90,14 @@ def test_each_variant_trains_its_own_groups_budget():
     assert variant_tokens(seeds, {"group": "seeds"}) == 256 * 16 * 64  # 262,144: its group's steps
     assert variant_tokens(seeds, {}) == 768 * 16 * 64
     assert variant_tokens(seeds, {"train_length_multiple": 0.25}) == 768 * 16 * 16
+
+
+def test_the_scale_budget_gives_each_named_variant_its_tokens_and_shape():
+    view = deep_merge(GROUPED, {"experiment": {"large_model": {"n_layer": 4, "d_model": 128}, "large_variants": ["big"]}})
+    variants = {"deep": {}, "seed": {"group": "seeds"}, "big": {"position": "rope"}}
+    assert variant_model(view, "big", variants["big"])["n_layer"] == 4  # the large stand-ins' size
+    assert variant_model(view, "seed", variants["seed"])["n_layer"] == 2  # its group's model
+    budget = scale_budget(view, variants, {"seed", "big", "not-a-variant"})
+    assert budget == {"tokens": 786_432, "shape": "8x64",
+                      "by_variant": {"big": {"tokens": 786_432, "shape": "4x128"},
+                                     "seed": {"tokens": 786_432, "shape": "2x64"}}}

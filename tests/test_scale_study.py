@@ -7,9 +7,9 @@ import yaml
 from corpus_fixture import make_corpus
 
 from lenex.scale_study import study as scale_study
-from lenex.scale_study.report import first_showing_rows, scheme_order_rows
-from lenex.scale_study.study import (estimated_cost, expand_grid, length_ratios, load_study, read_points, receptive_field,
-                               run_study, steps_for)
+from lenex.scale_study.points import length_ratios, read_points, with_added_multiples
+from lenex.scale_study.report import first_showing_rows, scheme_order_rows, writeup
+from lenex.scale_study.study import estimated_cost, expand_grid, load_study, receptive_field, run_study, steps_for
 
 GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],
         "shapes": {"2x64": {"n_layer": 2, "d_model": 64}, "4x128": {"n_layer": 4, "d_model": 128}},
@@ -105,14 +105,14 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
              "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
              "train_tokens": [128, 256], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
              "eval": {"max_tokens": 256, "batch_tokens": 256},
-             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 2]}}}
+             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}}}
     out = tmp_path / "study"
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128", "rope-blowup/bpe-300/1x16/256"]
     points = read_points(out / "points.jsonl")
     first = points["rope-blowup/bpe-300/1x16/128"]
     assert first["steps"] == 2 and first["tokens_seen"] == 128 and first["vocab_size"] == 300
     ppl = first["ppl"]
-    assert first["ratio"] == {"1": 1.0, "2": pytest.approx(ppl["32"] / ppl["16"])}
+    assert first["ratio"] == {"1": 1.0, "4": pytest.approx(ppl["64"] / ppl["16"])}
     assert first["train_tokens_per_s"] > 0
     assert (out / "ratio.png").stat().st_size > 0
     assert "complete: every grid point recorded" in (out / "README.md").read_text()
@@ -129,6 +129,47 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     finished = json.loads((out / "points.jsonl").read_text().splitlines()[1])
     assert finished["ppl"] == points["rope-blowup/bpe-300/1x16/256"]["ppl"]
 
+    # A multiple added to the config later: measured on the kept model, nothing retrained; the
+    # record keeps its training facts and says what was added.
+    study["phenomena"]["rope-blowup"]["multiples"] = [1, 2, 4]
+    assert "lack a multiple the config now asks for" in writeup(list(read_points(out / "points.jsonl").values()),
+                                                                 expand_grid(study))
+    assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128", "rope-blowup/bpe-300/1x16/256"]
+    grown = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
+    assert grown["multiples"] == [1, 2, 4] and grown["ratio"]["4"] == first["ratio"]["4"]
+    assert grown["ratio"]["2"] == pytest.approx(grown["ppl"]["32"] / grown["ppl"]["16"])
+    assert grown["finished_utc"] == first["finished_utc"] and grown["added"][0]["multiples"] == [2]
+    assert run_study(study, out) == []
+
+    # A new largest multiple widens the scored span: every length is scored again, on the kept
+    # model (still no training).
+    study["phenomena"]["rope-blowup"]["multiples"] = [1, 2, 4, 8]
+    assert run_study(study, out, only="/256") == ["rope-blowup/bpe-300/1x16/256"]
+    wider = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/256"]
+    assert "added" not in wider and set(wider["ratio"]) == {"1", "2", "4", "8"}
+    assert json.loads((out / "eval" / "rope-blowup__bpe-300__1x16__256" / "L16.json").read_text())["span"] == 128
+
+    # With its model gone, a point lacking a multiple trains again, and the scores of the former
+    # model are not reused.
+    (out / "models" / "rope-blowup__bpe-300__1x16__128.pt").unlink()
+    stale = out / "eval" / "rope-blowup__bpe-300__1x16__128" / "L16.json"
+    stale.write_text(json.dumps({**json.loads(stale.read_text()), "span": 128, "ppl": 1e9}))
+    monkeypatch.undo()
+    assert run_study(study, out, only="/128") == ["rope-blowup/bpe-300/1x16/128"]
+    retrained = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
+    assert "added" not in retrained and retrained["ppl"]["16"] < 1e9 and set(retrained["ratio"]) == {"1", "2", "4", "8"}
+
+
+def test_a_kept_model_that_is_not_the_recorded_one_is_refused():
+    record = {"key": "k", "train_length": 16, "multiples": [1, 2], "ppl": {"16": 10.0, "32": 12.0},
+              "ratio": {"1": 1.0, "2": 1.2}}
+    measured = {"multiples": [1, 2, 4], "ppl": {"16": 10.0, "32": 12.0, "64": 15.0},
+                "ratio": {"1": 1.0, "2": 1.2, "4": 1.5}}
+    grown = with_added_multiples(record, measured, {"git_rev": "abc"})
+    assert grown["ratio"]["4"] == 1.5 and grown["added"] == [{"multiples": [4], "git_rev": "abc"}]
+    with pytest.raises(ValueError, match="k: ppl.L_tr. 11.0000 is not the recorded 10.0000"):
+        with_added_multiples(record, {**measured, "ppl": {**measured["ppl"], "16": 11.0}}, {})
+
 
 def test_first_showing_rows_by_hand():
     def point(tokens, ratio8, shape="2x64"):
@@ -139,6 +180,11 @@ def test_first_showing_rows_by_hand():
     rows = first_showing_rows([point(4096, 1.30), point(1024, 1.20), point(1024, 1.1, "4x128")])
     assert rows == ["| rope | bpe-4096 | 2x64 | 4,096 (8x ratio 1.300) | 1,024: 1.200, 4,096: 1.300 |",
                     "| rope | bpe-4096 | 4x128 | not within 1,024 (8x ratio 1.100) | 1,024: 1.100 |"]
+    # At a given multiple, only the points measured there.
+    at2 = point(16384, 1.5)
+    at2["ratio"]["2"] = 1.26
+    assert first_showing_rows([point(4096, 1.30), at2], multiple=2) == [
+        "| rope | bpe-4096 | 2x64 | 16,384 (2x ratio 1.260) | 16,384: 1.260 |"]
 
 
 def test_scheme_order_rows_by_hand():

@@ -71,3 +71,27 @@ def budget_tokens(view: dict, variants: dict) -> int:
     claim that names no variants compares with the scale study's budgets, so such a claim is never
     called testable on the strength of a larger model's budget."""
     return min(variant_tokens(view, v) for v in variants.values()) if variants else variant_tokens(view, {})
+
+
+def variant_model(view: dict, name: str, variant: dict) -> dict:
+    """ModelConfig fields of one variant at a preset: its budget group's model, then
+    `experiment.large_model` for the variants `experiment.large_variants` names (the segmented
+    paper's 1.x-billion models), then the variant's own fields."""
+    experiment = view.get("experiment") or {}
+    large = experiment.get("large_model", {}) if name in experiment.get("large_variants", []) else {}
+    return {**group_view(view, variant.get("group"))["model"], **large, **variant}
+
+
+def shape_name(model: dict) -> str:
+    """<layers>x<width>, as the scale study names its shapes (e.g. 8x64)."""
+    return f"{model['n_layer']}x{model['d_model']}"
+
+
+def scale_budget(view: dict, variants: dict, named: set[str]) -> dict:
+    """What a paper's claims compare with the scale study: the tokens every model trains on at
+    least and the paper's own model shape, and for each variant in `named` (and of the paper) its
+    own tokens and shape (lenex.claims.scale.Budget)."""
+    by_variant = {name: {"tokens": variant_tokens(view, variants[name]),
+                         "shape": shape_name(variant_model(view, name, variants[name]))}
+                  for name in sorted(named & set(variants))}
+    return {"tokens": budget_tokens(view, variants), "shape": shape_name(view["model"]), "by_variant": by_variant}

@@ -18,16 +18,12 @@ rule paper_claims:
     conda:
         ENV
     params:
-        tokens=lambda wc: trained_tokens(wc.preset, wc.paper),
-        by_variant=lambda wc: quoted_json(
-            trained_tokens_by_variant(wc.preset, wc.paper)
-        ),
+        budget=lambda wc: quoted_json(claims_budget(wc.preset, wc.paper)),
         tokenizer=lambda wc: preset(wc.preset)["data"]["tokenizer"],
     shell:
         "python -m lenex.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
-        " --scale-study {input.study} --trained-tokens {params.tokens} --tokenizer {params.tokenizer}"
-        " --trained-tokens-by-variant {params.by_variant}"
+        " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
 

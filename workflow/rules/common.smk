@@ -12,7 +12,7 @@ from snakemake.utils import validate
 from lenex.data.corpus import debian_packages
 from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
-from lenex.presets import budget_tokens, paper_view, variant_tokens
+from lenex.presets import paper_view, scale_budget
 from lenex.variants import check_variants_once
 from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
@@ -221,23 +221,16 @@ def tokenizer_files(preset_name):
     )
 
 
-def trained_tokens(preset_name, paper):
-    """Tokens each of a paper's models trains on at a preset (steps x batch x L_tr, the smallest
-    over its variants): the budget the claims compare with the scale study's."""
-    return budget_tokens(
-        paper_preset(preset_name, paper), experiment(paper)["variants"]
-    )
-
-
-def trained_tokens_by_variant(preset_name, paper):
-    """{variant: tokens its models train on} for the variants the paper's claims name (`scale:
-    variants`), and only those: adding a scheme leaves the claims job's command as it was.
+def claims_budget(preset_name, paper):
+    """What a paper's claims compare with the scale study (lenex.presets.scale_budget), for the
+    variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
+    claims job's command as it was. A name that is no variant is left out: the claims job fails
+    naming it (lenex.claims.scale).
     """
     claims = read_yaml(CONFIG_DIR / "claims" / f"{paper}.yaml")["claims"]
     named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
-    view, variants = paper_preset(preset_name, paper), experiment(paper)["variants"]
-    # A name that is no variant is left out: the claims job fails naming it (lenex.claims.scale).
-    return {v: variant_tokens(view, variants[v]) for v in sorted(named & set(variants))}
+    view = paper_preset(preset_name, paper)
+    return scale_budget(view, experiment(paper)["variants"], named)
 
 
 def quoted_json(value):

@@ -99,12 +99,11 @@ def main(argv=None) -> None:
     one.add_argument("--cells", nargs="+", required=True, help="every table's cells file")
     one.add_argument("--out-md", required=True)
     one.add_argument("--out-json", required=True)
-    one.add_argument("--scale-study", help="the scale study's points.jsonl: with --trained-tokens and --tokenizer, "
+    one.add_argument("--scale-study", help="the scale study's points.jsonl: with --budget and --tokenizer, "
                      "a failing claim that names its phenomena says whether this budget can show them")
-    one.add_argument("--trained-tokens", type=int, help="tokens each of this paper's models trains on at this preset")
+    one.add_argument("--budget", type=json.loads, help='JSON {tokens, shape, by_variant: {variant: {tokens, shape}}}: '
+                     "what this paper's models train on at this preset (lenex.presets.scale_budget)")
     one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
-    one.add_argument("--trained-tokens-by-variant", type=json.loads, default={},
-                     help='JSON {variant: tokens}: what each variant trains on, for claims whose scale names variants')
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -112,10 +111,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.command == "paper":
         claims = load_claims(args.claims, args.schema)
-        scale = (args.scale_study, args.trained_tokens, args.tokenizer)
+        scale = (args.scale_study, args.budget, args.tokenizer)
         if any(x is not None for x in scale) and None in scale:
-            parser.error("--scale-study, --trained-tokens and --tokenizer go together")
-        budget = (Budget(args.trained_tokens, args.tokenizer, load_points(args.scale_study), args.trained_tokens_by_variant)
+            parser.error("--scale-study, --budget and --tokenizer go together")
+        budget = (Budget.from_dict(args.budget, args.tokenizer, load_points(args.scale_study))
                   if args.scale_study else None)
         records = evaluate_paper(claims, load_cells(args.cells), budget)
         document = claims_document(claims["paper"], args.preset, records)

@@ -2,8 +2,10 @@
 
 The scale study (`python -m lenex.scale_study`, results/scale-study/points.jsonl) records, for each
 headline failure of the papers (e.g. RoPE blowing up beyond L_tr), ppl(k L_tr) / ppl(L_tr) against
-training tokens. A claim that names its phenomena (`scale:` in config/claims/<paper>.yaml) and fails
-on ours is marked untestable at this scale when the study does not see those phenomena at the
+training tokens and model shape. A claim that names its phenomena (`scale:` in
+config/claims/<paper>.yaml) and fails on ours is compared with the study's points at the multiple
+of L_tr it reads and at the shapes of the models it reads (any shape when the study has none of
+them). It is marked untestable at this scale when the study does not see those phenomena at the
 preset's budget, with the study's numbers as the reason; when the study does see them at that budget,
 the failure stands and the same numbers are written beside it (a failure not explained by budget);
 when the preset trains beyond every budget the study ran and none of them shows the phenomenon, the
@@ -20,24 +22,34 @@ from .predicates import threshold as threshold_value
 
 @dataclass(frozen=True)
 class Budget:
-    """What each of a preset's models trains on (at least `tokens`; `by_variant`: each variant's
-    own), and the study's points to compare it with."""
+    """What a preset's models train on (at least `tokens`; `shape`: the paper's own model,
+    <layers>x<width>; `by_variant`: each named variant's {tokens, shape}), and the study's
+    points to compare them with (lenex.presets.scale_budget writes the numbers)."""
     tokens: int
     tokenizer: str
     points: tuple[dict, ...]
-    by_variant: dict[str, int] = field(default_factory=dict)
+    by_variant: dict[str, dict] = field(default_factory=dict)
+    shape: str | None = None
 
-    def for_variants(self, names: list[str] | None) -> tuple[int, str]:
-        """(tokens, what trains them, in words) for a claim that reads the models of `names` (the
-        fewest of theirs), or the paper's smallest budget when the claim names none."""
+    @classmethod
+    def from_dict(cls, budget: dict, tokenizer: str, points: tuple[dict, ...]) -> "Budget":
+        return cls(int(budget["tokens"]), tokenizer, points, budget.get("by_variant", {}), budget.get("shape"))
+
+    def for_variants(self, names: list[str] | None) -> tuple[int, set[str], str]:
+        """(tokens, shapes, what trains them in words) for a claim that reads the models of
+        `names` (the fewest tokens of theirs, all their shapes), or the paper's smallest budget
+        and own shape when the claim names none."""
         if not names:
-            return self.tokens, f"this preset trains {self.tokens:,} tokens per model"
+            at = f" at {self.shape}" if self.shape else ""
+            return self.tokens, {self.shape} - {None}, f"this preset trains {self.tokens:,} tokens per model{at}"
         unknown = [n for n in names if n not in self.by_variant]
         if unknown:
-            known = ", ".join(sorted(self.by_variant)) or "none given (--trained-tokens-by-variant)"
+            known = ", ".join(sorted(self.by_variant)) or "none given (--budget)"
             raise ValueError(f"scale.variants names {unknown[0]!r}, not a variant of this paper; known: {known}")
-        tokens = min(self.by_variant[n] for n in names)
-        return tokens, f"the models it reads ({', '.join(names)}) train {tokens:,} tokens each"
+        tokens = min(int(self.by_variant[n]["tokens"]) for n in names)
+        shapes = {self.by_variant[n]["shape"] for n in names}
+        return tokens, shapes, (f"the models it reads ({', '.join(names)}) train {tokens:,} tokens each "
+                                f"at {', '.join(sorted(shapes))}")
 
 
 def load_points(path: str | Path) -> tuple[dict, ...]:
@@ -63,15 +75,17 @@ def _describe(point: dict, multiple) -> str:
             f"ppl({multiple:g} L_tr) / ppl(L_tr) = {_ratio(point, multiple):.3f}")
 
 
-def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str) -> tuple[dict | None, list[dict]]:
+def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str,
+                  shapes: set[str] | None = None) -> tuple[dict | None, list[dict]]:
     """The point with the fewest training tokens whose ratio at `multiple` reaches `least`, among
     the phenomenon's points with the preset's tokenizer (all its points when the study has none
-    with it), and the points searched. A phenomenon the study never ran is an error."""
+    with it) at the models' `shapes` (all shapes when it has none there), and the points searched.
+    A phenomenon the study never measured at `multiple` is an error."""
     runs = [p for p in points if p["phenomenon"] == phenomenon and _ratio(p, multiple) is not None]
     if not runs:
         raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr")
-    same = [p for p in runs if p["tokenizer"] == tokenizer]
-    runs = same or runs
+    runs = [p for p in runs if p["tokenizer"] == tokenizer] or runs
+    runs = [p for p in runs if p["shape"] in (shapes or ())] or runs
     showing = [p for p in runs if _ratio(p, multiple) >= least]
     first = min(showing, key=lambda p: (p["tokens_seen"], p["params"])) if showing else None
     return first, runs
@@ -94,15 +108,18 @@ class ScaleNote:
 
 def scale_note(spec: dict, budget: Budget) -> ScaleNote:
     """Whether the preset's budget is below the first budget at which the study sees every
-    phenomenon of `spec` ({phenomena, multiple, threshold}, and `variants`: the models the claim
-    reads, whose budget is the one compared; the paper's smallest without it), and why."""
+    phenomenon of `spec` ({phenomena, multiple: the multiple of L_tr the claim reads, threshold},
+    and `variants`: the models the claim reads, whose budget and shapes are the ones compared;
+    the paper's smallest budget and own shape without it), and why."""
     multiple, name = spec["multiple"], spec["threshold"]
     least = threshold_value(name)
-    tokens, who = budget.for_variants(spec.get("variants"))
+    tokens, shapes, who = budget.for_variants(spec.get("variants"))
     below, notes, firsts = False, [], []
     for phenomenon in spec["phenomena"]:
-        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer)
+        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer, shapes)
         reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
+        if shapes and not any(p["shape"] in shapes for p in runs):
+            reach += f" (it has no such point at {', '.join(sorted(shapes))}; its other shapes speak)"
         if first is None:
             most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple)))
             below = below or tokens <= most["tokens_seen"]

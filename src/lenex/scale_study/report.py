@@ -9,12 +9,15 @@ from pathlib import Path
 from ..claims.predicates import threshold
 from ..claims.scale import first_showing
 from ..files import atomic_write_text, save_figure
+from .points import missing_multiples
 
 PLOT, WRITEUP = "ratio.png", "README.md"
 
 
-def longest_multiple(record: dict) -> str:
-    return str(max(record["multiples"]))
+def longest_multiple(records: list[dict]) -> str:
+    """The largest multiple every one of `records` was measured at (a multiple added to the config
+    later may be missing from some)."""
+    return str(max(set.intersection(*({int(k) for k in r["ratio"]} for r in records))))
 
 
 def _plot(points: list[dict], out: Path) -> None:
@@ -37,7 +40,7 @@ def _plot(points: list[dict], out: Path) -> None:
                 line = sorted((p for p in points if (p["phenomenon"], p["shape"], p["tokenizer"]) ==
                                (phenomenon, shape, tokenizer)), key=lambda p: p["tokens_seen"])
                 if line:
-                    k = longest_multiple(line[0])
+                    k = longest_multiple(line)
                     ax.plot([p["tokens_seen"] for p in line], [p["ratio"][k] for p in line], marker="os^D"[t % 4],
                             color=f"C{s}", linestyle=["-", "--", ":", "-."][t % 4], label=f"{shape}, {tokenizer}")
         ax.axhline(1.0, color="grey", linewidth=0.8)
@@ -52,7 +55,9 @@ def _plot(points: list[dict], out: Path) -> None:
 
 
 def _distinct(points: list[dict], key: str) -> str:
-    return ", ".join(sorted({str(p.get(key)) for p in points})) or "none"
+    """Every value of `key` over the points and what was measured on them later (`added`)."""
+    runs = [*points, *(a for p in points for a in p.get("added", []))]
+    return ", ".join(sorted({str(r.get(key)) for r in runs if key in r})) or "none"
 
 
 def _speed_rows(points: list[dict]) -> list[str]:
@@ -72,16 +77,17 @@ def _speed_rows(points: list[dict]) -> list[str]:
     return rows
 
 
-def first_showing_rows(points: list[dict], name: str = "explodes") -> list[str]:
-    """Per phenomenon, tokenizer and shape: the fewest training tokens at which the ratio at the
-    phenomenon's largest multiple reaches the claims' `name` threshold, or the largest budget run
-    and its ratio when none does."""
+def first_showing_rows(points: list[dict], name: str = "explodes", multiple: int | None = None) -> list[str]:
+    """Per phenomenon, tokenizer and shape: the fewest training tokens at which the ratio at
+    `multiple` (default: the phenomenon's largest) reaches the claims' `name` threshold, or the
+    largest budget run and its ratio when none does; only the points measured at that multiple."""
     least, groups = threshold(name), {}
     for p in points:
-        groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
+        if multiple is None or str(multiple) in p["ratio"]:
+            groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
     rows = []
     for (phenomenon, tokenizer, shape), group in sorted(groups.items()):
-        k = longest_multiple(group[0])
+        k = longest_multiple(group) if multiple is None else str(multiple)
         # The claims' own search, on one shape's points at a time.
         first, runs = first_showing(group, phenomenon, int(k), least, tokenizer)
         runs = sorted(runs, key=lambda p: p["tokens_seen"])
@@ -115,10 +121,16 @@ def scheme_order_rows(points: list[dict]) -> list[str]:
 
 def writeup(points: list[dict], grid: list[dict]) -> str:
     """The Markdown write-up: status of the grid, how the points were made, and every number."""
-    recorded = {p["key"] for p in points}
+    recorded = {p["key"]: p for p in points}
     missing = [g["key"] for g in grid if g["key"] not in recorded]
+    short = [f"{g['key']} (no {', '.join(f'{k}x' for k in lacking)})" for g in grid if g["key"] in recorded
+             for lacking in [missing_multiples(recorded[g["key"]], g["multiples"])] if lacking]
     status = ("complete: every grid point recorded" if not missing else
               f"PARTIAL: {len(points)} of {len(grid)} grid points recorded; not yet run: {', '.join(missing)}")
+    if short:  # a multiple added to the config later: measured when the study next runs them
+        status = (f"{status.replace('complete: ', '')}, but {len(short)} of them lack a multiple the config "
+                  f"now asks for (measured on the kept model, or by training it again, when the study "
+                  f"runs them): {', '.join(short)}")
     wall = sum(p["point_wall_s"] for p in points)
     lines = [
         "# Scale study (issue 16)", "",
@@ -137,6 +149,10 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
         "|---|---|---|---|---|",
         *first_showing_rows(points), "",
+        "## At 2 x L_tr, the first length beyond it (the multiple most claims read)", "",
+        "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
+        "|---|---|---|---|---|",
+        *first_showing_rows(points, multiple=2), "",
         "## The schemes' order at L_tr (ppl(L_tr), lowest first)", "",
         "Every published scheme trained at the same shape and budget (causal mask). LEX's interpolation claims",
         "read this order at L_tr (xPos < RoPE < ALiBi < sinusoidal in the paper's Table 2).", "",

@@ -7,7 +7,8 @@ the parameter count and the training tokens/s as one line of results/scale-study
 regenerate the plot and the write-up from every recorded line (lenex.scale_study.report).
 
 Resumable: a recorded point is never retrained; an interrupted one resumes from its training
-state (lenex.train's workdir) and keeps the evaluations it finished. Points run cheapest first
+state (lenex.train's workdir) and keeps the evaluations it finished. A multiple added to a
+phenomenon later is measured on the point's kept model (lenex.scale_study.points). Points run cheapest first
 (estimated_cost), so a sweep cut off midway has covered every phenomenon at the small budgets.
 """
 
@@ -17,6 +18,7 @@ import argparse
 import datetime
 import json
 import logging
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,8 +31,9 @@ from .. import evaluate
 from ..checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
-from ..files import atomic_write_text, read_json
+from ..files import read_json
 from ..run_facts import run_facts
+from .points import length_ratios, missing_multiples, read_points, record_point, with_added_multiples
 from .report import write_report
 from ..config import TrainConfig
 from ..train import train
@@ -127,41 +130,10 @@ def steps_for(train_tokens: int, batch_size: int, train_length: int) -> int:
     return steps
 
 
-def length_ratios(ppl_by_length: dict[int, float], train_length: int, multiples: list[int]) -> dict[str, float]:
-    """{k: ppl(k L_tr) / ppl(L_tr)} for every multiple k (keys as strings, for JSON)."""
-    missing = [k for k in {1, *multiples} if k * train_length not in ppl_by_length]
-    if missing:
-        raise ValueError(f"no perplexity at {sorted(k * train_length for k in missing)} tokens "
-                         f"(L_tr {train_length}); have {sorted(ppl_by_length)}")
-    base = ppl_by_length[train_length]
-    return {str(k): ppl_by_length[k * train_length] / base for k in multiples}
-
-
 def receptive_field(model: dict) -> int | None:
     """w x n_layer for a windowed model (the receptive-field paper's w.R), else None."""
     window = (model.get("mask_options") or {}).get("window")
     return window * model.get("n_layer", 1) if model.get("mask") in ("windowed", "sliding") and window else None
-
-
-def read_points(path: Path) -> dict[str, dict]:
-    """Recorded points by key; a malformed line is one error naming the file and line."""
-    points = {}
-    if not path.exists():
-        return points
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            record = json.loads(line)
-            points[record["key"]] = record
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise ValueError(f"{path}:{number}: not a recorded point ({err}); remove the line to rerun it") from None
-    return points
-
-
-def record_point(path: Path, record: dict) -> None:
-    """Add one point: the whole file is rewritten atomically, never left half-written."""
-    points = read_points(path)
-    points[record["key"]] = record
-    atomic_write_text(path, "".join(json.dumps(p, sort_keys=True) + "\n" for p in points.values()))
 
 
 def corpus_spec(study: dict) -> dict:
@@ -216,6 +188,7 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
     length = model_cfg.train_length
     cfg = _train_config(study, steps_for(point["train_tokens"], study["train"]["batch_size"], length))
     if not model_path.exists():
+        shutil.rmtree(out / "eval" / name, ignore_errors=True)  # scores of a former model, if any
         train(model_cfg, cfg, data_dir, model_path, workdir, device=device)
     payload = read_checkpoint(model_path)
     metrics = _last_metrics(workdir)
@@ -223,7 +196,9 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
     span, ppl = max(multiples) * length, {}
     for k in sorted({1, *multiples}):
         result_path = out / "eval" / name / f"L{k * length}.json"
-        if not result_path.exists():
+        # The same tokens at every length: a score over another span (before a larger multiple
+        # was added) is measured again.
+        if not result_path.exists() or read_json(result_path)["span"] != span:
             evaluate.run(model_path, data_dir, k * length, span, result_path, split="test", device=device,
                          **study["eval"])
         result = read_json(result_path)
@@ -252,11 +227,18 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
     facts = run_facts()  # the revision this process runs, even if the checkout moves on meanwhile
     ran = []
     for point in grid:
-        if point["key"] in done:
+        recorded = done.get(point["key"])
+        if recorded is not None and not missing_multiples(recorded, point["multiples"]):
             continue
-        log.info("point %s", point["key"])
+        kept = (out / "models" / f"{point['key'].replace('/', '__')}.pt").exists()
+        log.info("point %s%s", point["key"], "" if recorded is None else
+                 f": adding {missing_multiples(recorded, point['multiples'])} x L_tr"
+                 + (" on its kept model" if kept else "; its model is gone, so it trains again"))
         data_dir = prepared_data(study, point["tokenizer"], out, resources)
         record = run_point(point, study, out, data_dir, device, command, facts)
+        if recorded is not None and kept and max(recorded["multiples"]) == max(point["multiples"]):
+            when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            record = with_added_multiples(recorded, record, {"command": command, "finished_utc": when, **facts})
         record_point(points_path, record)
         ran.append(point["key"])
         write_report(read_points(points_path), expand_grid(study), out)

@@ -11,6 +11,7 @@ Paths (all under results/<preset>/):
 
 from __future__ import annotations
 
+from ..presets import variant_model
 from .tables import run_name
 
 PAPER = "segmented"
@@ -39,8 +40,7 @@ def model_config(view: dict, experiment: dict, model: str) -> dict:
     paper's 1.x-billion models), the variant's position scheme, the model's L_t."""
     if model not in experiment["variants"]:
         raise ValueError(f"unknown model {model!r} for paper segmented; known: {', '.join(experiment['variants'])}")
-    size = view["experiment"].get("large_model", {}) if is_large(view, model) else {}
-    return {**view["model"], **size, **experiment["variants"][model], "train_length": base_train_length(view, model)}
+    return {**variant_model(view, model, experiment["variants"][model]), "train_length": base_train_length(view, model)}
 
 
 def continued_train_config(view: dict) -> dict:
