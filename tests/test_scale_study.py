@@ -197,3 +197,20 @@ def test_scheme_order_rows_by_hand():
                               point("none", 10.0, mask="windowed"),
                               point("rope", 120.0, tokens=1024)])  # alone at its budget: no row
     assert rows == ["| bpe-4096 | 2x64 | 4,096 | alibi 87.25 < xpos 88.00 < rope 90.50 |"]
+
+
+def _record_many(path, prefix):
+    from lenex.scale_study.points import record_point
+    for i in range(25):
+        record_point(path, {"key": f"{prefix}{i}"})
+
+
+def test_two_sweeps_side_by_side_lose_no_recorded_point(tmp_path):
+    import multiprocessing
+    path = tmp_path / "points.jsonl"
+    workers = [multiprocessing.get_context("fork").Process(target=_record_many, args=(path, p)) for p in "ab"]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(read_points(path)) == 50

@@ -8,6 +8,7 @@ length), so then every length is measured again and the record replaced.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 
@@ -30,10 +31,12 @@ def read_points(path: Path) -> dict[str, dict]:
 
 def record_point(path: Path, record: dict) -> None:
     """Add or replace one point (by key, in place): the file is rewritten atomically, never left
-    half-written."""
-    points = read_points(path)
-    points[record["key"]] = record
-    atomic_write_text(path, "".join(json.dumps(p, sort_keys=True) + "\n" for p in points.values()))
+    half-written, under a lock, so that two sweeps run side by side (`--only` each) lose no line."""
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        points = read_points(path)
+        points[record["key"]] = record
+        atomic_write_text(path, "".join(json.dumps(p, sort_keys=True) + "\n" for p in points.values()))
 
 
 def length_ratios(ppl_by_length: dict[int, float], train_length: int, multiples: list[int]) -> dict[str, float]:
