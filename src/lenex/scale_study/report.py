@@ -125,12 +125,15 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
     missing = [g["key"] for g in grid if g["key"] not in recorded]
     short = [f"{g['key']} (no {', '.join(f'{k}x' for k in lacking)})" for g in grid if g["key"] in recorded
              for lacking in [missing_multiples(recorded[g["key"]], g["multiples"])] if lacking]
-    status = ("complete: every grid point recorded" if not missing else
-              f"PARTIAL: {len(points)} of {len(grid)} grid points recorded; not yet run: {', '.join(missing)}")
-    if short:  # a multiple added to the config later: measured when the study next runs them
-        status = (f"{status.replace('complete: ', '')}, but {len(short)} of them lack a multiple the config "
-                  f"now asks for (measured on the kept model, or by training it again, when the study "
-                  f"runs them): {', '.join(short)}")
+    if not missing and not short:
+        status = "complete: every grid point recorded, at every multiple"
+    else:
+        parts = [f"{len(points)} of {len(grid)} grid points recorded; not yet run: {', '.join(missing)}"
+                 if missing else "every grid point recorded"]
+        if short:  # a multiple added to the config later: measured when the study next runs them
+            parts.append(f"{len(short)} recorded point(s) lack a multiple the config now asks for (measured on "
+                         f"the kept model, or by training it again, when the study runs them): {', '.join(short)}")
+        status = "PARTIAL: " + "; ".join(parts)
     wall = sum(p["point_wall_s"] for p in points)
     lines = [
         "# Scale study (issue 16)", "",
