@@ -198,10 +198,11 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
         result_path = out / "eval" / name / f"L{k * length}.json"
         # The same tokens at every length: a score over another span (before a larger multiple
         # was added) is measured again.
-        if not result_path.exists() or read_json(result_path)["span"] != span:
+        result = read_json(result_path) if result_path.exists() else None
+        if result is None or result["span"] != span:
             evaluate.run(model_path, data_dir, k * length, span, result_path, split="test", device=device,
                          **study["eval"])
-        result = read_json(result_path)
+            result = read_json(result_path)
         ppl[k * length] = result["ppl"]
     return {**{k: point[k] for k in ("key", "phenomenon", "tokenizer", "shape", "train_tokens", "multiples")},
             "model_config": payload["model_config"], "params": payload["params"],
@@ -228,11 +229,11 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
     ran = []
     for point in grid:
         recorded = done.get(point["key"])
-        if recorded is not None and not missing_multiples(recorded, point["multiples"]):
+        lacking = missing_multiples(recorded, point["multiples"]) if recorded is not None else None
+        if recorded is not None and not lacking:
             continue
         kept = (out / "models" / f"{point['key'].replace('/', '__')}.pt").exists()
-        log.info("point %s%s", point["key"], "" if recorded is None else
-                 f": adding {missing_multiples(recorded, point['multiples'])} x L_tr"
+        log.info("point %s%s", point["key"], "" if recorded is None else f": adding {lacking} x L_tr"
                  + (" on its kept model" if kept else "; its model is gone, so it trains again"))
         data_dir = prepared_data(study, point["tokenizer"], out, resources)
         record = run_point(point, study, out, data_dir, device, command, facts)

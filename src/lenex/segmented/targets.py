@@ -31,10 +31,6 @@ def base_train_length(view: dict, model: str) -> int:
     return int(view.get("experiment", {}).get("train_lengths", {}).get(model, view["model"]["train_length"]))
 
 
-def is_large(view: dict, model: str) -> bool:
-    return model in view.get("experiment", {}).get("large_variants", [])
-
-
 def model_config(view: dict, experiment: dict, model: str) -> dict:
     """ModelConfig fields of an own stand-in: the preset's model (or `large_model` for the
     paper's 1.x-billion models), the variant's position scheme, the model's L_t."""
