@@ -9,7 +9,7 @@ import yaml
 from lenex.claims import predicates as P
 from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references
 from lenex.claims.paper_cells import paper_tables
-from lenex.claims.render import main as claims_main
+from lenex.claims.render import against_bar, main as claims_main
 from lenex.cli import run_cli
 from lenex.tables.cells import table_cells
 from lenex.tables.paper_results import load_paper_results
@@ -178,6 +178,28 @@ def test_claims_cli_on_hand_made_cells_files(tmp_path):
     text = summary.read_text()
     assert "| [lex](claims/lex.md) | 3 | 0 | 1 | 2 | 2 | 0 | 1 |" in text
     assert "Failing on ours in `lex`: falls." in text
+    # 2 hold on the paper, 0 of them on ours; bar ceil(1.6) = 2; rope-8x untestable (no scale facts,
+    # so not "never seen"); at most 1 could hold, below the bar.
+    assert "| lex | 2 | 0 | 2 | 1 | 0 | 1 | no (out of reach at this scale) |" in text
+
+
+def _record(paper, ours, first_seen="absent"):
+    record = {"on_paper": paper, "on_ours": ours}
+    if first_seen != "absent":
+        record["scale"] = {"trained_tokens": 1000, "first_seen_tokens": first_seen}
+    return record
+
+
+def test_against_bar_counts_by_hand():
+    records = ([_record(True, True)] * 7 + [_record(True, False)]
+               + [_record(True, None, None), _record(True, None, 4000)]  # never seen; seen beyond the budget
+               + [_record(None, None), _record(False, True)])  # not holding on the paper: not counted
+    assert against_bar(records) == {"on_paper": 10, "hold": 7, "bar": 8, "untestable": 2, "never_seen": 1,
+                                    "reachable": 8}
+    assert against_bar(records, share=0.9)["bar"] == 9
+    assert against_bar(records[:7], share=0.8)["bar"] == 6  # 5.6 claims: 6 are needed
+    with pytest.raises(ValueError, match="share"):
+        against_bar(records, share=0)
 
 
 def test_render_writes_cells_beside_an_unchanged_table(tmp_path):
