@@ -42,6 +42,22 @@ def test_below_the_first_budget_the_claim_is_untestable_with_the_studys_numbers(
     assert note.facts() == {"trained_tokens": 2_000, "first_seen_tokens": 4_000}
 
 
+def test_the_last_token_protocol_reads_the_points_scored_with_it():
+    # The LEX protocol never sees RoPE explode at 2 x L_tr here; the last-token one does at 4,000.
+    points = (_point("rope-blowup", 1_000, 1.0) | {"last_token": {"ratio": {"1": 1.0, "8": 1.10}}},
+              _point("rope-blowup", 4_000, 1.0) | {"last_token": {"ratio": {"1": 1.0, "8": 1.60}}},
+              _point("rope-blowup", 16_000, 1.0))  # scored with the LEX protocol only
+    first, runs = first_showing(points, "rope-blowup", 8, 1.25, "gpt2", protocol="last-token")
+    assert first["tokens_seen"] == 4_000 and len(runs) == 2
+    assert first_showing(points, "rope-blowup", 8, 1.25, "gpt2")[0] is None
+    note = scale_note({**SPEC, "protocol": "last-token"}, Budget(2_000, "gpt2", points))
+    assert note.untestable and "ppl(8 L_tr) / ppl(L_tr) (the last-token protocol) = 1.600" in note.why
+    with pytest.raises(ValueError, match="no point of 'alibi' at 8 x L_tr scored with the last-token protocol"):
+        first_showing(points + (_point("alibi", 1_000, 1.0),), "alibi", 8, 1.25, "gpt2", protocol="last-token")
+    with pytest.raises(ValueError, match="unknown protocol 'sliding'"):
+        first_showing(points, "rope-blowup", 8, 1.25, "gpt2", protocol="sliding")
+
+
 def test_at_the_first_budget_the_failure_stands():
     note = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
     assert not note.untestable and note.why.startswith("a failure at a budget the study sees it at")
@@ -155,15 +171,17 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
     study = yaml.safe_load((REPO / "config/scale-study.yaml").read_text())
     points = load_points(REPO / "results/scale-study/points.jsonl")
     claims = load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)
-    named = [(c["id"], p, c["scale"]["multiple"]) for c in claims["claims"] if c.get("scale")
-             for p in c["scale"]["phenomena"]]
+    named = [(c["id"], p, c["scale"]["multiple"], c["scale"].get("protocol", "lex")) for c in claims["claims"]
+             if c.get("scale") for p in c["scale"]["phenomena"]]
     assert named, f"{paper}: no claim names a scale-study phenomenon"
     variants = yaml.safe_load((REPO / "config/experiments" / f"{paper}.yaml").read_text())["variants"]
     for claim in claims["claims"]:
         assert set(claim.get("scale", {}).get("variants", [])) <= set(variants), claim["id"]
-    for claim, phenomenon, multiple in named:
+    for claim, phenomenon, multiple, protocol in named:
         assert phenomenon in study["phenomena"], (claim, phenomenon)
-        first_showing(points, phenomenon, multiple, 1.25, "gpt2")  # raises if the study has no such point
+        assert protocol in study["phenomena"][phenomenon].get("protocols", ["lex"]), (claim, phenomenon, protocol)
+        # raises if the study has no such point scored with the claim's protocol
+        first_showing(points, phenomenon, multiple, 1.25, "gpt2", protocol=protocol)
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -7,7 +7,7 @@ import yaml
 from corpus_fixture import make_corpus
 
 from lenex.scale_study import study as scale_study
-from lenex.scale_study.points import length_ratios, read_points, with_added_multiples
+from lenex.scale_study.points import length_ratios, read_points, with_added_scores
 from lenex.scale_study.report import first_showing_rows, scheme_order_rows, writeup
 from lenex.scale_study.study import estimated_cost, expand_grid, load_study, receptive_field, run_study, steps_for
 
@@ -160,15 +160,51 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     assert "added" not in retrained and retrained["ppl"]["16"] < 1e9 and set(retrained["ratio"]) == {"1", "2", "4", "8"}
 
 
+def test_a_protocol_added_later_is_scored_on_the_kept_model(tmp_path, monkeypatch):
+    corpus_root = tmp_path / "corpus"
+    make_corpus(corpus_root)
+    study = {"corpus": {"source": "text_dir", "path": str(corpus_root / "texts")},
+             "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2}, "tokenizers": ["bpe-300"],
+             "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
+             "train_tokens": [128], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
+             "eval": {"max_tokens": 256, "batch_tokens": 256}, "last_token": {"segments": 8},
+             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}}}
+    out = tmp_path / "study"
+    assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128"]
+    first = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
+    assert "last_token" not in first
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a recorded point was trained again")
+
+    monkeypatch.setattr(scale_study, "train", no_training)
+    study["phenomena"]["rope-blowup"]["protocols"] = ["lex", "last-token"]
+    assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128"]
+    scored = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
+    last = scored["last_token"]
+    assert last["segments"] == 8 and last["span"] == 64 and set(last["ppl"]) == {"16", "64"}
+    assert last["ratio"] == {"1": 1.0, "4": pytest.approx(last["ppl"]["64"] / last["ppl"]["16"])}
+    assert scored["ppl"] == first["ppl"] and scored["added"][-1]["protocols"] == ["last-token"]
+    assert scored["added"][-1]["multiples"] == []
+    assert run_study(study, out) == []  # complete now: nothing scored again
+
+
+def test_last_token_needs_its_settings():
+    study = {"tokenizers": ["gpt2"], "shapes": {"2x64": {}}, "train_tokens": [1024],
+             "phenomena": {"rope": {"model": {"train_length": 64}, "multiples": [1, 2], "protocols": ["lex", "last-token"]}}}
+    with pytest.raises(ValueError, match="phenomena/rope/protocols: last-token needs the study's last_token"):
+        scale_study.check_grid(study)
+
+
 def test_a_kept_model_that_is_not_the_recorded_one_is_refused():
     record = {"key": "k", "train_length": 16, "multiples": [1, 2], "ppl": {"16": 10.0, "32": 12.0},
               "ratio": {"1": 1.0, "2": 1.2}}
     measured = {"multiples": [1, 2, 4], "ppl": {"16": 10.0, "32": 12.0, "64": 15.0},
                 "ratio": {"1": 1.0, "2": 1.2, "4": 1.5}}
-    grown = with_added_multiples(record, measured, {"git_rev": "abc"})
+    grown = with_added_scores(record, measured, {"git_rev": "abc"})
     assert grown["ratio"]["4"] == 1.5 and grown["added"] == [{"multiples": [4], "git_rev": "abc"}]
     with pytest.raises(ValueError, match="k: ppl.L_tr. 11.0000 is not the recorded 10.0000"):
-        with_added_multiples(record, {**measured, "ppl": {**measured["ppl"], "16": 11.0}}, {})
+        with_added_scores(record, {**measured, "ppl": {**measured["ppl"], "16": 11.0}}, {})
 
 
 def test_first_showing_rows_by_hand():

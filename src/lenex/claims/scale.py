@@ -65,28 +65,38 @@ def load_points(path: str | Path) -> tuple[dict, ...]:
     return tuple(points)
 
 
-def _ratio(point: dict, multiple) -> float | None:
-    value = point["ratio"].get(f"{multiple:g}")
+# The study scores every point with the LEX protocol (its `ratio`); some also with the
+# receptive-field paper's last-token protocol (`last_token.ratio`, lenex.scale_study.study).
+PROTOCOL_FIELDS = {"last-token": "last_token"}
+
+
+def _ratio(point: dict, multiple, protocol: str = "lex") -> float | None:
+    scores = point if protocol == "lex" else point.get(PROTOCOL_FIELDS[protocol], {})
+    value = scores.get("ratio", {}).get(f"{multiple:g}")
     return None if value is None else float(value)
 
 
-def _describe(point: dict, multiple) -> str:
+def _describe(point: dict, multiple, protocol: str = "lex") -> str:
+    scored = "" if protocol == "lex" else f" (the {protocol} protocol)"
     return (f"{point['shape']}, {point['tokenizer']}, {point['tokens_seen']:,} tokens: "
-            f"ppl({multiple:g} L_tr) / ppl(L_tr) = {_ratio(point, multiple):.3f}")
+            f"ppl({multiple:g} L_tr) / ppl(L_tr){scored} = {_ratio(point, multiple, protocol):.3f}")
 
 
 def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str,
-                  shapes: set[str] | None = None) -> tuple[dict | None, list[dict]]:
+                  shapes: set[str] | None = None, protocol: str = "lex") -> tuple[dict | None, list[dict]]:
     """The point with the fewest training tokens whose ratio at `multiple` reaches `least`, among
-    the phenomenon's points with the preset's tokenizer (all its points when the study has none
-    with it) at the models' `shapes` (all shapes when it has none there), and the points searched.
-    A phenomenon the study never measured at `multiple` is an error."""
-    runs = [p for p in points if p["phenomenon"] == phenomenon and _ratio(p, multiple) is not None]
+    the phenomenon's points scored with `protocol` with the preset's tokenizer (all its points
+    when the study has none with it) at the models' `shapes` (all shapes when it has none there),
+    and the points searched. A phenomenon the study never scored so at `multiple` is an error."""
+    if protocol != "lex" and protocol not in PROTOCOL_FIELDS:
+        raise ValueError(f"unknown protocol {protocol!r}; known: lex, {', '.join(PROTOCOL_FIELDS)}")
+    runs = [p for p in points if p["phenomenon"] == phenomenon and _ratio(p, multiple, protocol) is not None]
     if not runs:
-        raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr")
+        raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "
+                         f"scored with the {protocol} protocol")
     runs = [p for p in runs if p["tokenizer"] == tokenizer] or runs
     runs = [p for p in runs if p["shape"] in (shapes or ())] or runs
-    showing = [p for p in runs if _ratio(p, multiple) >= least]
+    showing = [p for p in runs if _ratio(p, multiple, protocol) >= least]
     first = min(showing, key=lambda p: (p["tokens_seen"], p["params"])) if showing else None
     return first, runs
 
@@ -111,23 +121,24 @@ def scale_note(spec: dict, budget: Budget) -> ScaleNote:
     phenomenon of `spec` ({phenomena, multiple: the multiple of L_tr the claim reads, threshold},
     and `variants`: the models the claim reads, whose budget and shapes are the ones compared;
     the paper's smallest budget and own shape without it), and why."""
-    multiple, name = spec["multiple"], spec["threshold"]
+    multiple, name, protocol = spec["multiple"], spec["threshold"], spec.get("protocol", "lex")
     least = threshold_value(name)
     tokens, shapes, who = budget.for_variants(spec.get("variants"))
     below, notes, firsts = False, [], []
     for phenomenon in spec["phenomena"]:
-        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer, shapes)
+        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer, shapes, protocol)
         reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
         if shapes and not any(p["shape"] in shapes for p in runs):
             reach += f" (it has no such point at {', '.join(sorted(shapes))}; its other shapes speak)"
         if first is None:
-            most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple)))
+            most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple, protocol)))
             below = below or tokens <= most["tokens_seen"]
-            notes.append(f"the scale study never sees {reach}; at its largest budget, {_describe(most, multiple)}")
+            notes.append(f"the scale study never sees {reach}; at its largest budget, "
+                         f"{_describe(most, multiple, protocol)}")
             firsts.append(None)
         else:
             below = below or tokens < first["tokens_seen"]
-            notes.append(f"the scale study first sees {reach} at {_describe(first, multiple)}")
+            notes.append(f"the scale study first sees {reach} at {_describe(first, multiple, protocol)}")
             firsts.append(int(first["tokens_seen"]))
     trained = f"{who} ({budget.tokenizer})"
     first_seen = None if None in firsts else max(firsts)

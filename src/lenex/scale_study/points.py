@@ -4,7 +4,9 @@ A point is complete when its ratios cover every multiple its phenomenon asks for
 added to the config after a point was recorded is measured on the point's kept model (the record
 says when and at which revision, under `added`), or, with that model gone, by training it again.
 A new largest multiple widens the scored span (the LEX protocol scores the same tokens at every
-length), so then every length is measured again and the record replaced.
+length), so then every length is measured again and the record replaced. A protocol added to a
+phenomenon (`protocols: [lex, last-token]`) is measured the same way: on the kept model, or by
+training it again.
 """
 from __future__ import annotations
 
@@ -54,15 +56,37 @@ def missing_multiples(record: dict, multiples: list[int]) -> list[int]:
     return [k for k in multiples if str(k) not in record["ratio"]]
 
 
-def with_added_multiples(record: dict, measured: dict, facts: dict) -> dict:
-    """`record` completed by `measured` (a fresh record of the same model at more lengths): its
-    ppl and ratios gain the new lengths, everything else (training facts, when it was first
-    recorded) stays, and `added` lists what was measured later, when and at which revision."""
+# Protocols scored beside the LEX one (every point's `ppl` and `ratio`), and the record's field
+# for each: {"ppl", "ratio", "segments", "span"} (lenex.scale_study.study.last_token_scores).
+PROTOCOL_FIELDS = {"last-token": "last_token"}
+
+
+def missing_protocols(record: dict, multiples: list[int], protocols: list[str]) -> list[str]:
+    """The protocols besides LEX's that the config asks for and a recorded point has no scores
+    of, or none at one of the multiples."""
+    lacking = []
+    for protocol in protocols:
+        if protocol == "lex":
+            continue
+        scores = record.get(PROTOCOL_FIELDS[protocol])
+        if scores is None or any(str(k) not in scores["ratio"] for k in multiples):
+            lacking.append(protocol)
+    return lacking
+
+
+def with_added_scores(record: dict, measured: dict, facts: dict) -> dict:
+    """`record` completed by `measured` (a fresh record of the same model at more lengths, or
+    with another protocol's scores): its ppl and ratios gain the new lengths, it gains the
+    protocols it lacked, everything else (training facts, when it was first recorded) stays,
+    and `added` lists what was measured later, when and at which revision."""
     base = str(record["train_length"])
     if abs(measured["ppl"][base] / record["ppl"][base] - 1) > 1e-6:
         raise ValueError(f"{record['key']}: ppl(L_tr) {measured['ppl'][base]:.4f} is not the recorded "
                          f"{record['ppl'][base]:.4f}: the kept model is not the one recorded")
     new = missing_multiples(record, measured["multiples"])
-    added = list(record.get("added", [])) + [{"multiples": new, **facts}]
+    protocols = [p for p, field in PROTOCOL_FIELDS.items() if field in measured and measured[field] != record.get(field)]
+    scores = {PROTOCOL_FIELDS[p]: measured[PROTOCOL_FIELDS[p]] for p in protocols}
+    added = list(record.get("added", [])) + [{"multiples": new, **({"protocols": protocols} if protocols else {}),
+                                              **facts}]
     return {**record, "multiples": measured["multiples"], "ppl": {**record["ppl"], **measured["ppl"]},
-            "ratio": {**record["ratio"], **measured["ratio"]}, "added": added}
+            "ratio": {**record["ratio"], **measured["ratio"]}, **scores, "added": added}

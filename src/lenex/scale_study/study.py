@@ -28,12 +28,14 @@ import torch
 import yaml
 
 from .. import evaluate
+from ..receptive_field import evaluate as rf_evaluate
 from ..checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..files import read_json
 from ..run_facts import run_facts
-from .points import length_ratios, missing_multiples, read_points, record_point, with_added_multiples
+from .points import (length_ratios, missing_multiples, missing_protocols, read_points, record_point,
+                     with_added_scores)
 from .report import write_report
 from ..config import TrainConfig
 from ..train import train
@@ -92,14 +94,17 @@ def expand_grid(study: dict) -> list[dict]:
                     points.append({"key": f"{name}/{tokenizer}/{shape}/{tokens}", "phenomenon": name,
                                    "tokenizer": tokenizer, "shape": shape, "train_tokens": tokens,
                                    "model": {**shape_fields, **phenomenon["model"]},
-                                   "multiples": sorted(phenomenon["multiples"])})
+                                   "multiples": sorted(phenomenon["multiples"]),
+                                   "protocols": phenomenon.get("protocols", ["lex"])})
     return points
 
 
 def check_grid(study: dict) -> None:
-    """A phenomenon's own shapes and tokenizers (extended parts included) must be the study's
-    (one error naming it)."""
+    """A phenomenon's own shapes and tokenizers (extended parts included) must be the study's, and
+    the last-token protocol needs its settings (one error naming it)."""
     for name, phenomenon in study["phenomena"].items():
+        if "last-token" in phenomenon.get("protocols", []) and "last_token" not in study:
+            raise ValueError(f"phenomena/{name}/protocols: last-token needs the study's last_token settings")
         for i, part in enumerate(sub_grids(study, phenomenon)):
             where = f"/extended/{i - 1}" if i else ""
             for what in ("shapes", "tokenizers"):
@@ -204,6 +209,10 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
                          **study["eval"])
             result = read_json(result_path)
         ppl[k * length] = result["ppl"]
+    scores = {}
+    if "last-token" in point["protocols"]:
+        scores["last_token"] = last_token_scores(model_path, data_dir, length, multiples, study["last_token"],
+                                                 out / "eval" / name / "last-token.json", device)
     return {**{k: point[k] for k in ("key", "phenomenon", "tokenizer", "shape", "train_tokens", "multiples")},
             "model_config": payload["model_config"], "params": payload["params"],
             "vocab_size": payload["model_config"]["vocab_size"], "train_length": length,
@@ -214,7 +223,28 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
             "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
             "scored_tokens": result["tokens"], "ratio": length_ratios(ppl, length, multiples),
             "point_wall_s": time.time() - started, "command": command,
-            "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **facts}
+            "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            **scores, **facts}
+
+
+def last_token_scores(model_path: Path, data_dir: Path, length: int, multiples: list[int], settings: dict,
+                      result_path: Path, device: str) -> dict:
+    """The receptive-field paper's protocol on the study's test split (its tables score only the
+    last token of each segment, with every token before it in context, where the LEX protocol
+    averages over every position of a piece): ppl at k L_tr and the ratios to L_tr, over the
+    same `segments` last tokens at every length (span: the largest multiple). Cached beside the
+    LEX scores; a cache over another span or segment count is measured again."""
+    span, segments = max(multiples) * length, settings["segments"]
+    records = read_json(result_path) if result_path.exists() else None
+    if not records or records[0]["span"] != span or records[0]["segments"] != segments:
+        rf_evaluate.main(["--checkpoint", str(model_path), "--data", str(data_dir), "--train-length", str(length),
+                          "--multiples", *map(str, sorted({1, *multiples})), "--span-multiple", str(max(multiples)),
+                          "--segments", str(segments), "--batch-tokens", str(settings.get("batch_tokens", 16384)),
+                          "--device", device, "--out", str(result_path)])
+        records = read_json(result_path)
+    ppl = {r["length"]: r["ppl"] for r in records}
+    return {"ppl": {str(n): v for n, v in ppl.items()}, "ratio": length_ratios(ppl, length, multiples),
+            "segments": segments, "span": span}
 
 
 def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
@@ -230,16 +260,17 @@ def run_study(study: dict, out: Path, resources: str = "resources", device: str 
     for point in grid:
         recorded = done.get(point["key"])
         lacking = missing_multiples(recorded, point["multiples"]) if recorded is not None else None
-        if recorded is not None and not lacking:
+        protocols = missing_protocols(recorded, point["multiples"], point["protocols"]) if recorded else None
+        if recorded is not None and not lacking and not protocols:
             continue
         kept = (out / "models" / f"{point['key'].replace('/', '__')}.pt").exists()
-        log.info("point %s%s", point["key"], "" if recorded is None else f": adding {lacking} x L_tr"
+        log.info("point %s%s", point["key"], "" if recorded is None else f": adding {lacking} x L_tr, {protocols}"
                  + (" on its kept model" if kept else "; its model is gone, so it trains again"))
         data_dir = prepared_data(study, point["tokenizer"], out, resources)
         record = run_point(point, study, out, data_dir, device, command, facts)
         if recorded is not None and kept and max(recorded["multiples"]) == max(point["multiples"]):
             when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-            record = with_added_multiples(recorded, record, {"command": command, "finished_utc": when, **facts})
+            record = with_added_scores(recorded, record, {"command": command, "finished_utc": when, **facts})
         record_point(points_path, record)
         ran.append(point["key"])
         write_report(read_points(points_path), expand_grid(study), out)
