@@ -221,6 +221,12 @@ def test_first_showing_rows_by_hand():
     at2["ratio"]["2"] = 1.26
     assert first_showing_rows([point(4096, 1.30), at2], multiple=2) == [
         "| rope | bpe-4096 | 2x64 | 16,384 (2x ratio 1.260) | 16,384: 1.260 |"]
+    # The last-token protocol: only the points scored with it, and its ratios, not the LEX ones.
+    last = point(4096, 0.9) | {"last_token": {"ratio": {"1": 1.0, "2": 1.4, "8": 2.5}}}
+    assert first_showing_rows([last, point(1024, 1.30)], protocol="last-token") == [
+        "| rope | bpe-4096 | 2x64 | 4,096 (8x ratio 2.500) | 4,096: 2.500 |"]
+    assert first_showing_rows([last], multiple=2, protocol="last-token") == [
+        "| rope | bpe-4096 | 2x64 | 4,096 (2x ratio 1.400) | 4,096: 1.400 |"]
 
 
 def test_scheme_order_rows_by_hand():

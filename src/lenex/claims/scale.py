@@ -70,7 +70,8 @@ def load_points(path: str | Path) -> tuple[dict, ...]:
 PROTOCOL_FIELDS = {"last-token": "last_token"}
 
 
-def _ratio(point: dict, multiple, protocol: str = "lex") -> float | None:
+def ratio_at(point: dict, multiple, protocol: str = "lex") -> float | None:
+    """A point's ppl(k L_tr) / ppl(L_tr) scored with `protocol`, None where it has none."""
     scores = point if protocol == "lex" else point.get(PROTOCOL_FIELDS[protocol], {})
     value = scores.get("ratio", {}).get(f"{multiple:g}")
     return None if value is None else float(value)
@@ -79,7 +80,7 @@ def _ratio(point: dict, multiple, protocol: str = "lex") -> float | None:
 def _describe(point: dict, multiple, protocol: str = "lex") -> str:
     scored = "" if protocol == "lex" else f" (the {protocol} protocol)"
     return (f"{point['shape']}, {point['tokenizer']}, {point['tokens_seen']:,} tokens: "
-            f"ppl({multiple:g} L_tr) / ppl(L_tr){scored} = {_ratio(point, multiple, protocol):.3f}")
+            f"ppl({multiple:g} L_tr) / ppl(L_tr){scored} = {ratio_at(point, multiple, protocol):.3f}")
 
 
 def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str,
@@ -90,13 +91,13 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
     and the points searched. A phenomenon the study never scored so at `multiple` is an error."""
     if protocol != "lex" and protocol not in PROTOCOL_FIELDS:
         raise ValueError(f"unknown protocol {protocol!r}; known: lex, {', '.join(PROTOCOL_FIELDS)}")
-    runs = [p for p in points if p["phenomenon"] == phenomenon and _ratio(p, multiple, protocol) is not None]
+    runs = [p for p in points if p["phenomenon"] == phenomenon and ratio_at(p, multiple, protocol) is not None]
     if not runs:
         raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "
                          f"scored with the {protocol} protocol")
     runs = [p for p in runs if p["tokenizer"] == tokenizer] or runs
     runs = [p for p in runs if p["shape"] in (shapes or ())] or runs
-    showing = [p for p in runs if _ratio(p, multiple, protocol) >= least]
+    showing = [p for p in runs if ratio_at(p, multiple, protocol) >= least]
     first = min(showing, key=lambda p: (p["tokens_seen"], p["params"])) if showing else None
     return first, runs
 
@@ -131,7 +132,7 @@ def scale_note(spec: dict, budget: Budget) -> ScaleNote:
         if shapes and not any(p["shape"] in shapes for p in runs):
             reach += f" (it has no such point at {', '.join(sorted(shapes))}; its other shapes speak)"
         if first is None:
-            most = max(runs, key=lambda p: (p["tokens_seen"], _ratio(p, multiple, protocol)))
+            most = max(runs, key=lambda p: (p["tokens_seen"], ratio_at(p, multiple, protocol)))
             below = below or tokens <= most["tokens_seen"]
             notes.append(f"the scale study never sees {reach}; at its largest budget, "
                          f"{_describe(most, multiple, protocol)}")

@@ -7,9 +7,9 @@ import statistics
 from pathlib import Path
 
 from ..claims.predicates import threshold
-from ..claims.scale import first_showing
+from ..claims.scale import first_showing, ratio_at
 from ..files import atomic_write_text, save_figure
-from .points import missing_multiples
+from .points import PROTOCOL_FIELDS, missing_multiples, missing_protocols
 
 PLOT, WRITEUP = "ratio.png", "README.md"
 
@@ -77,25 +77,29 @@ def _speed_rows(points: list[dict]) -> list[str]:
     return rows
 
 
-def first_showing_rows(points: list[dict], name: str = "explodes", multiple: int | None = None) -> list[str]:
+def first_showing_rows(points: list[dict], name: str = "explodes", multiple: int | None = None,
+                       protocol: str = "lex") -> list[str]:
     """Per phenomenon, tokenizer and shape: the fewest training tokens at which the ratio at
     `multiple` (default: the phenomenon's largest) reaches the claims' `name` threshold, or the
-    largest budget run and its ratio when none does; only the points measured at that multiple."""
+    largest budget run and its ratio when none does; only the points scored with `protocol` at
+    that multiple."""
     least, groups = threshold(name), {}
-    for p in points:
-        if multiple is None or str(multiple) in p["ratio"]:
+    scored = [p for p in points if protocol == "lex" or PROTOCOL_FIELDS[protocol] in p]
+    for p in scored:
+        if multiple is None or ratio_at(p, multiple, protocol) is not None:
             groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
     rows = []
     for (phenomenon, tokenizer, shape), group in sorted(groups.items()):
-        k = longest_multiple(group) if multiple is None else str(multiple)
+        fields = [p if protocol == "lex" else p[PROTOCOL_FIELDS[protocol]] for p in group]
+        k = longest_multiple(fields) if multiple is None else str(multiple)
         # The claims' own search, on one shape's points at a time.
-        first, runs = first_showing(group, phenomenon, int(k), least, tokenizer)
+        first, runs = first_showing(group, phenomenon, int(k), least, tokenizer, protocol=protocol)
         runs = sorted(runs, key=lambda p: p["tokens_seen"])
         if first:
-            verdict = f"{first['tokens_seen']:,} ({k}x ratio {first['ratio'][k]:.3f})"
+            verdict = f"{first['tokens_seen']:,} ({k}x ratio {ratio_at(first, int(k), protocol):.3f})"
         else:
-            verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {runs[-1]['ratio'][k]:.3f})"
-        ratios = ", ".join(f"{p['tokens_seen']:,}: {p['ratio'][k]:.3f}" for p in runs)
+            verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {ratio_at(runs[-1], int(k), protocol):.3f})"
+        ratios = ", ".join(f"{p['tokens_seen']:,}: {ratio_at(p, int(k), protocol):.3f}" for p in runs)
         rows.append(f"| {phenomenon} | {tokenizer} | {shape} | {verdict} | {ratios} |")
     return rows
 
@@ -123,15 +127,18 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
     """The Markdown write-up: status of the grid, how the points were made, and every number."""
     recorded = {p["key"]: p for p in points}
     missing = [g["key"] for g in grid if g["key"] not in recorded]
-    short = [f"{g['key']} (no {', '.join(f'{k}x' for k in lacking)})" for g in grid if g["key"] in recorded
-             for lacking in [missing_multiples(recorded[g["key"]], g["multiples"])] if lacking]
+    short = [f"{g['key']} (no {', '.join([f'{k}x' for k in lacking] + [f'{p} scores' for p in protocols])})"
+             for g in grid if g["key"] in recorded
+             for lacking, protocols in [(missing_multiples(recorded[g["key"]], g["multiples"]),
+                                         missing_protocols(recorded[g["key"]], g["multiples"], g["protocols"]))]
+             if lacking or protocols]
     if not missing and not short:
         status = "complete: every grid point recorded, at every multiple"
     else:
         parts = [f"{len(points)} of {len(grid)} grid points recorded; not yet run: {', '.join(missing)}"
                  if missing else "every grid point recorded"]
         if short:  # a multiple added to the config later: measured when the study next runs them
-            parts.append(f"{len(short)} recorded point(s) lack a multiple the config now asks for (measured on "
+            parts.append(f"{len(short)} recorded point(s) lack a multiple or protocol the config now asks for (measured on "
                          f"the kept model, or by training it again, when the study runs them): {', '.join(short)}")
         status = "PARTIAL: " + "; ".join(parts)
     wall = sum(p["point_wall_s"] for p in points)
@@ -156,6 +163,17 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
         "|---|---|---|---|---|",
         *first_showing_rows(points, multiple=2), "",
+        "## The receptive-field paper's last-token protocol", "",
+        "Its tables score only the last token of each segment, every token before it in context",
+        "(lenex.receptive_field.last_token), where the LEX protocol averages over every position of a piece;",
+        "its claims ask the study at this protocol. The points scored with it, at their largest multiple",
+        f"(`explodes`, ratio >= {threshold('explodes'):g}) and at 2 x L_tr:", "",
+        "| phenomenon | tokenizer | shape | first shows at (tokens seen) | ratio by tokens seen |",
+        "|---|---|---|---|---|",
+        *first_showing_rows(points, protocol="last-token"), "",
+        "| phenomenon | tokenizer | shape | first shows at 2 x L_tr (tokens seen) | ratio by tokens seen |",
+        "|---|---|---|---|---|",
+        *first_showing_rows(points, multiple=2, protocol="last-token"), "",
         "## The schemes' order at L_tr (ppl(L_tr), lowest first)", "",
         "Every published scheme trained at the same shape and budget (causal mask). LEX's interpolation claims",
         "read this order at L_tr (xPos < RoPE < ALiBi < sinusoidal in the paper's Table 2).", "",
