@@ -132,7 +132,7 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     # A multiple added to the config later: measured on the kept model, nothing retrained; the
     # record keeps its training facts and says what was added.
     study["phenomena"]["rope-blowup"]["multiples"] = [1, 2, 4]
-    assert "lack a multiple the config now asks for" in writeup(list(read_points(out / "points.jsonl").values()),
+    assert "lack a multiple or protocol the config now asks for" in writeup(list(read_points(out / "points.jsonl").values()),
                                                                  expand_grid(study))
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128", "rope-blowup/bpe-300/1x16/256"]
     grown = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
