@@ -2,6 +2,7 @@
 on the paper's own numbers, the claims CLI on hand-made cells files, schema errors, and the cells
 file the table renderer writes."""
 import json
+from fractions import Fraction
 
 import pytest
 import yaml
@@ -196,8 +197,8 @@ def test_against_bar_counts_by_hand():
                + [_record(None, None), _record(False, True)])  # not holding on the paper: not counted
     assert against_bar(records) == {"on_paper": 10, "hold": 7, "bar": 8, "untestable": 2, "never_seen": 1,
                                     "reachable": 8}
-    assert against_bar(records, share=0.9)["bar"] == 9
-    assert against_bar(records[:7], share=0.8)["bar"] == 6  # 5.6 claims: 6 are needed
+    assert against_bar(records, share=Fraction(9, 10))["bar"] == 9
+    assert against_bar(records[:7])["bar"] == 6  # 5.6 claims: 6 are needed
     with pytest.raises(ValueError, match="share"):
         against_bar(records, share=0)
 

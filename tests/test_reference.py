@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lenex.reference import held_share, main, reference_page, shortfall, why_not_held
+from lenex.claims.render import against_bar
+from lenex.reference import main, reference_page, shortfall, why_not_held
 from lenex.reference_record import log_part, run_record, wall_time_text
 from lenex.reference_record import main as record_main
 
@@ -23,9 +24,10 @@ def claim(on_paper, on_ours, n=0):
             "on_ours": on_ours, "evidence": ""}
 
 
-def test_held_share_counts_only_claims_that_hold_on_the_paper():
+def test_the_bar_counts_only_claims_that_hold_on_the_paper():
     claims = [claim(True, True), claim(True, False), claim(True, None), claim(None, True), claim(False, True)]
-    assert held_share(claims) == (1, 3)
+    bar = against_bar(claims)
+    assert (bar["hold"], bar["on_paper"], bar["bar"]) == (1, 3, 3)  # 80% of 3 is 2.4: 3 claims
 
 
 def scaled(claim_record, trained, first_seen):

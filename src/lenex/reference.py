@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from fractions import Fraction
 from pathlib import Path
 
+from .claims.render import BAR_SHARE, against_bar
 from .cli import run_cli
 from .files import atomic_write_text, read_json, read_yaml
 from .reference_record import wall_time_text
@@ -23,9 +22,6 @@ from .tables.formatting import md_escape
 
 VERDICT = {True: "holds", False: "fails", None: "untestable"}
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
-#: The share of the claims that hold on a paper which should hold on ours (issue 16's bar); a
-#: fraction, so that the claims it asks for are counted exactly.
-FIDELITY_BAR = Fraction(4, 5)
 
 
 def raw_revisions(path: Path) -> list[str]:
@@ -68,12 +64,6 @@ def verdict_counts(claims: list[dict], side: str) -> dict[str, int]:
     for claim in claims:
         counts[VERDICT[claim[f"on_{side}"]]] += 1
     return counts
-
-
-def held_share(claims: list[dict]) -> tuple[int, int]:
-    """(claims that hold on ours, claims that hold on the paper): issue 16's measure of fidelity."""
-    on_paper = [c for c in claims if c["on_paper"] is True]
-    return sum(c["on_ours"] is True for c in on_paper), len(on_paper)
 
 
 def _budget_gap(claim: dict) -> str:
@@ -121,10 +111,10 @@ def shortfall(claims: list[dict]) -> list[str]:
     """Lines weighing the gap to the fidelity bar: how many more claims must hold, why each claim
     that holds on the paper does not hold on ours, and how many would if every claim untestable at
     this scale held."""
-    held, testable = held_share(claims)
-    needed = math.ceil(FIDELITY_BAR * testable)
+    bar = against_bar(claims)
+    held, testable, needed = bar["hold"], bar["on_paper"], bar["bar"]
     short = max(0, needed - held)
-    lines = [f"Against a bar of {float(FIDELITY_BAR):.0%} of them ({needed} claims): "
+    lines = [f"Against a bar of {float(BAR_SHARE):.0%} of them ({needed} claims): "
              + (f"{short} short." if short else "met."), ""]
     groups = why_not_held(claims)
     if groups:
@@ -144,7 +134,8 @@ def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
             "run of this preset records both (`make tables` then re-derives this page).", ""]
     claims = claims_doc["claims"]
     ours, paper = verdict_counts(claims, "ours"), verdict_counts(claims, "paper")
-    held, testable = held_share(claims)
+    bar = against_bar(claims)
+    held, testable = bar["hold"], bar["on_paper"]
     lines += [
         f"Findings, from [`claims/{run['paper']}.json`](claims/{run['paper']}.json) (evidence per claim in "
         f"[`claims/{run['paper']}.md`](claims/{run['paper']}.md)): {len(claims)} claims; on ours "

@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import os
+from fractions import Fraction
 from pathlib import Path
 
 from ..cli import run_cli
@@ -57,10 +58,11 @@ def counts(records: list[dict], side: str) -> dict[str, int]:
 
 # The bar a preset's claims are held to (issue 16): this share of the claims that hold on the
 # paper's own numbers must hold on ours; a claim untestable at this scale counts as not holding.
-BAR_SHARE = 0.8
+# A fraction, so that the claims it asks for are counted exactly.
+BAR_SHARE = Fraction(4, 5)
 
 
-def against_bar(records: list[dict], share: float = BAR_SHARE) -> dict[str, int]:
+def against_bar(records: list[dict], share: Fraction = BAR_SHARE) -> dict[str, int]:
     """Of the claims that hold on the paper's numbers (`on_paper`): how many hold on ours, the
     bar (the smallest whole number of them that is at least `share`), how many are untestable at
     this scale and, of those, how many the scale study never sees at any budget it ran (its
@@ -70,8 +72,7 @@ def against_bar(records: list[dict], share: float = BAR_SHARE) -> dict[str, int]
     on_paper = [r for r in records if r["on_paper"] is True]
     untestable = [r for r in on_paper if r["on_ours"] is None]
     never = [r for r in untestable if "scale" in r and r["scale"]["first_seen_tokens"] is None]
-    # Whole claims: round the product first so 0.8 x 10 is 8, not 9 (0.8 x 10 = 8.000000000000002).
-    bar = math.ceil(round(share * len(on_paper), 9))
+    bar = math.ceil(Fraction(share) * len(on_paper))
     return {"on_paper": len(on_paper), "hold": sum(r["on_ours"] is True for r in on_paper), "bar": bar,
             "untestable": len(untestable), "never_seen": len(never),
             "reachable": len(on_paper) - len(untestable)}
@@ -105,7 +106,7 @@ def render_summary(preset: str, documents: list[dict], paths: list[Path], out: P
         lines.append(f"| [{document['paper']}]({link}) | {len(document['claims'])} | {ours['holds']} | "
                      f"{ours['FAILS']} | {ours['untestable']} | {paper['holds']} | {paper['FAILS']} | "
                      f"{paper['untestable']} |")
-    lines += ["", f"Against the bar: at least {BAR_SHARE:.0%} of the claims that hold on the paper's own numbers "
+    lines += ["", f"Against the bar: at least {float(BAR_SHARE):.0%} of the claims that hold on the paper's own numbers "
               "must hold on ours; one untestable at this scale counts as not holding (`never seen`: the scale "
               "study does not see its phenomenon at any budget it ran; `most reachable`: all but the untestable).",
               "", "| paper | hold on the paper | of them, hold on ours | bar | untestable at this scale | "
