@@ -127,3 +127,50 @@ def test_pipeline_measures_the_start_up_of_every_entry_point_the_rules_call():
     modules = entry_points()
     assert {"lenex.train", "lenex.evaluate", "lenex.lex.evaluate_model", "lenex.receptive_field.evaluate"} <= set(modules)
     assert "lenex.launch" not in modules  # how the rules start them, not one of them
+
+
+LOG = """Building DAG of jobs...
+Date: 2026-11-25 12:00:00
+Command: /x/bin/snakemake --cores 2 results/workstation/receptive-field.md
+[Wed Nov 25 12:00:00 2026]
+rule receptive_field_train:
+    output: results/workstation/models/receptive-field/arxiv/window-40/seed1.pt
+    jobid: 3
+[Wed Nov 25 12:00:00 2026]
+rule receptive_field_train:
+    output: results/workstation/models/receptive-field/arxiv/alibi/seed1.pt
+    jobid: 4
+[Wed Nov 25 12:01:40 2026]
+Finished job 3.
+1 of 3 steps (33%) done
+[Wed Nov 25 12:01:40 2026]
+rule receptive_field_evaluate:
+    output: results/workstation/eval/receptive-field/arxiv/window-40/seed1.json
+    jobid: 5
+[Wed Nov 25 12:02:00 2026]
+Finished job 4.
+2 of 3 steps (67%) done
+[Wed Nov 25 12:02:10 2026]
+Finished job 5.
+3 of 3 steps (100%) done
+"""
+
+
+def test_budget_estimate_scales_only_the_matching_training_jobs(tmp_path, capsys):
+    from benchmarks.budget_estimate import job_seconds, main as estimate_main, scaled_seconds
+
+    jobs = job_seconds(LOG)
+    assert [(j["rule"], j["seconds"]) for j in jobs] == [
+        ("receptive_field_train", 100), ("receptive_field_train", 120), ("receptive_field_evaluate", 30)]
+    cost = scaled_seconds(jobs, [("/window-", 2.0)])
+    # 2 x 100 for the window model's training; the other training and the evaluation as run.
+    assert cost["measured"] == 250 and cost["estimated"] == 350
+    log = tmp_path / "run.log"
+    log.write_text(LOG)
+    estimate_main(["--log", str(log), "--scale", "/window-=2"])
+    out = capsys.readouterr().out
+    # Wall 130 s for 250 job-s: 0.52 wall s per job-s, so 350 job-s take 182 s = 0.05 h.
+    assert "as run: 250 job-s in 0.04 h wall (0.520 wall s per job-s)" in out
+    assert "estimated: 350 job-s, 0.05 h wall" in out
+    with pytest.raises(SystemExit):
+        estimate_main(["--log", str(log), "--scale", "(=2"])
