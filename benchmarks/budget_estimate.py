@@ -18,9 +18,8 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from lenex.reference_record import log_part
+from lenex.reference_record import JOB_STAMP, log_part
 
-STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]\s*$")
 RULE = re.compile(r"^\s*(?:local)?rule (\w+):\s*$")
 OUTPUT = re.compile(r"^\s*output: (.+?)\s*$")
 JOBID = re.compile(r"^\s*jobid: (\d+)\s*$")
@@ -31,7 +30,7 @@ def job_seconds(text: str) -> list[dict]:
     """Every finished job of a Snakemake log: {rule, output, seconds}, in the order they finished."""
     now, pending, started, jobs = None, None, {}, []
     for line in text.splitlines():
-        if m := STAMP.match(line):
+        if m := JOB_STAMP.match(line):  # a job's `[date]` line
             now = datetime.strptime(" ".join(m[1].split()), "%a %b %d %H:%M:%S %Y")
         elif m := RULE.match(line):
             pending = {"rule": m[1], "output": ""}
