@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..scale_study.points import PROTOCOL_FIELDS  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
 
@@ -65,13 +66,9 @@ def load_points(path: str | Path) -> tuple[dict, ...]:
     return tuple(points)
 
 
-# The study scores every point with the LEX protocol (its `ratio`); some also with the
-# receptive-field paper's last-token protocol (`last_token.ratio`, lenex.scale_study.study).
-PROTOCOL_FIELDS = {"last-token": "last_token"}
-
-
 def ratio_at(point: dict, multiple, protocol: str = "lex") -> float | None:
-    """A point's ppl(k L_tr) / ppl(L_tr) scored with `protocol`, None where it has none."""
+    """A point's ppl(k L_tr) / ppl(L_tr) scored with `protocol` (the LEX one: the point's own
+    `ratio`; another: its PROTOCOL_FIELDS entry's), None where it has none."""
     scores = point if protocol == "lex" else point.get(PROTOCOL_FIELDS[protocol], {})
     value = scores.get("ratio", {}).get(f"{multiple:g}")
     return None if value is None else float(value)
