@@ -236,9 +236,11 @@ def test_scheme_order_rows_by_hand():
                 "model_config": config, "ppl": {"64": ppl, "512": 2 * ppl}}
     rows = scheme_order_rows([point("rope", 90.5), point("alibi", 87.25), point("xpos", 88.0),
                               point("alibi", 50.0, options={"shift": 6}),  # a changed scheme: not compared
+                              point("alibi", 51.0, options={"same_h": 8}),
+                              point("sandwich", 89.0, options={"dbar": 128}),  # its published setting
                               point("none", 10.0, mask="windowed"),
                               point("rope", 120.0, tokens=1024)])  # alone at its budget: no row
-    assert rows == ["| bpe-4096 | 2x64 | 4,096 | alibi 87.25 < xpos 88.00 < rope 90.50 |"]
+    assert rows == ["| bpe-4096 | 2x64 | 4,096 | alibi 87.25 < xpos 88.00 < sandwich 89.00 < rope 90.50 |"]
 
 
 def _record_many(path, prefix):
