@@ -97,15 +97,22 @@ def test_the_shipped_config_is_valid_and_a_bad_one_names_the_key(tmp_path):
         load_study(path)
 
 
-def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
+def _tiny_study(tmp_path, **fields) -> dict:
+    """A one-phenomenon study of a 1 x 16 RoPE model on a made-up corpus (seconds to run);
+    `fields` replace the study's own."""
     corpus_root = tmp_path / "corpus"
     make_corpus(corpus_root)
-    study = {"corpus": {"source": "text_dir", "path": str(corpus_root / "texts")},
-             "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2}, "tokenizers": ["bpe-300"],
-             "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
-             "train_tokens": [128, 256], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
-             "eval": {"max_tokens": 256, "batch_tokens": 256},
-             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}}}
+    return {"corpus": {"source": "text_dir", "path": str(corpus_root / "texts")},
+            "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2}, "tokenizers": ["bpe-300"],
+            "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
+            "train_tokens": [128, 256], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
+            "eval": {"max_tokens": 256, "batch_tokens": 256},
+            "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}},
+            **fields}
+
+
+def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
+    study = _tiny_study(tmp_path)
     out = tmp_path / "study"
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128", "rope-blowup/bpe-300/1x16/256"]
     points = read_points(out / "points.jsonl")
@@ -161,14 +168,7 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
 
 
 def test_a_protocol_added_later_is_scored_on_the_kept_model(tmp_path, monkeypatch):
-    corpus_root = tmp_path / "corpus"
-    make_corpus(corpus_root)
-    study = {"corpus": {"source": "text_dir", "path": str(corpus_root / "texts")},
-             "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2}, "tokenizers": ["bpe-300"],
-             "shapes": {"1x16": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32}},
-             "train_tokens": [128], "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
-             "eval": {"max_tokens": 256, "batch_tokens": 256}, "last_token": {"segments": 8},
-             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}}}
+    study = _tiny_study(tmp_path, train_tokens=[128], last_token={"segments": 8})
     out = tmp_path / "study"
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128"]
     first = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
