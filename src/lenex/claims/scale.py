@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..scale_study.points import PROTOCOL_FIELDS  # where a point keeps each protocol's scores
+from ..scale_study.points import scores_of  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
 
@@ -67,10 +67,8 @@ def load_points(path: str | Path) -> tuple[dict, ...]:
 
 
 def ratio_at(point: dict, multiple, protocol: str = "lex") -> float | None:
-    """A point's ppl(k L_tr) / ppl(L_tr) scored with `protocol` (the LEX one: the point's own
-    `ratio`; another: its PROTOCOL_FIELDS entry's), None where it has none."""
-    scores = point if protocol == "lex" else point.get(PROTOCOL_FIELDS[protocol], {})
-    value = scores.get("ratio", {}).get(f"{multiple:g}")
+    """A point's ppl(k L_tr) / ppl(L_tr) scored with `protocol`, None where it has none."""
+    value = (scores_of(point, protocol) or {}).get("ratio", {}).get(f"{multiple:g}")
     return None if value is None else float(value)
 
 
@@ -86,8 +84,6 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
     the phenomenon's points scored with `protocol` with the preset's tokenizer (all its points
     when the study has none with it) at the models' `shapes` (all shapes when it has none there),
     and the points searched. A phenomenon the study never scored so at `multiple` is an error."""
-    if protocol != "lex" and protocol not in PROTOCOL_FIELDS:
-        raise ValueError(f"unknown protocol {protocol!r}; known: lex, {', '.join(PROTOCOL_FIELDS)}")
     runs = [p for p in points if p["phenomenon"] == phenomenon and ratio_at(p, multiple, protocol) is not None]
     if not runs:
         raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "

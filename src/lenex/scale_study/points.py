@@ -61,17 +61,22 @@ def missing_multiples(record: dict, multiples: list[int]) -> list[int]:
 PROTOCOL_FIELDS = {"last-token": "last_token"}
 
 
+def scores_of(record: dict, protocol: str) -> dict | None:
+    """A point's scores ({"ppl", "ratio", ...}) with `protocol`: the LEX protocol's are the
+    record's own fields; another's, its PROTOCOL_FIELDS entry (None when it was not scored so)."""
+    if protocol == "lex":
+        return record
+    if protocol not in PROTOCOL_FIELDS:
+        raise ValueError(f"unknown protocol {protocol!r}; known: lex, {', '.join(PROTOCOL_FIELDS)}")
+    return record.get(PROTOCOL_FIELDS[protocol])
+
+
 def missing_protocols(record: dict, multiples: list[int], protocols: list[str]) -> list[str]:
     """The protocols besides LEX's that the config asks for and a recorded point has no scores
     of, or none at one of the multiples."""
-    lacking = []
-    for protocol in protocols:
-        if protocol == "lex":
-            continue
-        scores = record.get(PROTOCOL_FIELDS[protocol])
-        if scores is None or any(str(k) not in scores["ratio"] for k in multiples):
-            lacking.append(protocol)
-    return lacking
+    return [protocol for protocol in protocols if protocol != "lex"
+            for scores in [scores_of(record, protocol)]
+            if scores is None or any(str(k) not in scores["ratio"] for k in multiples)]
 
 
 def with_added_scores(record: dict, measured: dict, facts: dict) -> dict:

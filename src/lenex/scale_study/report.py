@@ -9,7 +9,7 @@ from pathlib import Path
 from ..claims.predicates import threshold
 from ..claims.scale import first_showing, ratio_at
 from ..files import atomic_write_text, save_figure
-from .points import PROTOCOL_FIELDS, missing_multiples, missing_protocols
+from .points import missing_multiples, missing_protocols, scores_of
 
 PLOT, WRITEUP = "ratio.png", "README.md"
 
@@ -84,22 +84,20 @@ def first_showing_rows(points: list[dict], name: str = "explodes", multiple: int
     largest budget run and its ratio when none does; only the points scored with `protocol` at
     that multiple."""
     least, groups = threshold(name), {}
-    scored = [p for p in points if protocol == "lex" or PROTOCOL_FIELDS[protocol] in p]
-    for p in scored:
-        if multiple is None or ratio_at(p, multiple, protocol) is not None:
+    for p in points:  # every scored point has a ratio at 1 x L_tr
+        if ratio_at(p, multiple or 1, protocol) is not None:
             groups.setdefault((p["phenomenon"], p["tokenizer"], p["shape"]), []).append(p)
     rows = []
     for (phenomenon, tokenizer, shape), group in sorted(groups.items()):
-        fields = [p if protocol == "lex" else p[PROTOCOL_FIELDS[protocol]] for p in group]
-        k = longest_multiple(fields) if multiple is None else str(multiple)
+        k = multiple or int(longest_multiple([scores_of(p, protocol) for p in group]))
         # The claims' own search, on one shape's points at a time.
-        first, runs = first_showing(group, phenomenon, int(k), least, tokenizer, protocol=protocol)
+        first, runs = first_showing(group, phenomenon, k, least, tokenizer, protocol=protocol)
         runs = sorted(runs, key=lambda p: p["tokens_seen"])
         if first:
-            verdict = f"{first['tokens_seen']:,} ({k}x ratio {ratio_at(first, int(k), protocol):.3f})"
+            verdict = f"{first['tokens_seen']:,} ({k}x ratio {ratio_at(first, k, protocol):.3f})"
         else:
-            verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {ratio_at(runs[-1], int(k), protocol):.3f})"
-        ratios = ", ".join(f"{p['tokens_seen']:,}: {ratio_at(p, int(k), protocol):.3f}" for p in runs)
+            verdict = f"not within {runs[-1]['tokens_seen']:,} ({k}x ratio {ratio_at(runs[-1], k, protocol):.3f})"
+        ratios = ", ".join(f"{p['tokens_seen']:,}: {ratio_at(p, k, protocol):.3f}" for p in runs)
         rows.append(f"| {phenomenon} | {tokenizer} | {shape} | {verdict} | {ratios} |")
     return rows
 
@@ -143,7 +141,7 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
     else:
         parts = [f"{len(points)} of {len(grid)} grid points recorded; not yet run: {', '.join(missing)}"
                  if missing else "every grid point recorded"]
-        if short:  # a multiple added to the config later: measured when the study next runs them
+        if short:  # a multiple or protocol added to the config later: measured when the study next runs them
             parts.append(f"{len(short)} recorded point(s) lack a multiple or protocol the config now asks for (measured on "
                          f"the kept model, or by training it again, when the study runs them): {', '.join(short)}")
         status = "PARTIAL: " + "; ".join(parts)
