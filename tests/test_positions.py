@@ -54,6 +54,34 @@ def test_alibi_shift_and_same_h():
     assert alibi_slopes(3, same_h=3).tolist() == [0.125] * 3
 
 
+def test_alibi_slope_scale_keeps_slope_times_train_length():
+    # slope_scale s multiplies every slope, on top of a shift: 4 heads, s = 4, Delta = 1.
+    torch.testing.assert_close(alibi_slopes(4, shift=1, slope_scale=4),
+                               torch.tensor([2.0**-1, 2.0**-3, 2.0**-5, 2.0**-7]))
+    # The dimensionless product slope x L_tr at L_tr = 256 with s = 4 is the paper's at L_tr = 1024.
+    torch.testing.assert_close(alibi_slopes(4, slope_scale=4) * 256, alibi_slopes(4) * 1024)
+    bias = build("alibi", {"slope_scale": 2.0}).bias(torch.tensor([3]), torch.tensor([0]))
+    torch.testing.assert_close(bias.flatten(), -2 * 3 * alibi_slopes(4))
+    with pytest.raises(ValueError, match="slope_scale must be positive"):
+        build("alibi", {"slope_scale": 0})
+
+
+def test_sandwich_distance_scale_reads_the_profile_at_scaled_distances():
+    from lenex.positions.sandwich import sandwich_profile
+    # s = 2: the bias at distance 3 is the published bias at distance 6.
+    scaled = build("sandwich", {"distance_scale": 2.0}).bias(torch.tensor([3]), torch.tensor([0]))
+    plain = build("sandwich").bias(torch.tensor([6]), torch.tensor([0]))
+    torch.testing.assert_close(scaled, plain)
+    # By hand, dbar = 4 at distance 1 read at s = 3: cos(3/100) + cos(3/10000) - 2.
+    expected = math.cos(3 / 100) + math.cos(3 / 10000) - 2
+    assert sandwich_profile(torch.tensor([1]), dbar=4, distance_scale=3.0).item() == pytest.approx(expected)
+    smoothed = build("smoothed_sandwich", {"distance_scale": 2.0}).bias(torch.tensor([3]), torch.tensor([0]))
+    torch.testing.assert_close(smoothed, build("smoothed_sandwich").bias(torch.tensor([6]), torch.tensor([0])))
+    for name in ("sandwich", "smoothed_sandwich"):
+        with pytest.raises(ValueError, match="distance_scale must be positive"):
+            build(name, {"distance_scale": -1})
+
+
 def test_alibi_bias_is_minus_slope_times_distance():
     bias = build("alibi").bias(torch.tensor([5]), torch.tensor([0, 2, 5]))
     slopes = alibi_slopes(4).view(4, 1, 1)

@@ -258,3 +258,18 @@ def test_two_sweeps_side_by_side_lose_no_recorded_point(tmp_path):
     for w in workers:
         w.join()
     assert len(read_points(path)) == 50
+
+
+def test_short_multiples_and_a_phenomenons_own_last_token_settings():
+    from lenex.scale_study.study import scored_lengths
+    # L_tr 256, multiples 1..8: the span is 2,048 and L_tr / 2 = 128 divides it.
+    assert scored_lengths([1, 2, 8], [0.5], 256) == [128, 256, 512, 2048]
+    with pytest.raises(ValueError, match="short multiple 0.3"):
+        scored_lengths([1, 2], [0.3], 64)  # 19.2 tokens
+    study = {"train_tokens": [1024], "shapes": {"2x64": {"n_layer": 2}}, "tokenizers": ["gpt2"],
+             "last_token": {"segments": 1024, "batch_tokens": 16384},
+             "phenomena": {"p": {"model": {"train_length": 64}, "multiples": [1, 2], "short_multiples": [0.5],
+                                 "last_token": {"segments": 64}}}}
+    (point,) = expand_grid(study)
+    assert point["short_multiples"] == [0.5]
+    assert point["last_token"] == {"segments": 64, "batch_tokens": 16384}

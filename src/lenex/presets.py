@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 
 #: Sections a paper may override; everything else of the preset is shared by all papers.
-OVERRIDABLE = ("model", "train", "eval", "resources", "experiment")
+OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment")
 
 
 def deep_merge(base: dict, override: dict) -> dict:

@@ -4,6 +4,10 @@ The inner product of two sinusoidal embeddings depends only on m - n:
 p_m . p_n = sum_{i=1}^{dbar/2} cos((m - n) / 10000^(2i/dbar)). Sandwich subtracts its maximum
 dbar/2 (reached at m = n) and divides by ALiBi's compression ratios h_k = k * 8/H:
 bias_k(m, n) = (p_m . p_n - dbar/2) / h_k. The sum runs over i = 1..dbar/2 as printed in the paper.
+
+`distance_scale` (default 1: the published bias) reads the profile at s (m - n): a model trained at
+L_tr = L_paper / s then sees over its training window the part of the curve the paper's saw over
+its own (docs/dimensions.md).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ def compression_ratios(n_heads: int) -> list[float]:
     return [k * 8.0 / n_heads for k in range(1, n_heads + 1)]
 
 
-def sandwich_profile(distance: torch.Tensor, dbar: int = 128) -> torch.Tensor:
-    """p_m . p_n - dbar/2 for integer distances m - n, in float64 (before dividing by h)."""
+def sandwich_profile(distance: torch.Tensor, dbar: int = 128, distance_scale: float = 1.0) -> torch.Tensor:
+    """p_m . p_n - dbar/2 at distances s (m - n), in float64 (before dividing by h)."""
     i = torch.arange(1, dbar // 2 + 1, dtype=torch.float64, device=distance.device)
-    angle = distance.to(torch.float64).unsqueeze(-1) / 10000.0 ** (2 * i / dbar)
+    angle = (distance.to(torch.float64) * distance_scale).unsqueeze(-1) / 10000.0 ** (2 * i / dbar)
     return angle.cos().sum(-1) - dbar / 2
 
 
@@ -37,6 +41,15 @@ def sandwich_bias(length: int, n_heads: int, dbar: int = 128) -> torch.Tensor:
 @dataclass(frozen=True)
 class SandwichOptions:
     dbar: int = 128  # the paper's choice for all experiments
+    distance_scale: float = 1.0  # the profile read at s x distance: keeps its shape over L_tr at a smaller L_tr
+
+    def __post_init__(self):
+        check_distance_scale("sandwich", self.distance_scale)
+
+
+def check_distance_scale(scheme: str, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"position scheme {scheme!r}: option distance_scale must be positive, got {value}")
 
 
 class Sandwich(PositionScheme):
@@ -51,6 +64,7 @@ class Sandwich(PositionScheme):
         # Evaluate the profile once per distinct distance (a 1-D table), then gather: the
         # direct (Tq, Tk, dbar/2) evaluation would need dbar/2 times the memory.
         span = int(distance.max()) + 1 if distance.numel() else 1
-        table = sandwich_profile(torch.arange(span, device=distance.device), self.options.dbar)
+        table = sandwich_profile(torch.arange(span, device=distance.device), self.options.dbar,
+                                 self.options.distance_scale)
         profile = table.to(torch.float32)[distance].unsqueeze(-3)
         return profile / per_head(compression_ratios(self.n_heads), profile)

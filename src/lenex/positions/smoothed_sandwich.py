@@ -2,7 +2,8 @@
 
 Each head's Sandwich bias is replaced by the least-squares log curve a * log(1 + |m - n|) + b
 fitted to that head's bias at the 50 most recent distances (0..49): footnote 7 fits "the most
-recent 50 points" because nearby tokens matter most.
+recent 50 points" because nearby tokens matter most. With `distance_scale` s the curve is fitted
+in the paper's distances and read at s |m - n|, as Sandwich's own profile is (lenex.positions.sandwich).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .base import PositionScheme, per_head, relative_distance
-from .sandwich import compression_ratios, sandwich_profile
+from .sandwich import check_distance_scale, compression_ratios, sandwich_profile
 
 
 def fit_log_curve(distances, values) -> tuple[float, float]:
@@ -36,6 +37,10 @@ def smoothed_sandwich_coefficients(n_heads: int, dbar: int = 128, fit_points: in
 class SmoothedSandwichOptions:
     dbar: int = 128
     fit_points: int = 50  # footnote 7: the most recent 50 distances
+    distance_scale: float = 1.0  # the curve read at s x distance (see lenex.positions.sandwich)
+
+    def __post_init__(self):
+        check_distance_scale("smoothed_sandwich", self.distance_scale)
 
 
 class SmoothedSandwich(PositionScheme):
@@ -52,5 +57,6 @@ class SmoothedSandwich(PositionScheme):
         return self.cached("bias", q_pos, k_pos, lambda: self.fresh_bias(q_pos, k_pos), relative=True)
 
     def fresh_bias(self, q_pos, k_pos):
-        log_distance = torch.log1p(relative_distance(q_pos, k_pos).abs().to(torch.float32)).unsqueeze(-3)
+        distance = relative_distance(q_pos, k_pos).abs().to(torch.float32) * self.options.distance_scale
+        log_distance = torch.log1p(distance).unsqueeze(-3)
         return per_head(self.slopes, log_distance) * log_distance + per_head(self.offsets, log_distance)

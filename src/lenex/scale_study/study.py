@@ -95,6 +95,8 @@ def expand_grid(study: dict) -> list[dict]:
                                    "tokenizer": tokenizer, "shape": shape, "train_tokens": tokens,
                                    "model": {**shape_fields, **phenomenon["model"]},
                                    "multiples": sorted(phenomenon["multiples"]),
+                                   "short_multiples": sorted(phenomenon.get("short_multiples", [])),
+                                   "last_token": {**study.get("last_token", {}), **phenomenon.get("last_token", {})},
                                    "protocols": phenomenon.get("protocols", ["lex"])})
     return points
 
@@ -125,6 +127,20 @@ def estimated_cost(point: dict) -> int:
     model, width = point["model"], point["model"].get("d_model", 64)
     per_token = tokenizer_vocab(point["tokenizer"]) * width + 12 * model.get("n_layer", 2) * width**2
     return point["train_tokens"] * per_token
+
+
+def scored_lengths(multiples: list[int], short_multiples: list[float], train_length: int) -> list[int]:
+    """Every length a point scores with the LEX protocol: its multiples of L_tr (and L_tr itself) and
+    its short fractions of L_tr, each a whole number of tokens dividing the span (the largest)."""
+    span = max(multiples) * train_length
+    lengths = {k * train_length for k in {1, *multiples}}
+    for fraction in short_multiples:
+        length = fraction * train_length
+        if length != int(length) or span % int(length):
+            raise ValueError(f"short multiple {fraction} of L_tr {train_length} is not a whole number of tokens "
+                             f"dividing the span {span}")
+        lengths.add(int(length))
+    return sorted(lengths)
 
 
 def steps_for(train_tokens: int, batch_size: int, train_length: int) -> int:
@@ -199,19 +215,20 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
     metrics = _last_metrics(workdir)
     multiples = point["multiples"]
     span, ppl = max(multiples) * length, {}
-    for k in sorted({1, *multiples}):
-        result_path = out / "eval" / name / f"L{k * length}.json"
+    for scored in scored_lengths(multiples, point.get("short_multiples", []), length):
+        result_path = out / "eval" / name / f"L{scored}.json"
         # The same tokens at every length: a score over another span (before a larger multiple
         # was added) is measured again.
         result = read_json(result_path) if result_path.exists() else None
         if result is None or result["span"] != span:
-            evaluate.run(model_path, data_dir, k * length, span, result_path, split="test", device=device,
+            evaluate.run(model_path, data_dir, scored, span, result_path, split="test", device=device,
                          **study["eval"])
             result = read_json(result_path)
-        ppl[k * length] = result["ppl"]
+        ppl[scored] = result["ppl"]
     scores = {}
     if "last-token" in point["protocols"]:
-        scores["last_token"] = last_token_scores(model_path, data_dir, length, multiples, study["last_token"],
+        settings = point.get("last_token") or study["last_token"]
+        scores["last_token"] = last_token_scores(model_path, data_dir, length, multiples, settings,
                                                  out / "eval" / name / "last-token.json", device)
     return {**{k: point[k] for k in ("key", "phenomenon", "tokenizer", "shape", "train_tokens", "multiples")},
             "model_config": payload["model_config"], "params": payload["params"],
