@@ -273,3 +273,14 @@ def test_short_multiples_and_a_phenomenons_own_last_token_settings():
     (point,) = expand_grid(study)
     assert point["short_multiples"] == [0.5]
     assert point["last_token"] == {"segments": 64, "batch_tokens": 16384}
+
+
+def test_three_readings_of_a_probe_by_hand():
+    from lenex.scale_study.report import three_readings_rows
+    point = {"phenomenon": "rope", "tokenizer": "bpe-4096", "shape": "4x128", "train_length": 4, "tokens_seen": 10,
+             "multiples": [1, 2], "ppl": {"2": 30.0, "4": 20.0, "8": 40.0}, "ratio": {"1": 1.0, "2": 2.0},
+             "last_token": {"ratio": {"1": 1.0, "2": 3.0}}}
+    # D = ln(30/20); beyond L_tr: 40^2 / 20 = 80, i.e. 4 x ppl(L_tr).
+    (row,) = three_readings_rows([point])
+    assert row == "| rope | bpe-4096 | 4x128 | 4 | 10 | 0.405 | 2x 2.000 | 2x 4.000 | 2x 3.000 |"
+    assert three_readings_rows([{**point, "ppl": {"4": 20.0, "8": 40.0}}]) == []  # no L_tr / 2 score

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..claims.predicates import threshold
 from ..claims.scale import first_showing, ratio_at
 from ..files import atomic_write_text, save_figure
+from ..dimensions import beyond_train_ppl, early_token_discount
 from .points import missing_multiples, missing_protocols, scores_of
 
 PLOT, WRITEUP = "ratio.png", "README.md"
@@ -178,6 +179,14 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
         "| phenomenon | tokenizer | shape | first shows at 2 x L_tr (tokens seen) | ratio by tokens seen |",
         "|---|---|---|---|---|",
         *first_showing_rows(points, multiple=2, protocol="last-token"), "",
+        "## Extrapolation read three ways (points with an L_tr / 2 score: the probes of docs/dimensions.md)", "",
+        "D = ln ppl(L_tr/2) - ln ppl(L_tr) is the whole-piece protocol's start-up cost per L_tr; the whole-piece",
+        "ratio ppl(k L_tr) / ppl(L_tr) carries a discount of about 1 - exp(-D (1 - 1/k)) from it. The perplexity",
+        "of the tokens beyond L_tr alone (lenex.dimensions.beyond_train_ppl, from the whole-piece numbers) and",
+        "the last-token ratio do not.", "",
+        "| phenomenon | tokenizer | shape | L_tr | tokens seen | D | whole-piece ratio | beyond-L_tr ppl / ppl(L_tr) "
+        "| last-token ratio |", "|---|---|---|---:|---:|---:|---|---|---|",
+        *three_readings_rows(points), "",
         "## The schemes' order at L_tr (ppl(L_tr), lowest first)", "",
         "Every published scheme trained at the same shape and budget (causal mask). LEX's interpolation claims",
         "read this order at L_tr (xPos < RoPE < ALiBi < sinusoidal in the paper's Table 2); the receptive-field",
@@ -200,6 +209,25 @@ def writeup(points: list[dict], grid: list[dict]) -> str:
               "|---|---|---:|---|---:|---:|---:|",
               *_speed_rows(points), ""]
     return "\n".join(lines)
+
+
+def three_readings_rows(points: list[dict]) -> list[str]:
+    """One row per point scored at L_tr / 2: D, and the ratio beyond L_tr by whole piece, by the
+    tokens past L_tr and by last token, at each multiple."""
+    rows = []
+    for p in sorted(points, key=lambda p: (p["phenomenon"], p["tokenizer"], p["shape"], p["tokens_seen"])):
+        length, ppl = p["train_length"], p["ppl"]
+        if str(length // 2) not in ppl or length % 2:
+            continue
+        base = ppl[str(length)]
+        beyond = {k: beyond_train_ppl(base, ppl[str(k * length)], k) / base for k in p["multiples"] if k != 1}
+        last = (p.get("last_token") or {}).get("ratio", {})
+        show = lambda d: ", ".join(f"{k}x {v:.3f}" for k, v in d.items()) or "—"  # noqa: E731
+        rows.append(f"| {p['phenomenon']} | {p['tokenizer']} | {p['shape']} | {length} | {p['tokens_seen']:,} | "
+                    f"{early_token_discount(ppl[str(length // 2)], base):.3f} | "
+                    f"{show({k: v for k, v in p['ratio'].items() if k != '1'})} | {show(beyond)} | "
+                    f"{show({k: v for k, v in last.items() if k != '1'})} |")
+    return rows
 
 
 def write_report(points: dict[str, dict], grid: list[dict], out: Path) -> None:
