@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from lenex.claims import predicates as P
-from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references
+from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references, thresholds_of
 from lenex.claims.paper_cells import paper_tables
 from lenex.claims.render import against_bar, main as claims_main
 from lenex.cli import run_cli
@@ -151,6 +151,46 @@ def test_schema_errors_name_the_file_and_the_claim(tmp_path):
         {"id": "ref", "statement": "a statement", "source": "T2", "check": {"less": ["t2/pg22/lex", "t2/a/c@1"]}}]}))
     with pytest.raises(ValueError, match="claim 'ref': bad cell reference 't2/pg22/lex'"):
         load_claims(bad, SCHEMA)
+
+
+def _one_claim(tmp_path, **fields):
+    path = tmp_path / "one.yaml"
+    claim = {"id": "c", "statement": "a statement", "source": "T2",
+             "check": {"ratio_at_least": ["t2/pg22/rope@2", "t2/pg22/rope@1", "explodes"]}, **fields}
+    path.write_text(yaml.safe_dump({"paper": "lex", "claims": [claim]}))
+    return path
+
+
+def test_a_claims_threshold_override_is_used_by_its_predicates_and_only_its(tmp_path):
+    why = "the paper's exploding rows rise 9-60x at 16x"
+    claims = load_claims(_one_claim(tmp_path, thresholds={"explodes": {"value": 3.0, "why": why}}), SCHEMA)
+    claim = claims["claims"][0]
+    assert thresholds_of(claim)["explodes"] == 3.0 and thresholds_of(claim)["flat"] == P.THRESHOLDS["flat"]
+    # ours: 80 / 20 = 4 >= 3; the paper's 69 / 26 = 2.65: holds at the default 1.25, not at this claim's 3.0
+    assert evaluate_claim(claim, _tables())["on_paper"] is False
+    assert evaluate_claim({**claim, "thresholds": None}, _tables())["on_paper"] is True
+    assert P.THRESHOLDS["explodes"] == 1.25  # the default is untouched
+
+
+@pytest.mark.parametrize("fields, error", [
+    ({"thresholds": {"explodes": {"value": 3.0}}}, "'why' is a required property"),
+    ({"thresholds": {"rescues": {"value": 3.0, "why": "the paper's own rescues"}}},
+     "threshold override 'rescues' is used by none of its predicates"),
+    ({"scale": {"phenomena": ["rope-blowup"], "multiple": 2, "threshold": "explodes"}}, "'multiples' is a required"),
+    ({"by_construction": "why"}, "too short"),
+])
+def test_schema_v2_errors_name_the_claim(tmp_path, fields, error):
+    with pytest.raises(ValueError, match="claim 'c'") as err:
+        load_claims(_one_claim(tmp_path, **fields), SCHEMA)
+    assert error in str(err.value)
+
+
+def test_schema_v2_fields_load(tmp_path):
+    fields = {"by_construction": "every column is the same model output", "narrowed": "drops the 2048 column",
+              "scale": {"phenomena": ["rope-blowup"], "multiples": [2, 4, 8], "threshold": "explodes"},
+              "thresholds": {"explodes": {"value": 2.5, "why": "the paper's mildest explosion is 2.6x"}}}
+    claim = load_claims(_one_claim(tmp_path, **fields), SCHEMA)["claims"][0]
+    assert claim["scale"]["multiples"] == [2, 4, 8] and claim["by_construction"].startswith("every")
 
 
 def test_claims_cli_on_hand_made_cells_files(tmp_path):

@@ -23,7 +23,7 @@ POINTS = (_point("rope-blowup", 1_000, 1.10), _point("rope-blowup", 4_000, 1.40)
           _point("rope-blowup", 16_000, 1.90), _point("rope-blowup", 2_000, 3.0, tokenizer="bpe-4096"),
           _point("alibi-shift-6", 1_000, 0.99, tokenizer="bpe-4096"),
           _point("alibi-shift-6", 8_000, 0.95, tokenizer="bpe-4096"))
-SPEC = {"phenomena": ["rope-blowup"], "multiple": 8, "threshold": "explodes"}
+SPEC = {"phenomena": ["rope-blowup"], "multiples": [8], "threshold": "explodes"}
 
 
 def test_the_first_budget_is_the_fewest_tokens_reaching_the_threshold_with_the_presets_tokenizer():
@@ -65,7 +65,7 @@ def test_at_the_first_budget_the_failure_stands():
 
 
 def test_a_phenomenon_never_seen_is_untestable_up_to_the_studys_largest_budget_only():
-    spec = {"phenomena": ["alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
+    spec = {"phenomena": ["alibi-shift-6"], "multiples": [8], "threshold": "explodes"}
     note = scale_note(spec, Budget(8_000, "gpt2", POINTS))  # no gpt2 point: the bpe ones speak
     assert note.untestable and note.first_seen_tokens is None
     assert "never sees alibi-shift-6 reach `explodes`" in note.why
@@ -74,7 +74,7 @@ def test_a_phenomenon_never_seen_is_untestable_up_to_the_studys_largest_budget_o
 
 
 def test_a_phenomenon_never_seen_up_to_beyond_the_studys_budgets_is_a_failure_said_so():
-    spec = {"phenomena": ["alibi-shift-6"], "multiple": 8, "threshold": "rises"}  # ratios 0.99, 0.95: never >= 1.02
+    spec = {"phenomena": ["alibi-shift-6"], "multiples": [8], "threshold": "rises"}  # ratios 0.99, 0.95: never >= 1.02
     note = scale_note(spec, Budget(16_000, "bpe-4096", POINTS))
     assert not note.untestable and note.first_seen_tokens is None
     assert note.why.startswith("a failure beyond every budget the study ran, none of which shows it: ")
@@ -82,7 +82,7 @@ def test_a_phenomenon_never_seen_up_to_beyond_the_studys_budgets_is_a_failure_sa
 
 
 def test_with_two_phenomena_one_below_its_first_budget_is_enough():
-    spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiple": 8, "threshold": "explodes"}
+    spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiples": [8], "threshold": "explodes"}
     note = scale_note(spec, Budget(6_000, "gpt2", POINTS))  # rope shows from 4,000; alibi-shift-6 not up to 8,000
     assert note.untestable and note.first_seen_tokens is None  # one never seen: no budget shows both
     assert not scale_note(spec, Budget(20_000, "gpt2", POINTS)).untestable
@@ -90,7 +90,7 @@ def test_with_two_phenomena_one_below_its_first_budget_is_enough():
 
 def test_the_first_budget_of_several_phenomena_is_the_latest_of_theirs():
     points = POINTS + (_point("sinusoidal-blowup", 500, 1.3), _point("sinusoidal-blowup", 9_000, 2.0))
-    spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiple": 8, "threshold": "explodes"}
+    spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiples": [8], "threshold": "explodes"}
     assert scale_note(spec, Budget(2_000, "gpt2", points)).first_seen_tokens == 4_000
 
 
@@ -171,8 +171,8 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
     study = yaml.safe_load((REPO / "config/scale-study.yaml").read_text())
     points = load_points(REPO / "results/scale-study/points.jsonl")
     claims = load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)
-    named = [(c["id"], p, c["scale"]["multiple"], c["scale"].get("protocol", "lex")) for c in claims["claims"]
-             if c.get("scale") for p in c["scale"]["phenomena"]]
+    named = [(c["id"], p, m, c["scale"].get("protocol", "lex")) for c in claims["claims"]
+             if c.get("scale") for p in c["scale"]["phenomena"] for m in c["scale"]["multiples"]]
     assert named, f"{paper}: no claim names a scale-study phenomenon"
     variants = yaml.safe_load((REPO / "config/experiments" / f"{paper}.yaml").read_text())["variants"]
     for claim in claims["claims"]:
@@ -193,8 +193,8 @@ def test_a_claims_scale_multiple_is_one_it_reads(paper):
     for claim in load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)["claims"]:
         if claim.get("scale"):
             read = {float(m) for ref in re.findall(r"@([0-9.,]+)", str(claim["check"])) for m in ref.split(",")}
-            multiple = claim["scale"]["multiple"]
-            assert multiple in read or (multiple == largest and min(read - {1.0}) > largest), (claim["id"], read)
+            for multiple in claim["scale"]["multiples"]:
+                assert multiple in read or (multiple == largest and min(read - {1.0}) > largest), (claim["id"], read)
 
 
 def test_the_studys_shape_names_are_its_models_layers_and_width():

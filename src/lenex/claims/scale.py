@@ -110,17 +110,25 @@ class ScaleNote:
         return {"trained_tokens": self.trained_tokens, "first_seen_tokens": self.first_seen_tokens}
 
 
-def scale_note(spec: dict, budget: Budget) -> ScaleNote:
+def scale_note(spec: dict, budget: Budget, words: dict[str, float] | None = None) -> ScaleNote:
     """Whether the preset's budget is below the first budget at which the study sees every
-    phenomenon of `spec` ({phenomena, multiple: the multiple of L_tr the claim reads, threshold},
+    phenomenon of `spec` ({phenomena, multiples: the multiples of L_tr the claim reads, threshold},
     and `variants`: the models the claim reads, whose budget and shapes are the ones compared;
-    the paper's smallest budget and own shape without it), and why."""
-    multiple, name, protocol = spec["multiple"], spec["threshold"], spec.get("protocol", "lex")
-    least = threshold_value(name)
+    the paper's smallest budget and own shape without it), and why. `words`: the claim's threshold
+    values (default: lenex.claims.predicates.THRESHOLDS). A phenomenon counts as seen at the fewest
+    tokens at which it shows at any of the multiples."""
+    name, protocol = spec["threshold"], spec.get("protocol", "lex")
+    least = words[name] if words and name in words else threshold_value(name)
     tokens, shapes, who = budget.for_variants(spec.get("variants"))
     below, notes, firsts = False, [], []
     for phenomenon in spec["phenomena"]:
-        first, runs = first_showing(budget.points, phenomenon, multiple, least, budget.tokenizer, shapes, protocol)
+        found = [(m, *first_showing(budget.points, phenomenon, m, least, budget.tokenizer, shapes, protocol))
+                 for m in spec["multiples"]]
+        shown = [(first["tokens_seen"], m, first) for m, first, _ in found if first is not None]
+        multiple, first, runs = found[0]
+        if shown:
+            _, multiple, first = min(shown, key=lambda x: x[0])
+            runs = next(r for m, _, r in found if m == multiple)
         reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
         if shapes and not any(p["shape"] in shapes for p in runs):
             reach += f" (it has no such point at {', '.join(sorted(shapes))}; its other shapes speak)"
