@@ -232,3 +232,14 @@ def test_a_claim_record_carries_the_deciding_interval_and_every_part():
     assert record["direction"] == "same" and record["significant"] is True
     # a claim's own threshold: explodes at 3.0 (the paper's mildest 3x) makes ours contradicted
     assert _ours(check, tables, {"explodes": 2.9})["verdict"] == CONTRADICTED
+
+
+def test_a_mark_is_paired_with_its_tables_reference_row_named_in_the_cells_file():
+    cells = (_cell("x", 1, 25.0, _spread(120, 0.01), paper_mark="better"), _cell("r", 1, 20.0, _spread(100, 0.01)))
+    record = _ours({"mark": ["t3/d/x@1", "better"]}, _tables(*cells, reference="r"))
+    assert record["verdict"] == HOLDS and record["parts"][0]["refs"] == ["t3/d/r@1", "t3/d/x@1"]
+    with pytest.raises(ValueError, match="the cells file of Table 3 names no significance reference"):
+        _ours({"mark": ["t3/d/x@1", "better"]}, _tables(*cells))
+    # a paper-only cells file (ours not computed) needs no reference row: untestable, the cell named
+    unrun = _cell("x", 1, 25.0, paper_mark="better")
+    assert _ours({"mark": ["t3/d/x@1", "better"]}, _tables(unrun, _cell("r", 1, 20.0)))["verdict"] == "untestable"

@@ -189,7 +189,7 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         verdict = UNTESTABLE
         notes.append(f"not testable on ours: {untestable.get('ours', 'no check given')}")
     else:
-        got = ours_outcome(check, tables, words)
+        got = ours_outcome(check, tables, words, references(check))
         if isinstance(got, list):
             verdict = UNTESTABLE
             notes.append("not testable on ours: " + "; ".join(got))

@@ -25,9 +25,13 @@ def leaf_refs(tree) -> list[str]:
     return [r for child in tree[1] for r in leaf_refs(child)]
 
 
-def ours_outcome(check, tables: dict[str, dict], words: dict[str, float]) -> Outcome | list[str]:
+def ours_outcome(check, tables: dict[str, dict], words: dict[str, float], named: list[str]) -> Outcome | list[str]:
     """The check's three-valued outcome on our cells, or the reasons it cannot be tested (every
-    missing cell named)."""
+    missing cell named); `named`: the cells the check names (lenex.claims.evaluate.references)."""
+    missing = [got.reason for ref in dict.fromkeys(named)
+               for got in [resolve(ref, tables, "ours")] if isinstance(got, Missing)]
+    if missing:  # before any mark looks for its reference row: a paper-only cells file names none
+        return list(dict.fromkeys(missing))
     tree = leaf_specs(check, words, lambda ref: mark_reference(ref, tables))
     refs = list(dict.fromkeys(leaf_refs(tree)))
     ours = {r: sample(r, tables) for r in refs}
