@@ -72,6 +72,19 @@ def test_with_two_phenomena_one_shown_only_beyond_is_enough():
     assert not note.untestable and note.why.startswith("contradicted within the scale")
 
 
+def test_every_tokenizers_points_speak_and_a_quote_prefers_the_presets():
+    gpt2 = (_point("rope-blowup", 1_000, 1.1), _point("rope-blowup", 8_000, 1.2))  # never 1.25
+    bpe_late = (_point("rope-blowup", 16_000, 2.0, tokenizer="bpe-4096"),)
+    note = scale_note(SPEC, Budget(4_000, "gpt2", gpt2 + bpe_late))  # shown, with another tokenizer, beyond 4,000
+    assert note.untestable and note.quoted["key"] == "rope-blowup/bpe-4096/2x64/16000"
+    bpe_early = (_point("rope-blowup", 2_000, 1.3, tokenizer="bpe-4096"),)  # shown within 4,000 tokens
+    assert not scale_note(SPEC, Budget(4_000, "gpt2", gpt2 + bpe_late + bpe_early)).untestable
+    both = gpt2 + bpe_late + (_point("rope-blowup", 32_000, 1.5),)
+    assert scale_note(SPEC, Budget(4_000, "gpt2", both)).quoted["key"] == "rope-blowup/gpt2/2x64/32000"
+    never = scale_note(SPEC, Budget(4_000, "gpt2", gpt2))
+    assert not never.untestable and never.never_seen_budgets == (1_000, 8_000)
+
+
 def test_the_first_budget_of_several_phenomena_is_the_latest_of_theirs():
     points = POINTS + (_point("sinusoidal-blowup", 500, 1.3), _point("sinusoidal-blowup", 9_000, 2.0))
     spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiples": [8], "threshold": "explodes"}
@@ -200,7 +213,7 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
         assert phenomenon in study["phenomena"], (claim, phenomenon)
         assert protocol in study["phenomena"][phenomenon].get("protocols", ["lex"]), (claim, phenomenon, protocol)
         # raises if the study has no such point scored with the claim's protocol (at the multiple or below)
-        study_points(points, phenomenon, multiple, "gpt2", protocol)
+        study_points(points, phenomenon, multiple, protocol)
 
 
 # The claims files' content (statements, checks, multiples) is rewritten on branch `claims` (issue 33);

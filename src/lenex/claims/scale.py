@@ -106,18 +106,17 @@ def shape_size(shape: str) -> int:
     return layers * width * width
 
 
-def study_points(points, phenomenon: str, multiple, tokenizer: str, protocol: str = "lex") -> tuple[list[dict], float]:
-    """The phenomenon's points scored with `protocol` (with the preset's tokenizer, all of them
-    when the study has none with it) and the multiple they are read at: `multiple` itself, or the
-    study's largest below it (a blow-up beyond L_tr grows with the length). None there is an error."""
+def study_points(points, phenomenon: str, multiple, protocol: str = "lex") -> tuple[list[dict], float]:
+    """The phenomenon's points scored with `protocol` and the multiple they are read at: `multiple`
+    itself, or the study's largest below it (a blow-up beyond L_tr grows with the length). None
+    there is an error."""
     scored = [p for p in points if p["phenomenon"] == phenomenon and (scores_of(p, protocol) or {}).get("ratio")]
     have = sorted({float(k) for p in scored for k in scores_of(p, protocol)["ratio"] if 1 < float(k) <= multiple})
     if not have:
         raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "
                          f"(or a multiple between 1 and it) scored with the {protocol} protocol")
     read = multiple if multiple in have else have[-1]
-    runs = [p for p in scored if ratio_at(p, read, protocol) is not None]
-    return [p for p in runs if p["tokenizer"] == tokenizer] or runs, read
+    return [p for p in scored if ratio_at(p, read, protocol) is not None], read
 
 
 @dataclass(frozen=True)
@@ -136,11 +135,14 @@ class Finding:
 def find(points, phenomenon: str, multiples, least: float, name: str, tokenizer: str, tokens: int,
          shapes: set[str], protocol: str = "lex") -> Finding:
     """The study's evidence on `phenomenon` reaching `least` at any of `multiples` for a run that
-    trains `tokens` at `shapes` (its largest counts; no shape: budgets alone compare)."""
+    trains `tokens` at `shapes` (its largest counts; no shape: budgets alone compare) with
+    `tokenizer`. The points of the preset's tokenizer that show it speak; where none of them does,
+    those of the study's other tokenizers (never seen means by no point of the study). Shown at or
+    below the run's budget and shape: within; else only beyond it (a larger budget or shape)."""
     largest = max((shape_size(s) for s in shapes), default=None)
     showing, budgets, reads = [], set(), []
     for multiple in multiples:
-        runs, read = study_points(points, phenomenon, multiple, tokenizer, protocol)
+        runs, read = study_points(points, phenomenon, multiple, protocol)
         reads.append(f"{multiple:g}" if read == multiple else f"{multiple:g} (read at the study's {read:g})")
         budgets |= {int(p["tokens_seen"]) for p in runs}
         showing += [(p, read) for p in runs if ratio_at(p, read, protocol) >= least]
@@ -150,6 +152,7 @@ def find(points, phenomenon: str, multiples, least: float, name: str, tokenizer:
         return Finding("never", f"the scale study never sees {reach} at any budget it ran ({listed} tokens)",
                        None, None, tuple(sorted(budgets)))
     order = lambda pr: (pr[0]["tokens_seen"], pr[0]["params"])  # noqa: E731
+    showing = [pr for pr in showing if pr[0]["tokenizer"] == tokenizer] or showing
     first = min(showing, key=order)
     within = [pr for pr in showing if pr[0]["tokens_seen"] <= tokens
               and (largest is None or shape_size(pr[0]["shape"]) <= largest)]
