@@ -9,7 +9,7 @@ from corpus_fixture import make_corpus
 
 from lenex.checkpoint import save_checkpoint
 from lenex.config import ModelConfig
-from lenex.evaluate import pieces, run, scored_span
+from lenex.evaluate import pieces, position_profile, run, scored_span, span_means
 from lenex.model import LanguageModel
 
 
@@ -45,6 +45,31 @@ def test_every_length_scores_the_same_tokens(setup, tmp_path):
     assert len({r["scored_tokens_sha256"] for r in results}) == 1
     assert {r["tokens"] for r in results} == {1024}
     assert json.loads((tmp_path / "L64.json").read_text())["ppl"] == pytest.approx(results[2]["ppl"])
+
+
+def test_every_length_scores_the_same_spans_and_their_mean_is_the_cells_nll(setup, tmp_path):
+    root, data = setup
+    results = [run(root / "m.pt", data, length, 128, tmp_path / f"S{length}.json", max_tokens=1024) for length in (32, 128)]
+    for r in results:
+        assert len(r["span_nll"]) == 1024 // 128
+        assert np.mean(r["span_nll"]) == pytest.approx(r["nll"], abs=1e-6)
+    assert results[0]["position_bins"] == list(range(0, 33, 2))  # L_tr = 32: bins of 2 tokens, 16 of them
+    assert len(results[1]["position_nll"]) == 64 and results[1]["position_bins"][-1] == 128
+    # Tokens scored with more context than L_tr = 32 differ, so the 128-token pieces give other span NLLs.
+    assert results[0]["span_nll"] != results[1]["span_nll"]
+
+
+def test_span_means_and_position_bins_by_hand():
+    nll = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])  # two pieces of 4 tokens
+    assert span_means(nll.reshape(-1), 8) == [4.5]
+    assert span_means(nll.reshape(-1), 4) == [2.5, 6.5]
+    with pytest.raises(ValueError, match="not a whole number of spans of 3"):
+        span_means(nll.reshape(-1), 3)
+    # L_tr = 32: bins of 2 positions; position means 3, 4, 5, 6
+    assert position_profile(nll, 4, 32) == ([0, 2, 4], [3.5, 5.5])
+    # L_tr = 40: bins of 2.5 positions rounded (0, 2, 5, 8 ...), the last cut at the piece's length
+    assert position_profile(nll, 4, 40) == ([0, 2, 4], [3.5, 5.5])
+    assert position_profile(np.arange(6.0).reshape(1, 6), 6, 40)[0] == [0, 2, 5, 6]
 
 
 def test_blockwise_equals_causal_within_the_training_length_and_differs_beyond(setup, tmp_path):

@@ -109,6 +109,8 @@ def test_evaluation_rule_and_interpolated_ootb(corpus, tmp_path):
         nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), x[:, 1:], reduction="none").mean(1)
     assert result["ppl"] == pytest.approx(nll.exp().mean().item(), rel=1e-5)
     assert result["corpus_ppl"] == pytest.approx(math.exp(nll.mean().item()), rel=1e-5)
+    assert result["piece_nll"] == pytest.approx(nll.tolist(), abs=1e-5)  # per piece, for paired comparisons
+    assert result["scored_tokens_sha256"] == evaluate.pieces_digest(pieces)
     assert json.loads((tmp_path / "r.json").read_text())["run"] == "ootb"
     with pytest.raises(ValueError, match="integral beta"):
         evaluate.ready_for(model.__class__(model.config), 40)

@@ -65,17 +65,49 @@ def pieces(tokens: np.ndarray, length: int, span: int, bos: int) -> tuple[torch.
     return inputs, targets
 
 
-def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos: int, batch_tokens: int) -> dict:
+def span_means(token_nll: np.ndarray, span: int) -> list[float]:
+    """The mean NLL of each span's tokens (tokens in scoring order, a whole number of spans): the
+    same units at every evaluated length, for comparisons paired over spans (lenex.claims)."""
+    if token_nll.size % span:
+        raise ValueError(f"{token_nll.size} scored tokens are not a whole number of spans of {span}")
+    return [round(float(v), 6) for v in token_nll.reshape(-1, span).mean(axis=1)]
+
+
+def position_profile(token_nll: np.ndarray, length: int, train_length: int) -> tuple[list[int], list[float]]:
+    """(bin edges, mean NLL per bin) of the loss by position in a piece of `length`, in bins of
+    1/16 of L_tr (16 bins per L_tr, the last one cut at `length`): a diagnostic of where in a
+    piece the loss rises."""
+    if train_length < 1 or length < 1:
+        raise ValueError(f"position bins need positive lengths, got length {length}, L_tr {train_length}")
+    by_position = token_nll.reshape(-1, length).mean(axis=0)
+    edges, k = [0], 1
+    while edges[-1] < length:
+        edges.append(min(length, max(edges[-1] + 1, round(k * train_length / 16))))
+        k += 1
+    means = [round(float(by_position[a:b].mean()), 6) for a, b in zip(edges, edges[1:])]
+    return edges, means
+
+
+def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos: int, batch_tokens: int,
+                    train_length: int | None = None) -> dict:
+    """The mean NLL over every scored token, the mean NLL of each span (`span_nll`) and, given the
+    model's `train_length`, the loss by position (`position_bins`, `position_nll`)."""
     inputs, targets = pieces(tokens, length, span, bos)
     batch = max(1, batch_tokens // length)
     total_nll, device = 0.0, next(model.parameters()).device
+    per_token = np.empty(targets.shape, dtype=np.float64)
     for start in tqdm(range(0, len(inputs), batch), desc=f"eval L={length}", unit="batch", mininterval=5):
         rows = slice(start, start + batch)
         with autocast(device):
             nll = model.token_nll(inputs[rows].to(device), targets[rows].to(device), mask=mask)
         total_nll += nll.double().sum().item()
+        per_token[rows] = nll.double().cpu().numpy()
     mean = total_nll / targets.numel()
-    return {"nll": mean, "ppl": math.exp(mean), "tokens": int(targets.numel()), "pieces": int(len(inputs))}
+    result = {"nll": mean, "ppl": math.exp(mean), "tokens": int(targets.numel()), "pieces": int(len(inputs)),
+              "span_nll": span_means(per_token.reshape(-1), span)}
+    if train_length:
+        result["position_bins"], result["position_nll"] = position_profile(per_token, length, train_length)
+    return result
 
 
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_options=None,
@@ -99,7 +131,8 @@ def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, ou
     data = load_split(data_dir, split)
     tokens, skipped = scored_span(data.documents(), span, max_tokens)
     started = time.time()
-    result = evaluate_length(model, tokens, length, span, mask, data.meta["dataset"]["eot_token"], batch_tokens)
+    result = evaluate_length(model, tokens, length, span, mask, data.meta["dataset"]["eot_token"], batch_tokens,
+                             cfg.train_length)
     result.update(
         length=length, span=span, train_length=cfg.train_length, mask=mask_name, mask_options=mask.options(),
         protocol="lex", split=split, documents_skipped=skipped,

@@ -1,10 +1,11 @@
 """Claims as data: load a `config/claims/<paper>.yaml`, check it against its schema, and evaluate
-each claim's predicate on the paper's numbers and on ours from the tables' cells files.
+each claim on the paper's numbers (two-valued, its printed numbers: lenex.claims.predicates) and on
+ours (three-valued with intervals: lenex.claims.combine) from the tables' cells files.
 
-A check is a one-key mapping (a predicate kind, lenex.claims.predicates) whose arguments are cell
-references (lenex.claims.refs) and threshold names; `all` / `any` / `not` combine checks. Any referenced
-cell without a value on a side makes that side's verdict null, with the reason naming the cell:
-a missing number never becomes true or false.
+A check is a one-key mapping (a predicate kind) whose arguments are cell references
+(lenex.claims.refs) and threshold names (a claim's own `thresholds` override the defaults); `all` /
+`any` / `not` combine checks. Any referenced cell without a value on a side makes that side
+untestable, with the reason naming the cell: a missing number never becomes true or false.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import yaml
 
 from . import predicates as P
 from .refs import Missing, describe, expand, resolve, tables_of
+from .leaves import CONTRADICTED
 from .scale import Budget, scale_note
+from .verdicts import BY_CONSTRUCTION, UNTESTABLE, on_ours, ours_outcome, outcome_fields
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 
@@ -58,9 +61,7 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
         try:
             for ref in references(claim.get("check")):
                 tables_of(ref)  # a malformed reference is an error here, before any cell is read
-            _thresholds(claim.get("check"))
-            if claim.get("scale"):
-                P.threshold(claim["scale"]["threshold"])
+            check_words(claim)
         except ValueError as err:
             raise ValueError(f"{path}: claim {claim['id']!r}: {err}") from err
     return data
@@ -76,17 +77,41 @@ def _where(data, error) -> str:
     return f"at {'/'.join(map(str, path)) or 'top level'}: "
 
 
-def _thresholds(check) -> None:
+def words_named(check) -> list[str]:
+    """The threshold words a check uses: those it names, and `comparable` / `flat` for the kinds
+    that read them (`mark: none` is equivalence within `comparable`)."""
     if not check:
-        return
+        return []
     kind, args = next(iter(check.items()))
     if kind == "not":
-        _thresholds(args)
-    elif kind in ("all", "any"):
-        for sub in args:
-            _thresholds(sub)
-    elif KINDS[kind][1] in ("pair+t", "one+t"):
-        P.threshold(args[-1])
+        return words_named(args)
+    if kind in ("all", "any"):
+        return [w for sub in args for w in words_named(sub)]
+    how = KINDS[kind][1]
+    if how in ("pair+t", "one+t"):
+        return [args[-1]]
+    if how in ("pair+comparable", "list+flat"):
+        return [how.split("+")[1]]
+    return ["comparable"] if kind == "mark" and args[1] == "none" else []
+
+
+def thresholds_of(claim: dict) -> dict[str, float]:
+    """Word -> value for one claim: the defaults (lenex.claims.predicates.THRESHOLDS) with the
+    claim's own `thresholds` overrides."""
+    return {**P.THRESHOLDS, **{w: float(o["value"]) for w, o in (claim.get("thresholds") or {}).items()}}
+
+
+def check_words(claim: dict) -> None:
+    """Every word the claim uses has a value (a default or its own), and every override is used by
+    its check or its scale lookup: an unused override is a typo or a left-over, an error either way."""
+    words = thresholds_of(claim)
+    used = words_named(claim.get("check")) + ([claim["scale"]["threshold"]] if claim.get("scale") else [])
+    for word in used:
+        if word not in words:
+            raise ValueError(f"unknown threshold {word!r}; known: {', '.join(sorted(words))}")
+    unused = sorted(set(claim.get("thresholds") or {}) - set(used))
+    if unused:
+        raise ValueError(f"threshold override {unused[0]!r} is used by none of its predicates")
 
 
 def references(check) -> list[str]:
@@ -105,67 +130,87 @@ def references(check) -> list[str]:
     return [r for ref in refs for r in expand(ref)]
 
 
-def evaluate(check, tables: dict[str, dict], side: str) -> Verdict:
-    """The check on one side; null (with every missing cell named) when a cell has no value."""
+def evaluate(check, tables: dict[str, dict], side: str, words: dict[str, float] | None = None) -> Verdict:
+    """The check on one side, with the claim's threshold `words` (default: THRESHOLDS); null (with
+    every missing cell named) when a cell has no value."""
     values = {ref: resolve(ref, tables, side) for ref in references(check)}
     missing = [v.reason for v in values.values() if isinstance(v, Missing)]
     if missing:
         return Verdict(None, list(dict.fromkeys(missing)))
-    return Verdict(_holds(check, values), [])
+    return Verdict(_holds(check, values, words or P.THRESHOLDS), [])
 
 
-def _holds(check, values) -> bool:
+def _holds(check, values, words) -> bool:
     kind, args = next(iter(check.items()))
     if kind == "not":
-        return not _holds(args, values)
+        return not _holds(args, values, words)
     if kind == "all":
-        return all(_holds(sub, values) for sub in args)
+        return all(_holds(sub, values, words) for sub in args)
     if kind == "any":
-        return any(_holds(sub, values) for sub in args)
+        return any(_holds(sub, values, words) for sub in args)
     func, how = KINDS[kind]
     number = lambda ref: values[ref].value  # noqa: E731
     if how == "list":
         return func([number(r) for ref in args for r in expand(ref)])
     if how == "list+flat":
-        return func([number(r) for ref in args for r in expand(ref)], P.threshold("flat"))
+        return func([number(r) for ref in args for r in expand(ref)], words["flat"])
     if how == "pair":
         return func(number(args[0]), number(args[1]))
     if how == "pair+comparable":
-        return func(number(args[0]), number(args[1]), P.threshold("comparable"))
+        return func(number(args[0]), number(args[1]), words["comparable"])
     if how == "pair+t":
-        return func(number(args[0]), number(args[1]), P.threshold(args[2]))
+        return func(number(args[0]), number(args[1]), words[args[2]])
     if how == "one+t":
-        return func(number(args[0]), P.threshold(args[1]))
+        return func(number(args[0]), words[args[1]])
     return func(values[args[0]].mark, args[1])  # mark
 
 
 def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None) -> dict:
-    """One claim's record: id, statement, source, on_paper, on_ours, evidence (text). With the
-    preset's `budget`, a claim that names its phenomena (`scale`) and fails on ours says whether the
-    scale study sees them at that budget (lenex.claims.scale): untestable at this scale if not, and
-    its record gains `scale` ({trained_tokens, first_seen_tokens})."""
-    check = claim.get("check")
+    """One claim's record: id, statement, source, on_paper (the paper's printed numbers, two-valued),
+    the verdict on ours (one of lenex.claims.verdicts.VERDICTS) with its deciding interval, level,
+    test, direction, significance, effect fraction and every leaf (`parts`), on_ours (true only
+    for holds, false only for contradicted) and the evidence in words. With the preset's `budget`,
+    a contradicted claim that names its phenomena (`scale`) asks the scale study whether they show
+    only beyond this run's budget or shape (lenex.claims.scale): untestable at this scale if so,
+    quoted; its record gains `scale` either way."""
+    check, words = claim.get("check"), thresholds_of(claim)
     untestable = claim.get("untestable") or {}
     record = {"id": claim["id"], "statement": claim["statement"], "source": claim["source"]}
-    notes, scale_facts = [], None
-    for side in ("paper", "ours"):
-        if side in untestable or not check:
-            record[f"on_{side}"] = None
-            notes.append(f"not testable on {side}: {untestable.get(side, 'no check given')}")
-            continue
-        verdict = evaluate(check, tables, side)
-        record[f"on_{side}"] = verdict.holds
-        if verdict.holds is None:
-            notes.append(f"not testable on {side}: " + "; ".join(verdict.reasons))
-    if record["on_ours"] is False and claim.get("scale") and budget is not None:
-        note = scale_note(claim["scale"], budget)
-        record["on_ours"] = None if note.untestable else False
+    notes, outcome, scale_facts = [], None, None
+    if "paper" in untestable or not check:
+        record["on_paper"] = None
+        notes.append(f"not testable on paper: {untestable.get('paper', 'no check given')}")
+    else:
+        paper = evaluate(check, tables, "paper", words)
+        record["on_paper"] = paper.holds
+        if paper.holds is None:
+            notes.append("not testable on paper: " + "; ".join(paper.reasons))
+    if "ours" in untestable or not check:
+        verdict = UNTESTABLE
+        notes.append(f"not testable on ours: {untestable.get('ours', 'no check given')}")
+    else:
+        got = ours_outcome(check, tables, words, references(check))
+        if isinstance(got, list):
+            verdict = UNTESTABLE
+            notes.append("not testable on ours: " + "; ".join(got))
+        else:
+            outcome, verdict = got, got.verdict
+    if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
+        note = scale_note(claim["scale"], budget, words)
+        verdict = UNTESTABLE if note.untestable else CONTRADICTED
         scale_facts = note.facts()
         notes.append(note.why)
+    if claim.get("by_construction"):
+        verdict = BY_CONSTRUCTION
+        notes.append(f"by construction: {claim['by_construction']}")
+    record.update(verdict=verdict, on_ours=on_ours(verdict), **outcome_fields(outcome))
+    for key in ("narrowed", "by_construction", "thresholds"):
+        if claim.get(key):
+            record[key] = claim[key]
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
     if scale_facts is not None:
-        record["scale"] = scale_facts  # the budgets as numbers, for pages that weigh the gap
+        record["scale"] = scale_facts  # the budgets and the quoted point, for pages that weigh the gap
     return record
 
 

@@ -65,7 +65,8 @@ def aggregate_seeds(records: list[dict], reference: str | None = None, alpha: fl
         first = by_seed[seed_list[0]]
         mean, std = mean_std([by_seed[s][metric] for s in seed_list])
         merged = {k: v for k, v in first.items() if k not in ("seed", "segment_nll", "checkpoint", "seconds")}
-        merged.update({metric: mean, f"{metric}_std": std, "seeds": seed_list, "significance": None})
+        merged.update({metric: mean, f"{metric}_std": std, "seeds": seed_list, "significance": None,
+                       "seed_values": {str(s): by_seed[s][metric] for s in seed_list}})
         if reference is not None and variant != reference:
             ref = groups.get((reference, corpus, length))
             if ref is None:

@@ -15,6 +15,7 @@ A learned position table shorter than L is first stretched to L by the paper's i
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import math
@@ -80,6 +81,11 @@ def piece_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
     return np.concatenate(out)
 
 
+def pieces_digest(pieces: np.ndarray) -> str:
+    """The scored pieces' identity: two results pair piece by piece only when these agree."""
+    return hashlib.sha256(np.ascontiguousarray(pieces, dtype=np.int64).tobytes()).hexdigest()
+
+
 def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, batch_tokens: int = 16384,
         split: str = "test", extra: dict | None = None, device: str = "auto") -> dict:
     model, payload = load_model(checkpoint)
@@ -92,6 +98,9 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         "ppl": float(np.mean(np.exp(nll))), "corpus_ppl": math.exp(float(nll.mean())), "nll": float(nll.mean()),
         "pieces": int(len(pieces)), "tokens": int(len(pieces) * (length - 1)), "length": length,
         "protocol": "segmented-4.5", "split": split, "interpolated_beta": beta,
+        # Per piece, for comparisons paired over pieces (lenex.claims): the same pieces for every model
+        # scored at this length (the hash says which); other lengths cut other pieces.
+        "piece_nll": [round(float(v), 6) for v in nll], "scored_tokens_sha256": pieces_digest(pieces),
         "train_length": model.config.train_length if beta is None else length // beta,
         **provenance(checkpoint, model, payload), "seconds": time.time() - started,
         **(extra or {}),

@@ -26,7 +26,8 @@ from ..raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
 from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
-from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, header_lines
+from ..tables.table_data import (MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, add_replication,
+                                 header_lines)
 
 PAPER = "segmented"
 #: Table 1 of the paper: each released model's L_t.
@@ -80,17 +81,17 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
                                   length_label(multiple), spec["metric"])
     paper = None if paper_text is None else float(paper_text)
     run = run_name(row["method"], multiple)
-    matches = {float(r[spec["metric"]]) for r in results
-               if r["model"] == row["variant"] and r["run"] == run
-               and r["length"] == round(multiple * r["base_train_length"])}
+    found = [r for r in results if r["model"] == row["variant"] and r["run"] == run
+             and r["length"] == round(multiple * r["base_train_length"])]
+    matches = {float(r[spec["metric"]]) for r in found}
     if not matches:
         return Cell(paper_text or MISSING, NOT_COMPUTED, MISSING, NOT_COMPUTED, paper)
     if len(matches) > 1:
         raise ValueError(f"conflicting results for {row['variant']}/{run} at {multiple:g} x L_t: {sorted(matches)}")
     ours = matches.pop()
     delta = None if paper is None else ours - paper
-    return Cell(paper_text or MISSING, format_metric(ours), MISSING if delta is None else format_delta(delta),
-                OK, paper, ours, delta)
+    return add_replication(Cell(paper_text or MISSING, format_metric(ours),
+                                MISSING if delta is None else format_delta(delta), OK, paper, ours, delta), found[0])
 
 
 def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool,

@@ -44,6 +44,11 @@ class Cell:
     ours_mark: str | None = None
     paper_std: float | None = None
     paper_mark: str | None = None
+    # What the claims' intervals need (lenex.claims): each seed's value of a mean over seeds, and the
+    # per-piece NLLs of a single model's scored tokens ({unit, nll, tokens_sha256}); None when the
+    # result records none (older results).
+    ours_seeds: dict[str, float] | None = None
+    ours_pieces: dict | None = None
 
     @property
     def text(self) -> str:
@@ -143,6 +148,23 @@ def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable,
                 MISSING if delta is None else format_delta(delta), OK, paper, ours, delta, mask)
     if spec.get("show_std") or spec.get("significance"):
         _add_spread(cell, spec, matches[0], metric)
+    return add_replication(cell, matches[0])
+
+
+# Where each evaluator keeps its per-piece NLLs, and what a piece is (lenex.evaluate: spans of the
+# table's longest length; the receptive-field last-token protocol: segments; segmented: pieces).
+PIECE_FIELDS = {"span_nll": "span", "segment_nll": "segment", "piece_nll": "piece"}
+
+
+def add_replication(cell: Cell, result: dict) -> Cell:
+    """The cell with the per-seed values (`seed_values` of a mean over seeds,
+    lenex.receptive_field.significance) and per-piece NLLs its result records, if any."""
+    seeds = result.get("seed_values")
+    if seeds:
+        cell.ours_seeds = {str(k): float(v) for k, v in seeds.items()}
+    for name, unit in PIECE_FIELDS.items():
+        if result.get(name) is not None and result.get("scored_tokens_sha256"):
+            cell.ours_pieces = {"unit": unit, "nll": list(result[name]), "tokens_sha256": result["scored_tokens_sha256"]}
     return cell
 
 
