@@ -10,7 +10,8 @@ import yaml
 from lenex.claims import predicates as P
 from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references, thresholds_of
 from lenex.claims.paper_cells import paper_tables
-from lenex.claims.render import against_bar, main as claims_main
+from lenex.claims.render import main as claims_main
+from lenex.claims.summary import against_bar, verdict_counts
 from lenex.cli import run_cli
 from lenex.tables.cells import table_cells
 from lenex.tables.paper_results import load_paper_results
@@ -210,37 +211,57 @@ def test_claims_cli_on_hand_made_cells_files(tmp_path):
                           "--cells", *map(str, cells), "--out-md", str(out_md), "--out-json", str(out_json)])
     document = json.loads(out_json.read_text())
     assert document["paper"] == "lex" and document["preset"] == "tiny"
-    assert [(c["id"], c["on_paper"], c["on_ours"]) for c in document["claims"]] == [
-        ("falls", True, False), ("rope-8x", True, None), ("fig", None, None)]
-    assert all(set(c) == {"id", "statement", "source", "on_paper", "on_ours", "evidence"} for c in document["claims"])
-    assert "| falls | perplexity falls | Table 2 | holds | FAILS |" in out_md.read_text()
+    # Hand-made cells record no seeds and no pieces: ours cannot be more than inconclusive.
+    assert [(c["id"], c["on_paper"], c["verdict"], c["on_ours"]) for c in document["claims"]] == [
+        ("falls", True, "inconclusive", None), ("rope-8x", True, "untestable", None), ("fig", None, "untestable", None)]
+    fields = {"id", "statement", "source", "on_paper", "verdict", "outcome", "interval", "level", "adjustment", "test",
+              "direction", "significant", "effect_fraction", "parts", "on_ours", "evidence"}
+    assert all(set(c) == fields for c in document["claims"])
+    falls = document["claims"][0]
+    assert falls["test"] == "none: no replication recorded" and falls["interval"] is None and len(falls["parts"]) == 2
+    page = out_md.read_text()
+    assert "| falls | perplexity falls | Table 2 | holds | inconclusive | " in page
+    assert "0 holds, 0 contradicted, 1 inconclusive, 2 untestable, 0 by-construction" in page
     summary = tmp_path / "claims.md"
     run_cli(claims_main, ["summary", "--preset", "tiny", "--claims-json", str(out_json), "--out", str(summary)])
     text = summary.read_text()
-    assert "| [lex](claims/lex.md) | 3 | 0 | 1 | 2 | 2 | 0 | 1 |" in text
-    assert "Failing on ours in `lex`: falls." in text
-    # 2 hold on the paper, 0 of them on ours; bar ceil(1.6) = 2; rope-8x untestable (no scale facts,
-    # so not "never seen"); at most 1 could hold, below the bar.
-    assert "| lex | 2 | 0 | 2 | 1 | 0 | 1 | no (out of reach at this scale) |" in text
+    # falls' effect fractions: ln(20.2/20)/ln(25.5/26.6) = -0.236 and ln(19.9/20.2)/ln(24.9/25.5) = 0.628: median 0.196
+    assert "| [lex](claims/lex.md) | 3 | 0 | 0 | 1 | 2 | 0 | 0.20 | 2 | 0 | 1 |" in text
+    assert falls["effect_fraction"] == pytest.approx((-0.2357 + 0.6281) / 2, abs=1e-3)
+    assert "Untestable on ours in `lex`: rope-8x (t2/pg22/rope@8: not computed); fig (no data)." in text
+    # 2 hold on the paper, 0 of them on ours; bar ceil(1.6) = 2; rope-8x untestable: at most 1 could hold.
+    assert "| lex | 2 | 0 | 2 | 0 | 1 | 1 | 0 | 1 | no (out of reach at this scale) |" in text
 
 
-def _record(paper, ours, first_seen="absent"):
-    record = {"on_paper": paper, "on_ours": ours}
-    if first_seen != "absent":
-        record["scale"] = {"trained_tokens": 1000, "first_seen_tokens": first_seen}
+def _record(paper, verdict, never=False):
+    record = {"on_paper": paper, "verdict": verdict}
+    if never:
+        record["scale"] = {"trained_tokens": 1000, "first_seen_tokens": None, "quoted": None,
+                           "never_seen_budgets": [10, 100]}
     return record
 
 
-def test_against_bar_counts_by_hand():
-    records = ([_record(True, True)] * 7 + [_record(True, False)]
-               + [_record(True, None, None), _record(True, None, 4000)]  # never seen; seen beyond the budget
-               + [_record(None, None), _record(False, True)])  # not holding on the paper: not counted
-    assert against_bar(records) == {"on_paper": 10, "hold": 7, "bar": 8, "untestable": 2, "never_seen": 1,
-                                    "reachable": 8}
-    assert against_bar(records, share=Fraction(9, 10))["bar"] == 9
+def test_against_bar_counts_by_hand_and_by_construction_never_counts():
+    records = ([_record(True, "holds")] * 7 + [_record(True, "contradicted"), _record(True, "contradicted", never=True)]
+               + [_record(True, "inconclusive"), _record(True, "untestable")]
+               + [_record(True, "by-construction")] * 3  # hold on the paper, yet never counted
+               + [_record(None, "untestable"), _record(False, "holds")])  # not holding on the paper: not counted
+    assert against_bar(records) == {"on_paper": 11, "hold": 7, "bar": 9, "contradicted": 2, "inconclusive": 1,
+                                    "untestable": 1, "never_seen": 1, "reachable": 10}
+    assert against_bar(records, share=Fraction(9, 10))["bar"] == 10
     assert against_bar(records[:7])["bar"] == 6  # 5.6 claims: 6 are needed
+    assert verdict_counts(records)["by-construction"] == 3 and verdict_counts(records)["holds"] == 8
     with pytest.raises(ValueError, match="share"):
         against_bar(records, share=0)
+
+
+def test_a_by_construction_claim_is_checked_shown_and_kept_apart():
+    claim = {"id": "bc", "statement": "the window is covered", "source": "T2", "by_construction": "one model output",
+             "check": {"less": ["t2/pg22/lex@8", "t2/pg22/lex@1"]}}
+    record = evaluate_claim(claim, _tables())
+    assert record["verdict"] == "by-construction" and record["on_ours"] is None and record["outcome"] == "inconclusive"
+    assert record["by_construction"] == "one model output" and "by construction: one model output" in record["evidence"]
+    assert against_bar([record])["on_paper"] == 0
 
 
 def test_render_writes_cells_beside_an_unchanged_table(tmp_path):

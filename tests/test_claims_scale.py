@@ -1,6 +1,8 @@
-"""lenex.claims.scale: a failing claim that names its phenomena is untestable at a preset whose
-budget is below the one at which the scale study first sees them (hand-made points), stands as a
-failure at or above it, and every phenomenon the claims files name is one the committed study ran."""
+"""lenex.claims.scale: a contradicted claim that names its phenomena is untestable at this scale
+only with a quoted point that shows a phenomenon beyond the run's budget or shape (hand-made
+points); a phenomenon the study shows within the run's scale, or never at any budget it ran, leaves
+the contradiction standing (with those budgets). Every phenomenon the claims files name is one the
+committed study ran, and every claim's scale multiples are those its check reads."""
 import json
 import re
 
@@ -9,14 +11,14 @@ import yaml
 
 from lenex.claims.evaluate import evaluate_claim, load_claims
 from lenex.claims.render import main as claims_main
-from lenex.claims.scale import Budget, first_showing, load_points, scale_note
+from lenex.claims.scale import Budget, first_showing, load_points, scale_note, study_points
 from test_claims import PAPERS, SCHEMA, _tables
 from test_workflow import REPO
 
 
 def _point(phenomenon, tokens, ratio8, tokenizer="gpt2", shape="2x64", params=1000):
-    return {"phenomenon": phenomenon, "tokens_seen": tokens, "tokenizer": tokenizer, "shape": shape,
-            "params": params, "ratio": {"1": 1.0, "4": 1.0, "8": ratio8}}
+    return {"key": f"{phenomenon}/{tokenizer}/{shape}/{tokens}", "phenomenon": phenomenon, "tokens_seen": tokens,
+            "tokenizer": tokenizer, "shape": shape, "params": params, "ratio": {"1": 1.0, "4": 1.0, "8": ratio8}}
 
 
 POINTS = (_point("rope-blowup", 1_000, 1.10), _point("rope-blowup", 4_000, 1.40),
@@ -33,13 +35,81 @@ def test_the_first_budget_is_the_fewest_tokens_reaching_the_threshold_with_the_p
     assert first is None
 
 
-def test_below_the_first_budget_the_claim_is_untestable_with_the_studys_numbers():
-    note = scale_note(SPEC, Budget(2_000, "gpt2", POINTS))
-    assert note.untestable
-    assert note.why.startswith("untestable at this scale: ")
-    assert "2x64, gpt2, 4,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 1.400" in note.why
+def test_untestable_only_with_a_quoted_point_that_shows_it_beyond_the_runs_budget():
+    note = scale_note(SPEC, Budget(2_000, "gpt2", POINTS))  # gpt2 rope first reaches 1.25 at 4,000 tokens
+    assert note.untestable and note.why.startswith("untestable at this scale: ")
+    assert ("the scale study sees rope-blowup reach `explodes` (ratio >= 1.25) at 8 x L_tr only beyond this run's "
+            "budget or shape: `rope-blowup/gpt2/2x64/4000`: 2x64, gpt2, 4,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 1.400") in note.why
     assert "this preset trains 2,000 tokens per model (gpt2)" in note.why
-    assert note.facts() == {"trained_tokens": 2_000, "first_seen_tokens": 4_000}
+    assert note.facts() == {"trained_tokens": 2_000, "first_seen_tokens": 4_000, "never_seen_budgets": None,
+                            "quoted": {"key": "rope-blowup/gpt2/2x64/4000", "tokens": 4_000, "shape": "2x64",
+                                       "tokenizer": "gpt2", "multiple": 8, "ratio": 1.4}}
+
+
+def test_shown_within_the_runs_budget_the_contradiction_stands():
+    note = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
+    assert not note.untestable and note.quoted is None
+    assert note.why.startswith("contradicted within the scale at which the study shows its phenomenon: ")
+    assert note.facts()["first_seen_tokens"] == 4_000
+
+
+@pytest.mark.parametrize("tokens", [500, 8_000, 16_000])
+def test_never_seen_at_any_budget_is_contradicted_at_every_budget_tried(tokens):
+    spec = {"phenomena": ["alibi-shift-6"], "multiples": [8], "threshold": "explodes"}  # 0.99, 0.95: never
+    note = scale_note(spec, Budget(tokens, "bpe-4096", POINTS))
+    assert not note.untestable and note.first_seen_tokens is None
+    assert note.why.startswith("contradicted at every budget tried: the scale study never sees alibi-shift-6 reach "
+                               "`explodes` (ratio >= 1.25) at 8 x L_tr at any budget it ran (1,000, 8,000 tokens)")
+    assert note.facts()["never_seen_budgets"] == [1_000, 8_000]
+
+
+def test_with_two_phenomena_one_shown_only_beyond_is_enough():
+    spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiples": [8], "threshold": "explodes"}
+    note = scale_note(spec, Budget(2_000, "gpt2", POINTS))  # rope beyond 2,000; alibi-shift-6 never
+    assert note.untestable and note.first_seen_tokens is None and note.never_seen_budgets == (1_000, 8_000)
+    assert note.quoted["key"] == "rope-blowup/gpt2/2x64/4000"
+    note = scale_note(spec, Budget(6_000, "gpt2", POINTS))  # rope within 6,000: no excuse left
+    assert not note.untestable and note.why.startswith("contradicted within the scale")
+
+
+def test_the_first_budget_of_several_phenomena_is_the_latest_of_theirs():
+    points = POINTS + (_point("sinusoidal-blowup", 500, 1.3), _point("sinusoidal-blowup", 9_000, 2.0))
+    spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiples": [8], "threshold": "explodes"}
+    assert scale_note(spec, Budget(2_000, "gpt2", points)).first_seen_tokens == 4_000
+
+
+def test_every_multiple_is_read_and_one_beyond_the_studys_at_its_largest_below():
+    points = tuple(p | {"ratio": {"1": 1.0, "2": 1.0, "4": 1.3, "8": 1.0}} for p in POINTS[:1])  # shows at 4 only
+    note = scale_note({**SPEC, "multiples": [2, 4, 8]}, Budget(500, "gpt2", points))
+    assert note.untestable and note.quoted["multiple"] == 4 and "at 2, 4, 8 x L_tr" in note.why
+    assert not scale_note({**SPEC, "multiples": [8]}, Budget(500, "gpt2", points)).untestable  # 8 alone: never
+    note = scale_note({**SPEC, "multiples": [16]}, Budget(2_000, "gpt2", POINTS))
+    assert note.untestable and "at 16 (read at the study's 8) x L_tr" in note.why and note.quoted["multiple"] == 8
+
+
+def test_a_larger_shape_that_shows_it_is_positive_evidence():
+    points = POINTS + (_point("rope-blowup", 2_000, 1.30, shape="8x64"),)
+    # ours: 3,000 tokens at 2x64; gpt2 2x64 shows from 4,000 (beyond), 8x64 at 2,000 (a larger shape)
+    note = scale_note(SPEC, Budget(3_000, "gpt2", points, shape="2x64"))
+    assert note.untestable and note.quoted["key"] == "rope-blowup/gpt2/8x64/2000"
+    # ours at 8x64: the 8x64 point at 2,000 tokens is within our scale, the failure stands
+    note = scale_note(SPEC, Budget(3_000, "gpt2", points, shape="8x64"))
+    assert not note.untestable and "within this run's scale: `rope-blowup/gpt2/8x64/2000`" in note.why
+    with pytest.raises(ValueError, match="a shape is <layers>x<width>, got 'wide'"):
+        scale_note(SPEC, Budget(3_000, "gpt2", points, shape="wide"))
+
+
+def test_a_claim_that_names_its_variants_is_judged_at_their_budget():
+    budget = Budget(1_000, "gpt2", POINTS, {"shallow": {"tokens": 1_000, "shape": "2x64"},
+                                            "deep": {"tokens": 4_000, "shape": "2x64"}})
+    note = scale_note(SPEC, budget)  # the paper's smallest: rope shows only beyond 1,000
+    assert note.untestable and "this preset trains 1,000 tokens per model (gpt2)" in note.why
+    note = scale_note({**SPEC, "variants": ["deep"]}, budget)
+    assert not note.untestable and note.why.endswith("the models it reads (deep) train 4,000 tokens each at 2x64 (gpt2)")
+    assert note.trained_tokens == 4_000
+    assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget).untestable  # the fewest of theirs
+    with pytest.raises(ValueError, match="scale.variants names 'deeep', not a variant of this paper; known: deep, shallow"):
+        scale_note({**SPEC, "variants": ["deeep"]}, budget)
 
 
 def test_the_last_token_protocol_reads_the_points_scored_with_it():
@@ -52,80 +122,17 @@ def test_the_last_token_protocol_reads_the_points_scored_with_it():
     assert first_showing(points, "rope-blowup", 8, 1.25, "gpt2")[0] is None
     note = scale_note({**SPEC, "protocol": "last-token"}, Budget(2_000, "gpt2", points))
     assert note.untestable and "ppl(8 L_tr) / ppl(L_tr) (the last-token protocol) = 1.600" in note.why
-    with pytest.raises(ValueError, match="no point of 'alibi' at 8 x L_tr scored with the last-token protocol"):
-        first_showing(points + (_point("alibi", 1_000, 1.0),), "alibi", 8, 1.25, "gpt2", protocol="last-token")
+    assert note.quoted["ratio"] == 1.60
+    with pytest.raises(ValueError, match="no point of 'alibi' at 8 x L_tr .* scored with the last-token protocol"):
+        scale_note({**SPEC, "phenomena": ["alibi"], "protocol": "last-token"},
+                   Budget(2_000, "gpt2", points + (_point("alibi", 1_000, 1.0),)))
     with pytest.raises(ValueError, match="unknown protocol 'sliding'"):
         first_showing(points, "rope-blowup", 8, 1.25, "gpt2", protocol="sliding")
-
-
-def test_at_the_first_budget_the_failure_stands():
-    note = scale_note(SPEC, Budget(4_000, "gpt2", POINTS))
-    assert not note.untestable and note.why.startswith("a failure at a budget the study sees it at")
-    assert note.facts() == {"trained_tokens": 4_000, "first_seen_tokens": 4_000}
-
-
-def test_a_phenomenon_never_seen_is_untestable_up_to_the_studys_largest_budget_only():
-    spec = {"phenomena": ["alibi-shift-6"], "multiples": [8], "threshold": "explodes"}
-    note = scale_note(spec, Budget(8_000, "gpt2", POINTS))  # no gpt2 point: the bpe ones speak
-    assert note.untestable and note.first_seen_tokens is None
-    assert "never sees alibi-shift-6 reach `explodes`" in note.why
-    assert "at its largest budget, 2x64, bpe-4096, 8,000 tokens: ppl(8 L_tr) / ppl(L_tr) = 0.950" in note.why
-    assert not scale_note(spec, Budget(8_001, "gpt2", POINTS)).untestable
-
-
-def test_a_phenomenon_never_seen_up_to_beyond_the_studys_budgets_is_a_failure_said_so():
-    spec = {"phenomena": ["alibi-shift-6"], "multiples": [8], "threshold": "rises"}  # ratios 0.99, 0.95: never >= 1.02
-    note = scale_note(spec, Budget(16_000, "bpe-4096", POINTS))
-    assert not note.untestable and note.first_seen_tokens is None
-    assert note.why.startswith("a failure beyond every budget the study ran, none of which shows it: ")
-    assert "never sees alibi-shift-6 reach `rises` (ratio >= 1.02)" in note.why
-
-
-def test_with_two_phenomena_one_below_its_first_budget_is_enough():
-    spec = {"phenomena": ["rope-blowup", "alibi-shift-6"], "multiples": [8], "threshold": "explodes"}
-    note = scale_note(spec, Budget(6_000, "gpt2", POINTS))  # rope shows from 4,000; alibi-shift-6 not up to 8,000
-    assert note.untestable and note.first_seen_tokens is None  # one never seen: no budget shows both
-    assert not scale_note(spec, Budget(20_000, "gpt2", POINTS)).untestable
-
-
-def test_the_first_budget_of_several_phenomena_is_the_latest_of_theirs():
-    points = POINTS + (_point("sinusoidal-blowup", 500, 1.3), _point("sinusoidal-blowup", 9_000, 2.0))
-    spec = {"phenomena": ["sinusoidal-blowup", "rope-blowup"], "multiples": [8], "threshold": "explodes"}
-    assert scale_note(spec, Budget(2_000, "gpt2", points)).first_seen_tokens == 4_000
 
 
 def test_a_phenomenon_the_study_never_ran_is_an_error_naming_it():
     with pytest.raises(ValueError, match="no point of 'windowed-w60' at 8 x L_tr"):
         first_showing(POINTS, "windowed-w60", 8, 1.25, "gpt2")
-
-
-def test_a_claim_that_names_its_variants_is_judged_at_their_budget():
-    budget = Budget(1_000, "gpt2", POINTS, {"shallow": {"tokens": 1_000, "shape": "2x64"},
-                                            "deep": {"tokens": 4_000, "shape": "2x64"}})
-    note = scale_note(SPEC, budget)  # the paper's smallest: below rope's first 4,000
-    assert note.untestable and "this preset trains 1,000 tokens per model (gpt2)" in note.why
-    note = scale_note({**SPEC, "variants": ["deep"]}, budget)
-    assert not note.untestable and note.why.endswith("the models it reads (deep) train 4,000 tokens each at 2x64 (gpt2)")
-    assert note.trained_tokens == 4_000
-    assert scale_note({**SPEC, "variants": ["deep", "shallow"]}, budget).untestable  # the fewest of theirs
-    with pytest.raises(ValueError, match="scale.variants names 'deeep', not a variant of this paper; known: deep, shallow"):
-        scale_note({**SPEC, "variants": ["deeep"]}, budget)
-
-
-def test_the_study_is_read_at_the_shapes_of_the_models_the_claim_reads():
-    points = POINTS + (_point("rope-blowup", 2_000, 1.30, shape="8x64"), _point("rope-blowup", 64_000, 1.1, shape="4x128"))
-    first, runs = first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"8x64"})
-    assert first["tokens_seen"] == 2_000 and len(runs) == 1  # the 2x64 points (first at 4,000) do not speak
-    _, runs = first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"8x64", "4x128"})
-    assert len(runs) == 2  # both shapes' points
-    assert len(first_showing(points, "rope-blowup", 8, 1.25, "gpt2", {"12x768"})[1]) == 5  # none there: all
-    budget = Budget(3_000, "gpt2", points, shape="8x64")
-    note = scale_note(SPEC, budget)  # at 8x64 rope shows from 2,000: a failure, not the budget
-    assert not note.untestable and "this preset trains 3,000 tokens per model at 8x64 (gpt2)" in note.why
-    deep = scale_note({**SPEC, "variants": ["big"]}, Budget(3_000, "gpt2", points, {"big": {"tokens": 3_000, "shape": "4x128"}}))
-    assert deep.untestable and "at its largest budget, 4x128, gpt2, 64,000 tokens" in deep.why  # never there
-    wide = scale_note({**SPEC, "variants": ["w"]}, Budget(3_000, "gpt2", points, {"w": {"tokens": 3_000, "shape": "12x768"}}))
-    assert "(it has no such point at 12x768; its other shapes speak)" in wide.why
 
 
 def test_the_budget_comes_from_the_rules_json():
@@ -134,19 +141,31 @@ def test_the_budget_comes_from_the_rules_json():
     assert (budget.tokens, budget.shape, budget.for_variants(["a"])[:2]) == (5, "8x64", (9, {"2x64"}))
 
 
-def test_evaluate_claim_marks_only_a_failing_claim():
-    failing = {"id": "f", "statement": "rope explodes", "source": "T2", "scale": SPEC,
-               "check": {"less": ["t2/pg22/lex@2", "t2/pg22/lex@1"]}}  # paper 25.5 < 26.6; ours 20.2, 20.0
-    holding = dict(failing, id="h", check={"ratio_at_least": ["t2/pg22/rope@2", "t2/pg22/rope@1", "explodes"]})
+def _seeded_tables():
+    """Table 2 with seeded cells: lex at 2x is clearly above lex at 1x (ours), below on the paper."""
+    seeds = lambda c: {s: c * (1 + 0.002 * i) for i, s in enumerate("123")}  # noqa: E731
+    def cell(method, multiple, paper, centre):
+        return {"dataset": "pg22", "method": method, "variant": method, "multiple": multiple, "paper": paper,
+                "ours": centre, "status": "ok", "paper_mark": None, "ours_mark": None, "ours_seeds": seeds(centre)}
+    return {"2": {"paper": "lex", "table": "2", "extra": {},
+                  "cells": [cell("lex", 1, 26.6, 20.0), cell("lex", 2, 25.5, 24.0),
+                            cell("rope", 1, 26.0, 20.0), cell("rope", 2, 69.0, 80.0)]}}
+
+
+def test_evaluate_claim_asks_the_study_only_of_a_contradicted_claim():
+    contradicted = {"id": "f", "statement": "rope explodes", "source": "T2", "scale": SPEC,
+                    "check": {"less": ["t2/pg22/lex@2", "t2/pg22/lex@1"]}}  # paper 25.5 < 26.6; ours 24 > 20
+    holding = dict(contradicted, id="h", check={"ratio_at_least": ["t2/pg22/rope@2", "t2/pg22/rope@1", "explodes"]})
     low = Budget(2_000, "gpt2", POINTS)
-    record = evaluate_claim(failing, _tables(), low)
-    assert record["on_paper"] is True and record["on_ours"] is None
-    assert "untestable at this scale" in record["evidence"]
-    assert record["scale"] == {"trained_tokens": 2_000, "first_seen_tokens": 4_000}
-    assert evaluate_claim(failing, _tables(), Budget(4_000, "gpt2", POINTS))["on_ours"] is False
-    assert evaluate_claim(failing, _tables())["on_ours"] is False  # no budget: no study note
-    record = evaluate_claim(holding, _tables(), low)
-    assert record["on_ours"] is True and "scale study" not in record["evidence"] and "scale" not in record
+    record = evaluate_claim(contradicted, _seeded_tables(), low)
+    assert record["on_paper"] is True and record["verdict"] == "untestable" and record["on_ours"] is None
+    assert record["outcome"] == "contradicted" and "untestable at this scale" in record["evidence"]
+    assert record["scale"]["quoted"]["tokens"] == 4_000 and record["scale"]["first_seen_tokens"] == 4_000
+    record = evaluate_claim(contradicted, _seeded_tables(), Budget(4_000, "gpt2", POINTS))
+    assert record["verdict"] == "contradicted" and record["on_ours"] is False
+    assert evaluate_claim(contradicted, _seeded_tables())["verdict"] == "contradicted"  # no budget: no study note
+    record = evaluate_claim(holding, _seeded_tables(), low)
+    assert record["verdict"] == "holds" and "scale study" not in record["evidence"] and "scale" not in record
 
 
 def test_load_points_names_the_bad_line(tmp_path):
@@ -180,21 +199,22 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
     for claim, phenomenon, multiple, protocol in named:
         assert phenomenon in study["phenomena"], (claim, phenomenon)
         assert protocol in study["phenomena"][phenomenon].get("protocols", ["lex"]), (claim, phenomenon, protocol)
-        # raises if the study has no such point scored with the claim's protocol
-        first_showing(points, phenomenon, multiple, 1.25, "gpt2", protocol=protocol)
+        # raises if the study has no such point scored with the claim's protocol (at the multiple or below)
+        study_points(points, phenomenon, multiple, "gpt2", protocol)
 
 
+# The claims files' content (statements, checks, multiples) is rewritten on branch `claims` (issue 33);
+# until it lands, 8 of today's 12 claims that name phenomena list fewer multiples than their checks read.
+@pytest.mark.xfail(strict=True, reason="config/claims content is rewritten on branch claims (issue 33); "
+                   "remove this marker there once every claim's scale multiples are those its check reads")
 @pytest.mark.parametrize("paper", PAPERS)
-def test_a_claims_scale_multiple_is_one_it_reads(paper):
-    """The study is asked at the multiple of L_tr the claim reads (its smallest beyond L_tr where
-    the phenomenon must show), or at the study's largest when the claim reads only farther ones."""
-    largest = max(m for p in yaml.safe_load((REPO / "config/scale-study.yaml").read_text())["phenomena"].values()
-                  for m in p["multiples"])
+def test_a_claims_scale_multiples_are_the_multiples_its_check_reads(paper):
+    """A claim is looked up at every multiple of L_tr its check reads beyond L_tr, and only those:
+    never at the one multiple that decides its label."""
     for claim in load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)["claims"]:
         if claim.get("scale"):
             read = {float(m) for ref in re.findall(r"@([0-9.,]+)", str(claim["check"])) for m in ref.split(",")}
-            for multiple in claim["scale"]["multiples"]:
-                assert multiple in read or (multiple == largest and min(read - {1.0}) > largest), (claim["id"], read)
+            assert set(map(float, claim["scale"]["multiples"])) == read - {1.0}, (claim["id"], sorted(read))
 
 
 def test_the_studys_shape_names_are_its_models_layers_and_width():

@@ -1,11 +1,12 @@
 """lenex.reference: the reference-run page is generated from the runs file and the claims files alone."""
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from lenex.claims.render import against_bar
+from lenex.claims.summary import against_bar
 from lenex.reference import main, reference_page, shortfall, why_not_held
 from lenex.reference_record import log_part, run_record, wall_time_text
 from lenex.reference_record import main as record_main
@@ -19,41 +20,51 @@ def test_the_committed_workstation_page_is_what_the_generator_writes():
     assert (root / "REFERENCE.md").read_text(encoding="utf-8") == reference_page(root)
 
 
-def claim(on_paper, on_ours, n=0):
+def claim(on_paper, verdict, n=0, **fields):
     return {"id": f"c{n}", "statement": f"claim {n}", "source": "Table 2", "on_paper": on_paper,
-            "on_ours": on_ours, "evidence": ""}
+            "verdict": verdict, "on_ours": {"holds": True, "contradicted": False}.get(verdict),
+            "effect_fraction": None, "evidence": "", **fields}
 
 
-def test_the_bar_counts_only_claims_that_hold_on_the_paper():
-    claims = [claim(True, True), claim(True, False), claim(True, None), claim(None, True), claim(False, True)]
+def test_the_bar_counts_only_claims_that_hold_on_the_paper_and_not_by_construction():
+    claims = [claim(True, "holds"), claim(True, "contradicted"), claim(True, "inconclusive"), claim(None, "holds"),
+              claim(False, "holds"), claim(True, "by-construction")]
     bar = against_bar(claims)
     assert (bar["hold"], bar["on_paper"], bar["bar"]) == (1, 3, 3)  # 80% of 3 is 2.4: 3 claims
 
 
-def scaled(claim_record, trained, first_seen):
-    return {**claim_record, "scale": {"trained_tokens": trained, "first_seen_tokens": first_seen}}
+def quoted(record, trained, tokens):
+    return {**record, "scale": {"trained_tokens": trained, "first_seen_tokens": tokens, "never_seen_budgets": None,
+                                "quoted": {"key": "rope/2x64/4000", "tokens": tokens, "shape": "2x64",
+                                           "tokenizer": "gpt2", "multiple": 8, "ratio": 1.4}}}
+
+
+def never(record, trained):
+    return {**record, "scale": {"trained_tokens": trained, "first_seen_tokens": None, "quoted": None,
+                                "never_seen_budgets": [1_000, 16_000]}}
 
 
 def test_why_not_held_sorts_each_missing_claim_by_its_record():
-    claims = [claim(True, True, 1), scaled(claim(True, None, 2), 1_000, 4_000), scaled(claim(True, None, 3), 1_000, None),
-              scaled(claim(True, False, 4), 8_000, 4_000), scaled(claim(True, False, 5), 8_000, None),
-              claim(True, False, 6), claim(True, None, 7), claim(None, False, 8), claim(False, None, 9)]
+    claims = [claim(True, "holds", 1), quoted(claim(True, "untestable", 2), 1_000, 4_000),
+              claim(True, "untestable", 3, evidence="t2/x@1: paper 1, ours —; not testable on ours: t2/x@1: not computed"),
+              never(claim(True, "contradicted", 4), 8_000), claim(True, "contradicted", 5), claim(True, "inconclusive", 6),
+              claim(True, "by-construction", 7), claim(None, "contradicted", 8), claim(False, "untestable", 9)]
     groups = list(why_not_held(claims).values())
-    assert groups == [["c2 (first seen at 4,000 tokens, 4x the 1,000 its models train)",
-                       "c3 (the study never sees its phenomenon; its models train 1,000 tokens)"],
-                      ["c4"], ["c5"], ["c6"], ["c7"]]  # c8, c9 do not hold on the paper: not counted
+    assert groups == [["c6"], ["c4 (the study ran 1,000, 16,000 tokens)"], ["c5"],
+                      ["c2 (the study shows it at `rope/2x64/4000`: 2x64, 4,000 tokens, 4x the 1,000 its models train)",
+                       "c3 (t2/x@1: not computed)"]]  # c1 holds; c7 by construction; c8, c9 not on the paper
 
 
 def test_shortfall_counts_against_the_80_percent_bar():
     # 10 claims hold on the paper: the bar is 8; 5 hold on ours; 2 more untestable at this scale
-    claims = ([claim(True, True, n) for n in range(5)] + [scaled(claim(True, None, n), 10, 20) for n in (5, 6)]
-              + [claim(True, False, n) for n in (7, 8, 9)])
+    claims = ([claim(True, "holds", n) for n in range(5)] + [quoted(claim(True, "untestable", n), 10, 20) for n in (5, 6)]
+              + [claim(True, "inconclusive", n) for n in (7, 8, 9)])
     text = "\n".join(shortfall(claims))
     assert "Against a bar of 80% of them (8 claims): 3 short." in text
     assert "Of the 5 that hold on the paper but not on ours:" in text
-    assert "- 3 fail on comparisons the scale study does not measure" in text
-    assert "Were every claim untestable at this scale to hold, 7 of 10 would." in text
-    met = [claim(True, True, n) for n in range(4)] + [claim(True, False, 4)]  # 4 of 5 is the bar of 4
+    assert "- 3 inconclusive (the effect is inside its interval" in text
+    assert "Were every untestable claim to hold, 7 of 10 would." in text
+    met = [claim(True, "holds", n) for n in range(4)] + [claim(True, "contradicted", 4)]  # 4 of 5 is the bar of 4
     assert shortfall(met)[0].endswith("(4 claims): met.")
 
 
@@ -61,14 +72,44 @@ def test_a_paper_with_claims_gets_its_table_and_one_without_says_so(tmp_path):
     (tmp_path / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "a machine.", "runs": [
         RUN, {**RUN, "paper": "segmented", "title": "Segmented"}]}))
     (tmp_path / "claims").mkdir()
-    doc = {"paper": "lex", "preset": "p", "claims": [claim(True, True, 1), claim(True, False, 2), claim(None, None, 3)]}
+    doc = {"paper": "lex", "preset": "p", "claims": [claim(True, "holds", 1, effect_fraction=0.5),
+                                                     claim(True, "contradicted", 2, effect_fraction=-0.1),
+                                                     claim(None, "untestable", 3)]}
     (tmp_path / "claims" / "lex.json").write_text(json.dumps(doc))
     main(["--preset", ".", "--results", str(tmp_path)])
     page = (tmp_path / "REFERENCE.md").read_text()
     lex, segmented = page.split("## Segmented")
-    assert "3 claims; on ours 1 hold, 1 fail, 1 untestable" in lex and "1 of 2 hold on ours" in lex
-    assert "| claim 2 | Table 2 | holds | fails |" in lex
+    assert ("3 claims; on ours 1 holds, 1 contradicted, 0 inconclusive, 1 untestable, 0 by-construction; "
+            "median effect fraction 0.20") in lex and "1 of 2 hold on ours" in lex
+    assert "| claim 2 | Table 2 | holds | contradicted | -0.10 |" in lex
+    assert "Fixed before the run: `config/claims/lex.yaml`: unknown (not in a git repository)." in lex
     assert "not checked by machine" in segmented and "| claim" not in segmented
+
+
+def test_fixed_before_the_run_reads_the_claims_files_history(tmp_path):
+    """A claims file committed before the run's revision predates it; one changed after does not."""
+    from lenex.claims.fixed import fixed_before_run
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    (tmp_path / "config/claims").mkdir(parents=True)
+    (tmp_path / "config/claims/lex.yaml").write_text("a\n")
+    git("add", "-A"), git("commit", "-qm", "claims")
+    (tmp_path / "x").write_text("run\n")
+    git("add", "-A"), git("commit", "-qm", "the run")
+    run = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    line = fixed_before_run("lex", tmp_path, [run])
+    assert line.startswith("Fixed before the run: `config/claims/lex.yaml` last changed at `")
+    assert line.endswith(f"computed at `{run}`; the claims file predates them: yes.")
+    (tmp_path / "config/claims/lex.yaml").write_text("b\n")
+    git("add", "-A"), git("commit", "-qm", "claims after the run")
+    assert "**no — WARNING: it changed after (or beside) the run it judges.**" in fixed_before_run("lex", tmp_path, [run])
+    assert "unknown (a revision is not in this clone's history)" in fixed_before_run("lex", tmp_path, ["0000000"])
+    assert "WARNING: never committed" in fixed_before_run("segmented", tmp_path, [run])
 
 
 def test_a_run_without_its_revision_is_an_error_naming_the_file(tmp_path):

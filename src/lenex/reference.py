@@ -3,8 +3,9 @@ the runs file (results/<preset>/runs.yaml: each run's paper and title, and for r
 the run records their command, wall time and revision), each run's record where it exists
 (results/<preset>/runs/<paper>.json from its Snakemake logs, lenex.reference_record: command and
 wall time; the revision from the raw results' git_rev) and each paper's machine-checked claims
-(results/<preset>/claims/<paper>.json). No finding is typed by hand: a paper whose claims were not
-computed says so.
+(results/<preset>/claims/<paper>.json): per paper the five verdict counts, the median effect
+fraction, the bar, and whether its claims file was fixed before the run it judges (lenex.claims.fixed).
+No finding is typed by hand: a paper whose claims were not computed says so.
 
     python -m lenex.reference --preset workstation
 """
@@ -14,13 +15,15 @@ import argparse
 import json
 from pathlib import Path
 
-from .claims.render import BAR_SHARE, against_bar
+from .claims.summary import (BAR_SHARE, PAPER_SIDE, against_bar, fraction_text, median_effect_fraction,
+                             paper_counts, untestable_why, verdict_counts)
+from .claims.fixed import fixed_before_run
+from .claims.verdicts import VERDICTS
 from .cli import run_cli
 from .files import atomic_write_text, read_json, read_yaml
 from .reference_record import wall_time_text
 from .tables.formatting import md_escape
 
-VERDICT = {True: "holds", False: "fails", None: "untestable"}
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
 
 
@@ -59,58 +62,53 @@ def load_runs(root: Path) -> dict:
     return runs
 
 
-def verdict_counts(claims: list[dict], side: str) -> dict[str, int]:
-    counts = {name: 0 for name in VERDICT.values()}
-    for claim in claims:
-        counts[VERDICT[claim[f"on_{side}"]]] += 1
-    return counts
-
-
 def _budget_gap(claim: dict) -> str:
-    scale = claim["scale"]
-    trained = scale["trained_tokens"]
-    if scale["first_seen_tokens"] is None:
-        return f"{claim['id']} (the study never sees its phenomenon; its models train {trained:,} tokens)"
-    factor = scale["first_seen_tokens"] / trained
-    return f"{claim['id']} (first seen at {scale['first_seen_tokens']:,} tokens, {factor:.3g}x the {trained:,} its models train)"
+    scale = claim.get("scale") or {}
+    quoted = scale.get("quoted")
+    if quoted:
+        factor = quoted["tokens"] / scale["trained_tokens"]
+        return (f"{claim['id']} (the study shows it at `{quoted['key']}`: {quoted['shape']}, {quoted['tokens']:,} "
+                f"tokens, {factor:.3g}x the {scale['trained_tokens']:,} its models train)")
+    return f"{claim['id']} ({untestable_why(claim)})"
 
 
-UNTESTABLE_HERE = ("untestable at this scale (the scale study sees the phenomenon only beyond the models' "
-                   "budget, or has not run that far)")
+def _never_seen(claim: dict) -> str:
+    budgets = claim["scale"]["never_seen_budgets"]
+    return f"{claim['id']} (the study ran {', '.join(f'{b:,}' for b in budgets)} tokens)"
 
 
-def _why(claim: dict) -> str:
-    """Why a claim that holds on the paper does not hold on ours, read from its record alone."""
-    if "scale" not in claim:
-        return ("fail on comparisons the scale study does not measure (orderings and margins between schemes "
-                "or lengths)" if claim["on_ours"] is False else "not computed (a cell is missing)")
-    if claim["on_ours"] is None:
-        return UNTESTABLE_HERE
-    if claim["scale"]["first_seen_tokens"] is None:
-        return "fail with the models trained beyond every budget the scale study ran, none of which shows their phenomenon"
-    return "fail at a budget at which the scale study sees their phenomenon"
+UNTESTABLE_HERE = "untestable"
+GROUPS = {
+    "inconclusive": "inconclusive (the effect is inside its interval: more seeds or scored tokens would decide)",
+    "never": "contradicted at every budget tried (the scale study never shows their phenomenon)",
+    "contradicted": "contradicted",
+    UNTESTABLE_HERE: "untestable (a cell not computed, or at this scale: the study shows the phenomenon only "
+                     "beyond the models' budget or shape)",
+}
+
+
+def _group(claim: dict) -> str:
+    if claim["verdict"] == "contradicted" and (claim.get("scale") or {}).get("never_seen_budgets"):
+        return "never"
+    return claim["verdict"]
 
 
 def why_not_held(claims: list[dict]) -> dict[str, list[str]]:
-    """Each claim that holds on the paper but not on ours, grouped by why (`_why`), in a fixed
-    order: untestable at this scale (each with its budget gap), failing where the study sees the
-    phenomenon, failing beyond every budget it ran, comparisons it does not measure, not computed."""
-    order = [UNTESTABLE_HERE, "fail at a budget at which the scale study sees their phenomenon",
-             "fail with the models trained beyond every budget the scale study ran, none of which shows their phenomenon",
-             "fail on comparisons the scale study does not measure (orderings and margins between schemes or lengths)",
-             "not computed (a cell is missing)"]
-    groups: dict[str, list[str]] = {what: [] for what in order}
+    """Each claim that holds on the paper but not on ours (by-construction ones left out), grouped
+    by its verdict in a fixed order: inconclusive, contradicted at every budget tried (with the
+    budgets), contradicted, untestable (with why)."""
+    groups: dict[str, list[str]] = {key: [] for key in GROUPS}
     for c in claims:
-        if c["on_paper"] is True and c["on_ours"] is not True:
-            why = _why(c)
-            groups[why].append(_budget_gap(c) if why == UNTESTABLE_HERE else c["id"])
-    return {what: ids for what, ids in groups.items() if ids}
+        if c["on_paper"] is True and c["verdict"] not in ("holds", "by-construction"):
+            key = _group(c)
+            groups[key].append(_budget_gap(c) if key == UNTESTABLE_HERE else _never_seen(c) if key == "never"
+                               else c["id"])
+    return {GROUPS[key]: ids for key, ids in groups.items() if ids}
 
 
 def shortfall(claims: list[dict]) -> list[str]:
     """Lines weighing the gap to the fidelity bar: how many more claims must hold, why each claim
-    that holds on the paper does not hold on ours, and how many would if every claim untestable at
-    this scale held."""
+    that holds on the paper does not hold on ours, and how many would if every untestable one held."""
     bar = against_bar(claims)
     held, testable, needed = bar["hold"], bar["on_paper"], bar["bar"]
     short = max(0, needed - held)
@@ -120,12 +118,11 @@ def shortfall(claims: list[dict]) -> list[str]:
     if groups:
         lines += [f"Of the {testable - held} that hold on the paper but not on ours:"]
         lines += [f"- {len(ids)} {what}: {', '.join(ids)}" for what, ids in groups.items()]
-        untestable = len(groups.get(UNTESTABLE_HERE, []))
-        lines += ["", f"Were every claim untestable at this scale to hold, {held + untestable} of {testable} would.", ""]
+        lines += ["", f"Were every untestable claim to hold, {held + bar['untestable']} of {testable} would.", ""]
     return lines
 
 
-def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
+def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) -> list[str]:
     lines = [f"## {run['title']}", "", f"Tables and figures: [`{run['paper']}.md`]({run['paper']}.md).", ""]
     if claims_doc is None:
         return lines + [
@@ -133,18 +130,18 @@ def paper_section(run: dict, claims_doc: dict | None) -> list[str]:
             "cells files, so its claims cannot be computed from what is committed; the next reference "
             "run of this preset records both (`make tables` then re-derives this page).", ""]
     claims = claims_doc["claims"]
-    ours, paper = verdict_counts(claims, "ours"), verdict_counts(claims, "paper")
+    ours, paper = verdict_counts(claims), paper_counts(claims)
     bar = against_bar(claims)
-    held, testable = bar["hold"], bar["on_paper"]
     lines += [
         f"Findings, from [`claims/{run['paper']}.json`](claims/{run['paper']}.json) (evidence per claim in "
         f"[`claims/{run['paper']}.md`](claims/{run['paper']}.md)): {len(claims)} claims; on ours "
-        f"{ours['holds']} hold, {ours['fails']} fail, {ours['untestable']} untestable; on the paper's "
-        f"own numbers {paper['holds']} hold. Of the claims that hold on the paper, {held} of {testable} "
-        "hold on ours.", "", *shortfall(claims),
-        "| claim | source | on the paper | on ours |", "|---|---|---|---|"]
-    lines += [f"| {md_escape(c['statement'])} | {md_escape(c['source'])} | {VERDICT[c['on_paper']]} | "
-              f"{VERDICT[c['on_ours']]} |" for c in claims]
+        + ", ".join(f"{ours[v]} {v}" for v in VERDICTS)
+        + f"; median effect fraction {fraction_text(median_effect_fraction(claims))}; on the paper's own numbers "
+        f"{paper['holds']} hold. Of the claims that hold on the paper (by-construction ones excluded), "
+        f"{bar['hold']} of {bar['on_paper']} hold on ours.", "", *([fixed, ""] if fixed else []), *shortfall(claims),
+        "| claim | source | on the paper | on ours | effect fraction |", "|---|---|---|---|---|"]
+    lines += [f"| {md_escape(c['statement'])} | {md_escape(c['source'])} | {PAPER_SIDE[c['on_paper']]} | "
+              f"{c['verdict']} | {fraction_text(c.get('effect_fraction'))} |" for c in claims]
     return lines + [""]
 
 
@@ -159,7 +156,8 @@ def reference_page(root: Path) -> str:
     lines.append("")
     for run in runs["runs"]:
         claims_file = root / "claims" / f"{run['paper']}.json"
-        lines += paper_section(run, read_json(claims_file) if claims_file.exists() else None)
+        fixed = fixed_before_run(run["paper"], root, raw_revisions(root / "raw" / f"{run['paper']}.jsonl"))
+        lines += paper_section(run, read_json(claims_file) if claims_file.exists() else None, fixed)
     return "\n".join(lines)
 
 

@@ -1,10 +1,11 @@
 """Claims as data: load a `config/claims/<paper>.yaml`, check it against its schema, and evaluate
-each claim's predicate on the paper's numbers and on ours from the tables' cells files.
+each claim on the paper's numbers (two-valued, its printed numbers: lenex.claims.predicates) and on
+ours (three-valued with intervals: lenex.claims.combine) from the tables' cells files.
 
-A check is a one-key mapping (a predicate kind, lenex.claims.predicates) whose arguments are cell
-references (lenex.claims.refs) and threshold names; `all` / `any` / `not` combine checks. Any referenced
-cell without a value on a side makes that side's verdict null, with the reason naming the cell:
-a missing number never becomes true or false.
+A check is a one-key mapping (a predicate kind) whose arguments are cell references
+(lenex.claims.refs) and threshold names (a claim's own `thresholds` override the defaults); `all` /
+`any` / `not` combine checks. Any referenced cell without a value on a side makes that side
+untestable, with the reason naming the cell: a missing number never becomes true or false.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import yaml
 
 from . import predicates as P
 from .refs import Missing, describe, expand, resolve, tables_of
+from .leaves import CONTRADICTED
 from .scale import Budget, scale_note
+from .verdicts import BY_CONSTRUCTION, UNTESTABLE, on_ours, ours_outcome, outcome_fields
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 
@@ -163,32 +166,51 @@ def _holds(check, values, words) -> bool:
 
 
 def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None) -> dict:
-    """One claim's record: id, statement, source, on_paper, on_ours, evidence (text). With the
-    preset's `budget`, a claim that names its phenomena (`scale`) and fails on ours says whether the
-    scale study sees them at that budget (lenex.claims.scale): untestable at this scale if not, and
-    its record gains `scale` ({trained_tokens, first_seen_tokens})."""
-    check = claim.get("check")
+    """One claim's record: id, statement, source, on_paper (the paper's printed numbers, two-valued),
+    the verdict on ours (one of lenex.claims.verdicts.VERDICTS) with its deciding interval, level,
+    test, direction, significance, effect fraction and every leaf (`parts`), on_ours (true only
+    for holds, false only for contradicted) and the evidence in words. With the preset's `budget`,
+    a contradicted claim that names its phenomena (`scale`) asks the scale study whether they show
+    only beyond this run's budget or shape (lenex.claims.scale): untestable at this scale if so,
+    quoted; its record gains `scale` either way."""
+    check, words = claim.get("check"), thresholds_of(claim)
     untestable = claim.get("untestable") or {}
     record = {"id": claim["id"], "statement": claim["statement"], "source": claim["source"]}
-    notes, scale_facts = [], None
-    for side in ("paper", "ours"):
-        if side in untestable or not check:
-            record[f"on_{side}"] = None
-            notes.append(f"not testable on {side}: {untestable.get(side, 'no check given')}")
-            continue
-        verdict = evaluate(check, tables, side, thresholds_of(claim))
-        record[f"on_{side}"] = verdict.holds
-        if verdict.holds is None:
-            notes.append(f"not testable on {side}: " + "; ".join(verdict.reasons))
-    if record["on_ours"] is False and claim.get("scale") and budget is not None:
-        note = scale_note(claim["scale"], budget, thresholds_of(claim))
-        record["on_ours"] = None if note.untestable else False
+    notes, outcome, scale_facts = [], None, None
+    if "paper" in untestable or not check:
+        record["on_paper"] = None
+        notes.append(f"not testable on paper: {untestable.get('paper', 'no check given')}")
+    else:
+        paper = evaluate(check, tables, "paper", words)
+        record["on_paper"] = paper.holds
+        if paper.holds is None:
+            notes.append("not testable on paper: " + "; ".join(paper.reasons))
+    if "ours" in untestable or not check:
+        verdict = UNTESTABLE
+        notes.append(f"not testable on ours: {untestable.get('ours', 'no check given')}")
+    else:
+        got = ours_outcome(check, tables, words, references(check))
+        if isinstance(got, list):
+            verdict = UNTESTABLE
+            notes.append("not testable on ours: " + "; ".join(got))
+        else:
+            outcome, verdict = got, got.verdict
+    if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
+        note = scale_note(claim["scale"], budget, words)
+        verdict = UNTESTABLE if note.untestable else CONTRADICTED
         scale_facts = note.facts()
         notes.append(note.why)
+    if claim.get("by_construction"):
+        verdict = BY_CONSTRUCTION
+        notes.append(f"by construction: {claim['by_construction']}")
+    record.update(verdict=verdict, on_ours=on_ours(verdict), **outcome_fields(outcome))
+    for key in ("narrowed", "by_construction", "thresholds"):
+        if claim.get(key):
+            record[key] = claim[key]
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
     if scale_facts is not None:
-        record["scale"] = scale_facts  # the budgets as numbers, for pages that weigh the gap
+        record["scale"] = scale_facts  # the budgets and the quoted point, for pages that weigh the gap
     return record
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from . import FIGURE_CELLS
-from ..tables.cells import table_cells
+from ..tables.cells import significance_extra, table_cells
 from ..tables.paper_results import load_paper_results
 from ..tables.table_data import build_table
 
@@ -30,7 +30,7 @@ def paper_tables(experiment_path: str | Path, paper_results: str | Path | None =
             table = getattr(importlib.import_module(module), function)(spec, paper_df)
         else:
             table = build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
-        tables[str(spec["table"])] = table_cells(table)
+        tables[str(spec["table"])] = table_cells(table, significance_extra(spec))
     for key in FIGURE_CELLS.get(experiment["paper"], []):  # a figure's numbers are ours only
         tables[f"f{key.removeprefix('figure')}"] = {"figure": key.removeprefix("figure"), "values": {}}
     return tables

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..tables.formatting import format_metric
+from .intervals import Sample
 
 _CELL = re.compile(r"^t(\d+)/([^/@]+)/([^/@]+)@([0-9.,]+)$")
 _ERF = re.compile(r"^t(\d+)/(erf|trf|ltr)/([^/@]+)/([^/@]+)$")
@@ -86,7 +87,7 @@ def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
     return Value(float(checks[name]))
 
 
-def _cell_value(ref: str, table: dict, side: str) -> Value | Missing:
+def _find_cell(ref: str, table: dict) -> dict:
     _, dataset, method, multiple = _CELL.match(ref).groups()
     found = [c for c in table["cells"] if c["dataset"] == dataset and c["method"] == method
              and float(c["multiple"]) == float(multiple)]
@@ -94,11 +95,46 @@ def _cell_value(ref: str, table: dict, side: str) -> Value | Missing:
         what = "no cell" if not found else f"{len(found)} cells"
         raise ValueError(f"{ref}: {what} of Table {table['table']} match dataset {dataset!r}, method {method!r}, "
                          f"column {multiple} x L_tr")
-    cell = found[0]
+    return found[0]
+
+
+def _cell_value(ref: str, table: dict, side: str) -> Value | Missing:
+    cell = _find_cell(ref, table)
     if cell[side] is None:
         why = "the paper prints no number there" if side == "paper" else cell["status"]
         return Missing(f"{ref}: {why}")
     return Value(float(cell[side]), cell[f"{side}_mark"])
+
+
+def sample(ref: str, tables: dict[str, dict]) -> Sample | Missing:
+    """Our value of a reference with what replicates it (lenex.claims.intervals.Sample): a table
+    cell's per-seed values and per-piece NLLs as its cells file records them; an ERF, TRF, L_tr or
+    check computed exactly; a figure's number as one measurement without replication."""
+    got = resolve(ref, tables, "ours")
+    if isinstance(got, Missing):
+        return got
+    if _CELL.match(ref):
+        cell = _find_cell(ref, tables[tables_of(ref)])
+        return Sample(got.value, cell.get("ours_seeds"), cell.get("ours_pieces"))
+    return Sample(got.value, exact=not _FIGURE.match(ref))
+
+
+def mark_reference(ref: str, tables: dict[str, dict]) -> str:
+    """The reference of the cell a t-test mark compares `ref` with: the same dataset and column in
+    the row of the table's significance reference (its cells file's `extra.significance_reference`,
+    a variant)."""
+    table = tables.get(tables_of(ref))
+    if table is None or not _CELL.match(ref):
+        raise ValueError(f"{ref}: a mark reads a table cell (t<N>/<dataset>/<method>@<multiple>)")
+    reference = table.get("extra", {}).get("significance_reference")
+    if not reference:
+        raise ValueError(f"{ref}: the cells file of Table {table['table']} names no significance reference")
+    cell = _find_cell(ref, table)
+    rows = [c for c in table["cells"] if c["variant"] == reference and c["dataset"] == cell["dataset"]
+            and float(c["multiple"]) == float(cell["multiple"])]
+    if len(rows) != 1:
+        raise ValueError(f"{ref}: {len(rows)} cells of the reference {reference!r} beside it in Table {table['table']}")
+    return f"t{tables_of(ref)}/{cell['dataset']}/{rows[0]['method']}@{cell['multiple']:g}"
 
 
 def describe(ref: str, tables: dict[str, dict]) -> str:

@@ -5,19 +5,19 @@ or the summary of every paper's claims at one preset.
         --cells results/tiny/tables/lex/table2.cells.json ... --out-md C.md --out-json C.json
     python -m lenex.claims.render summary --preset tiny --claims-json C1.json C2.json ... --out S.md
 
-The JSON shape (tools read it): {"paper", "preset", "claims": [{"id", "statement", "source",
-"on_paper", "on_ours", "evidence"}]}; a verdict is true, false or null (cannot be tested, why in
-the evidence). A failing claim the scale study was asked about also has "scale": {"trained_tokens",
-"first_seen_tokens"} (the preset's budget for the models it reads, and the fewest tokens at which
-the study sees its phenomena; null when it never does).
+The JSON shape (tools read it; docs/claims.md): {"paper", "preset", "claims": [{"id", "statement",
+"source", "on_paper" (the paper's printed numbers: true, false or null), "verdict" (on ours: holds,
+contradicted, inconclusive, untestable or by-construction), "outcome" (the check's own three-valued
+result on ours, null when untestable), "interval", "level", "adjustment", "test" (of the deciding
+comparison), "direction", "significant", "effect_fraction", "parts" (every comparison),
+"on_ours" (true only for holds, false only for contradicted), "evidence"}]}, and where the claim has
+them "narrowed", "by_construction", "thresholds" and "scale" ({trained_tokens, first_seen_tokens,
+quoted, never_seen_budgets}: what the scale study says of a contradicted claim).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-from fractions import Fraction
 from pathlib import Path
 
 from ..cli import run_cli
@@ -26,9 +26,9 @@ from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
-
-VERDICT = {True: "holds", False: "FAILS", None: "untestable"}
-
+from .summary import (PAPER_SIDE, against_bar, fraction_text, meets, median_effect_fraction, paper_counts,
+                      render_summary, verdict_counts)
+from .verdicts import VERDICTS
 
 def load_cells(paths: list[str | Path]) -> dict[str, dict]:
     """Table number (f<N> for a figure's) -> cells file content; two files for one key is an error."""
@@ -49,78 +49,63 @@ def claims_document(paper: str, preset: str, records: list[dict]) -> dict:
     return {"paper": paper, "preset": preset, "claims": records}
 
 
-def counts(records: list[dict], side: str) -> dict[str, int]:
-    out = {"holds": 0, "FAILS": 0, "untestable": 0}
-    for r in records:
-        out[VERDICT[r[f"on_{side}"]]] += 1
-    return out
+def interval_text(record: dict) -> str:
+    """'e = −0.021, 95% [−0.035, −0.007], paired t over 5 seeds' for the deciding leaf."""
+    if record.get("test") is None:
+        return "—"
+    leaf = next((p for p in record["parts"] if p["interval"] == record["interval"] and p["test"] == record["test"]),
+                record["parts"][0])
+    level = f"{100 * record['level']:.4g}%"
+    shown = "no interval" if record["interval"] is None else (
+        f"{level} [{record['interval'][0]:.3g}, {record['interval'][1]:.3g}]")
+    return f"{leaf['rule']} {', '.join(leaf['refs'])}: e = {leaf['effect']:.3g}, {shown}, {record['test']}"
 
 
-# The bar a preset's claims are held to (issue 16): this share of the claims that hold on the
-# paper's own numbers must hold on ours; a claim untestable at this scale counts as not holding.
-# A fraction, so that the claims it asks for are counted exactly.
-BAR_SHARE = Fraction(4, 5)
+def effect_text(record: dict) -> str:
+    """Direction and magnitude next to the paper's: 'same direction; ours 0.12 of the paper's effect'."""
+    parts = [f"{record['direction']} direction" if record["direction"] != "none" else "no direction"]
+    if record.get("effect_fraction") is not None:
+        parts.append(f"ours {record['effect_fraction']:.2f} of the paper's effect")
+    if record.get("significant") is not None:
+        parts.append("significant" if record["significant"] else "not significant")
+    return "; ".join(parts)
 
 
-def against_bar(records: list[dict], share: Fraction = BAR_SHARE) -> dict[str, int]:
-    """Of the claims that hold on the paper's numbers (`on_paper`): how many hold on ours, the
-    bar (the smallest whole number of them that is at least `share`), how many are untestable at
-    this scale and, of those, how many the scale study never sees at any budget it ran (its
-    `first_seen_tokens` is null), and the most that could hold at this scale (all but the untestable)."""
-    if not 0 < share <= 1:
-        raise ValueError(f"the bar's share must be in (0, 1], got {share}")
-    on_paper = [r for r in records if r["on_paper"] is True]
-    untestable = [r for r in on_paper if r["on_ours"] is None]
-    never = [r for r in untestable if "scale" in r and r["scale"]["first_seen_tokens"] is None]
-    bar = math.ceil(Fraction(share) * len(on_paper))
-    return {"on_paper": len(on_paper), "hold": sum(r["on_ours"] is True for r in on_paper), "bar": bar,
-            "untestable": len(untestable), "never_seen": len(never),
-            "reachable": len(on_paper) - len(untestable)}
+def claim_text(record: dict) -> str:
+    """The statement with what qualifies it: a narrowing, a by-construction reason, own thresholds."""
+    text = record["statement"]
+    if record.get("narrowed"):
+        text += f" (narrowed: {record['narrowed']})"
+    if record.get("by_construction"):
+        text += f" (by construction: {record['by_construction']})"
+    for word, override in (record.get("thresholds") or {}).items():
+        text += f" (threshold {word} = {override['value']:g}: {override['why']})"
+    return text
 
 
 def render_markdown(document: dict) -> str:
     records = document["claims"]
-    ours, paper = counts(records, "ours"), counts(records, "paper")
+    ours, paper = verdict_counts(records), paper_counts(records)
+    bar = against_bar(records)
     thresholds = ", ".join(f"{k} = {v:g}" for k, v in THRESHOLDS.items())
     lines = [f"# Claims of `{document['paper']}`, checked at preset `{document['preset']}`", "",
-             f"{len(records)} claims. On the paper's own numbers: {paper['holds']} hold, {paper['FAILS']} fail, "
-             f"{paper['untestable']} not printed. On ours: {ours['holds']} hold, {ours['FAILS']} fail, "
-             f"{ours['untestable']} cannot be tested at this scale.", "",
-             f"Thresholds (docs/claims.md): {thresholds}. Evidence: each cell with the paper's value and ours.", "",
-             "| id | claim | source | paper | ours | evidence |", "|---|---|---|---|---|---|"]
+             f"{len(records)} claims. On the paper's own numbers: {paper['holds']} hold, {paper['fails']} fail, "
+             f"{paper['not printed']} not printed. On ours: " + ", ".join(f"{ours[v]} {v}" for v in VERDICTS)
+             + f"; median effect fraction {fraction_text(median_effect_fraction(records))} (our log-ratio over the "
+             "paper's). Of the claims that hold on the paper's numbers (by-construction ones excluded), "
+             f"{bar['hold']} of {bar['on_paper']} hold on ours; the bar is {bar['bar']} ({meets(bar)}).", "",
+             "Each verdict on ours comes from the deciding comparison's interval of the effect e on the log scale "
+             "(ln of a ratio of perplexities), at 95% two-sided, Bonferroni-adjusted inside `all`/`any` (docs/claims.md); "
+             "a margin inside its interval is inconclusive.", "",
+             f"Default thresholds (docs/claims.md): {thresholds}; a claim's own are stated beside it. "
+             "Evidence: each cell with the paper's value and ours.", "",
+             "| id | claim | source | paper | ours | deciding interval and test | effect against the paper's | evidence |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
-        lines.append(f"| {r['id']} | {md_escape(r['statement'])} | {md_escape(r['source'])} | "
-                     f"{VERDICT[r['on_paper']]} | {VERDICT[r['on_ours']]} | {md_escape(r['evidence'])} |")
-    return "\n".join(lines) + "\n"
-
-
-def render_summary(preset: str, documents: list[dict], paths: list[Path], out: Path) -> str:
-    lines = [f"# Claims at preset `{preset}`", "",
-             "Which of each paper's claims hold on our numbers (and, as a check of the claims files, on the "
-             "paper's own). Built by `snakemake results/" + preset + "/claims.md`.", "",
-             "| paper | claims | ours: hold | ours: fail | ours: untestable | paper: hold | paper: fail | "
-             "paper: not printed |", "|---|---|---|---|---|---|---|---|"]
-    for document, path in zip(documents, paths):
-        ours, paper = counts(document["claims"], "ours"), counts(document["claims"], "paper")
-        link = Path(os.path.relpath(path.with_suffix(".md"), out.parent)).as_posix()
-        lines.append(f"| [{document['paper']}]({link}) | {len(document['claims'])} | {ours['holds']} | "
-                     f"{ours['FAILS']} | {ours['untestable']} | {paper['holds']} | {paper['FAILS']} | "
-                     f"{paper['untestable']} |")
-    lines += ["", f"Against the bar: at least {float(BAR_SHARE):.0%} of the claims that hold on the paper's own numbers "
-              "must hold on ours; one untestable at this scale counts as not holding (`never seen`: the scale "
-              "study does not see its phenomenon at any budget it ran; `most reachable`: all but the untestable).",
-              "", "| paper | hold on the paper | of them, hold on ours | bar | untestable at this scale | "
-              "never seen | most reachable | meets the bar |", "|---|---|---|---|---|---|---|---|"]
-    for document in documents:
-        bar = against_bar(document["claims"])
-        meets = "yes" if bar["hold"] >= bar["bar"] else ("no" if bar["reachable"] >= bar["bar"] else
-                                                         "no (out of reach at this scale)")
-        lines.append(f"| {document['paper']} | {bar['on_paper']} | {bar['hold']} | {bar['bar']} | "
-                     f"{bar['untestable']} | {bar['never_seen']} | {bar['reachable']} | {meets} |")
-    for document in documents:
-        failed = [r["id"] for r in document["claims"] if r["on_ours"] is False]
-        if failed:
-            lines += ["", f"Failing on ours in `{document['paper']}`: {', '.join(failed)}."]
+        verdict = r["verdict"] if r["verdict"] != "by-construction" else f"by-construction (check: {r['outcome']})"
+        lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
+                     f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
+                     f"{effect_text(r)} | {md_escape(r['evidence'])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,15 +1,15 @@
-"""Claims whose phenomenon needs more training than a preset gives its models.
+"""Claims whose phenomenon may need more training, or a larger model, than a preset gives.
 
 The scale study (`python -m lenex.scale_study`, results/scale-study/points.jsonl) records, for each
 headline failure of the papers (e.g. RoPE blowing up beyond L_tr), ppl(k L_tr) / ppl(L_tr) against
 training tokens and model shape. A claim that names its phenomena (`scale:` in
-config/claims/<paper>.yaml) and fails on ours is compared with the study's points at the multiple
-of L_tr it reads and at the shapes of the models it reads (any shape when the study has none of
-them). It is marked untestable at this scale when the study does not see those phenomena at the
-preset's budget, with the study's numbers as the reason; when the study does see them at that budget,
-the failure stands and the same numbers are written beside it (a failure not explained by budget);
-when the preset trains beyond every budget the study ran and none of them shows the phenomenon, the
-failure stands too, said so.
+config/claims/<paper>.yaml) and is contradicted on ours is looked up at every multiple of L_tr it
+names (a multiple beyond the study's: the study's largest below it, said so). Only positive evidence
+makes it untestable at this scale: a recorded point that SHOWS a phenomenon (its ratio reaches the
+claim's threshold) at a larger budget or a larger shape than the run's models', while no point at or
+below the run's scale shows it; the record quotes that point. A phenomenon the study shows within
+the run's scale leaves the contradiction standing; one it never shows at any budget it ran leaves it
+standing too, with those budgets listed ("contradicted at every budget tried").
 """
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def ratio_at(point: dict, multiple, protocol: str = "lex") -> float | None:
 
 def _describe(point: dict, multiple, protocol: str = "lex") -> str:
     scored = "" if protocol == "lex" else f" (the {protocol} protocol)"
-    return (f"{point['shape']}, {point['tokenizer']}, {point['tokens_seen']:,} tokens: "
-            f"ppl({multiple:g} L_tr) / ppl(L_tr){scored} = {ratio_at(point, multiple, protocol):.3f}")
+    return (f"`{point.get('key', point['phenomenon'])}`: {point['shape']}, {point['tokenizer']}, "
+            f"{point['tokens_seen']:,} tokens: ppl({multiple:g} L_tr) / ppl(L_tr){scored} = "
+            f"{ratio_at(point, multiple, protocol):.3f}")
 
 
 def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str,
@@ -83,7 +84,8 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
     """The point with the fewest training tokens whose ratio at `multiple` reaches `least`, among
     the phenomenon's points scored with `protocol` with the preset's tokenizer (all its points
     when the study has none with it) at the models' `shapes` (all shapes when it has none there),
-    and the points searched. A phenomenon the study never scored so at `multiple` is an error."""
+    and the points searched (the scale study's write-up, lenex.scale_study.report). A phenomenon the
+    study never scored so at `multiple` is an error."""
     runs = [p for p in points if p["phenomenon"] == phenomenon and ratio_at(p, multiple, protocol) is not None]
     if not runs:
         raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "
@@ -95,59 +97,115 @@ def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: st
     return first, runs
 
 
+def shape_size(shape: str) -> int:
+    """layers x width^2 of a `<layers>x<width>` shape: what grows a model's non-embedding weights."""
+    try:
+        layers, width = (int(x) for x in shape.split("x"))
+    except (AttributeError, ValueError) as err:
+        raise ValueError(f"a shape is <layers>x<width>, got {shape!r}") from err
+    return layers * width * width
+
+
+def study_points(points, phenomenon: str, multiple, tokenizer: str, protocol: str = "lex") -> tuple[list[dict], float]:
+    """The phenomenon's points scored with `protocol` (with the preset's tokenizer, all of them
+    when the study has none with it) and the multiple they are read at: `multiple` itself, or the
+    study's largest below it (a blow-up beyond L_tr grows with the length). None there is an error."""
+    scored = [p for p in points if p["phenomenon"] == phenomenon and (scores_of(p, protocol) or {}).get("ratio")]
+    have = sorted({float(k) for p in scored for k in scores_of(p, protocol)["ratio"] if 1 < float(k) <= multiple})
+    if not have:
+        raise ValueError(f"the scale study has no point of {phenomenon!r} at {multiple:g} x L_tr "
+                         f"(or a multiple between 1 and it) scored with the {protocol} protocol")
+    read = multiple if multiple in have else have[-1]
+    runs = [p for p in scored if ratio_at(p, read, protocol) is not None]
+    return [p for p in runs if p["tokenizer"] == tokenizer] or runs, read
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the study says of one phenomenon at a run's scale: `status` within (it shows at or below
+    the run's budget and shape), beyond (only at a larger budget or shape: `point` quoted) or never
+    (at no budget it ran: `budgets`), in words (`why`)."""
+    status: str
+    why: str
+    point: dict | None
+    first_tokens: int | None
+    budgets: tuple[int, ...]
+    read: float | None = None  # the multiple at which `point` shows it
+
+
+def find(points, phenomenon: str, multiples, least: float, name: str, tokenizer: str, tokens: int,
+         shapes: set[str], protocol: str = "lex") -> Finding:
+    """The study's evidence on `phenomenon` reaching `least` at any of `multiples` for a run that
+    trains `tokens` at `shapes` (its largest counts; no shape: budgets alone compare)."""
+    largest = max((shape_size(s) for s in shapes), default=None)
+    showing, budgets, reads = [], set(), []
+    for multiple in multiples:
+        runs, read = study_points(points, phenomenon, multiple, tokenizer, protocol)
+        reads.append(f"{multiple:g}" if read == multiple else f"{multiple:g} (read at the study's {read:g})")
+        budgets |= {int(p["tokens_seen"]) for p in runs}
+        showing += [(p, read) for p in runs if ratio_at(p, read, protocol) >= least]
+    reach = f"{phenomenon} reach `{name}` (ratio >= {least:g}) at {', '.join(reads)} x L_tr"
+    if not showing:
+        listed = ", ".join(f"{b:,}" for b in sorted(budgets))
+        return Finding("never", f"the scale study never sees {reach} at any budget it ran ({listed} tokens)",
+                       None, None, tuple(sorted(budgets)))
+    order = lambda pr: (pr[0]["tokens_seen"], pr[0]["params"])  # noqa: E731
+    first = min(showing, key=order)
+    within = [pr for pr in showing if pr[0]["tokens_seen"] <= tokens
+              and (largest is None or shape_size(pr[0]["shape"]) <= largest)]
+    if within:
+        point, read = min(within, key=order)
+        return Finding("within", f"the scale study sees {reach} within this run's scale: {_describe(point, read, protocol)}",
+                       point, int(first[0]["tokens_seen"]), tuple(sorted(budgets)), read)
+    point, read = first
+    return Finding("beyond", f"the scale study sees {reach} only beyond this run's budget or shape: "
+                   f"{_describe(point, read, protocol)}", point, int(point["tokens_seen"]), tuple(sorted(budgets)), read)
+
+
 @dataclass(frozen=True)
 class ScaleNote:
-    """What the study says of a failing claim at a preset's budget: `untestable` here or not, `why`
-    in words, and the two budgets as numbers (`first_seen_tokens`: the fewest tokens at which the
-    study sees every phenomenon of the claim, None when it never sees one of them) for pages that
-    weigh how far a preset is from showing it."""
+    """What the study says of a contradicted claim at a preset's scale: `untestable` here or not,
+    `why` in words, and as numbers for pages that weigh the gap: the run's budget, the fewest tokens
+    at which the study shows every phenomenon (None when one is never shown), the point quoted for
+    an untestable claim, and the budgets tried for a phenomenon never shown."""
     untestable: bool
     why: str
     trained_tokens: int
     first_seen_tokens: int | None
+    quoted: dict | None = None
+    never_seen_budgets: tuple[int, ...] | None = None
 
     def facts(self) -> dict:
-        return {"trained_tokens": self.trained_tokens, "first_seen_tokens": self.first_seen_tokens}
+        return {"trained_tokens": self.trained_tokens, "first_seen_tokens": self.first_seen_tokens,
+                "quoted": self.quoted,
+                "never_seen_budgets": None if self.never_seen_budgets is None else list(self.never_seen_budgets)}
+
+
+def _quote(point: dict, read, protocol: str) -> dict:
+    return {"key": point.get("key"), "tokens": int(point["tokens_seen"]), "shape": point["shape"],
+            "tokenizer": point["tokenizer"], "multiple": read, "ratio": ratio_at(point, read, protocol)}
 
 
 def scale_note(spec: dict, budget: Budget, words: dict[str, float] | None = None) -> ScaleNote:
-    """Whether the preset's budget is below the first budget at which the study sees every
-    phenomenon of `spec` ({phenomena, multiples: the multiples of L_tr the claim reads, threshold},
-    and `variants`: the models the claim reads, whose budget and shapes are the ones compared;
-    the paper's smallest budget and own shape without it), and why. `words`: the claim's threshold
-    values (default: lenex.claims.predicates.THRESHOLDS). A phenomenon counts as seen at the fewest
-    tokens at which it shows at any of the multiples."""
+    """Whether a claim contradicted on ours is untestable at this scale: only when the study shows
+    one of its phenomena (`spec`: {phenomena, multiples, threshold, protocol, variants}) beyond the
+    run's budget or shape and not within them. `words`: the claim's threshold values (default:
+    lenex.claims.predicates.THRESHOLDS)."""
     name, protocol = spec["threshold"], spec.get("protocol", "lex")
     least = words[name] if words and name in words else threshold_value(name)
     tokens, shapes, who = budget.for_variants(spec.get("variants"))
-    below, notes, firsts = False, [], []
-    for phenomenon in spec["phenomena"]:
-        found = [(m, *first_showing(budget.points, phenomenon, m, least, budget.tokenizer, shapes, protocol))
-                 for m in spec["multiples"]]
-        shown = [(first["tokens_seen"], m, first) for m, first, _ in found if first is not None]
-        multiple, first, runs = found[0]
-        if shown:
-            _, multiple, first = min(shown, key=lambda x: x[0])
-            runs = next(r for m, _, r in found if m == multiple)
-        reach = f"{phenomenon} reach `{name}` (ratio >= {least:g})"
-        if shapes and not any(p["shape"] in shapes for p in runs):
-            reach += f" (it has no such point at {', '.join(sorted(shapes))}; its other shapes speak)"
-        if first is None:
-            most = max(runs, key=lambda p: (p["tokens_seen"], ratio_at(p, multiple, protocol)))
-            below = below or tokens <= most["tokens_seen"]
-            notes.append(f"the scale study never sees {reach}; at its largest budget, "
-                         f"{_describe(most, multiple, protocol)}")
-            firsts.append(None)
-        else:
-            below = below or tokens < first["tokens_seen"]
-            notes.append(f"the scale study first sees {reach} at {_describe(first, multiple, protocol)}")
-            firsts.append(int(first["tokens_seen"]))
-    trained = f"{who} ({budget.tokenizer})"
-    first_seen = None if None in firsts else max(firsts)
-    if below:
+    findings = [find(budget.points, p, spec["multiples"], least, name, budget.tokenizer, tokens, shapes, protocol)
+                for p in spec["phenomena"]]
+    beyond = [f for f in findings if f.status == "beyond"]
+    never = [f for f in findings if f.status == "never"]
+    if beyond:
         head = "untestable at this scale"
-    elif first_seen is None:
-        head = "a failure beyond every budget the study ran, none of which shows it"
+    elif never and len(never) == len(findings):
+        head = "contradicted at every budget tried"
     else:
-        head = "a failure at a budget the study sees it at"
-    return ScaleNote(below, f"{head}: " + "; ".join(notes) + f"; {trained}", tokens, first_seen)
+        head = "contradicted within the scale at which the study shows its phenomenon"
+    quoted = _quote(beyond[0].point, beyond[0].read, protocol) if beyond else None
+    firsts = [f.first_tokens for f in findings]
+    why = f"{head}: " + "; ".join(f.why for f in findings) + f"; {who} ({budget.tokenizer})"
+    return ScaleNote(bool(beyond), why, tokens, None if None in firsts else max(firsts), quoted,
+                     tuple(sorted({b for f in never for b in f.budgets})) if never else None)

@@ -23,6 +23,7 @@ from ..cli import run_cli
 from ..header import build_header
 from ..presets import paper_view
 from ..raw_results import read_recorded
+from ..tables.cells import significance_extra
 from ..tables.paper_results import load_paper_results
 from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
 from ..tables.table_data import build_table
@@ -168,7 +169,7 @@ def main(argv=None) -> None:
     header.update(cache_summary(raw))
     table = build_table(spec, records, load_paper_results(args.paper_results), header)
     rows = erf_rows([read_recorded(p) for p in args.erf])
-    cells_extra = {"erf": rows}
+    cells_extra = {"erf": rows, **significance_extra(spec)}
     if cache_checks(raw):
         cells_extra["cache_window"] = cache_checks(raw)
     write_table(table, args, erf_markdown(rows), erf_latex(rows), cells_extra)

@@ -46,6 +46,13 @@ def replication(record: dict, cell) -> dict:
     return record
 
 
+def significance_extra(spec: dict) -> dict:
+    """The cells file's `extra` naming the row a table's t-test marks compare with (a variant), for
+    the claims' paired tests of a mark (lenex.claims.refs.mark_reference); empty without marks."""
+    reference = (spec.get("significance") or {}).get("reference")
+    return {"significance_reference": reference} if reference else {}
+
+
 def write_cells(path: str | Path, table: TableData, extra: dict | None = None) -> None:
     # sort_keys + fixed indent: the file is byte-identical for the same table.
     atomic_write_text(path, json.dumps(table_cells(table, extra), indent=1, sort_keys=True,

@@ -1,0 +1,121 @@
+"""Counting claim records: the five verdicts on ours, the paper's side, the median effect fraction,
+why a claim is untestable, and the bar a preset's claims are held to. The claims pages
+(lenex.claims.render) and the reference page (lenex.reference) read their numbers from here."""
+from __future__ import annotations
+
+import math
+import os
+from fractions import Fraction
+from pathlib import Path
+from statistics import median
+
+from .verdicts import BY_CONSTRUCTION, UNTESTABLE, VERDICTS
+
+PAPER_SIDE = {True: "holds", False: "fails", None: "not printed"}
+
+# The bar a preset's claims are held to (issue 16): this share of the claims that hold on the
+# paper's own numbers (by-construction ones excluded) must hold on ours. A fraction, so that the
+# claims it asks for are counted exactly.
+BAR_SHARE = Fraction(4, 5)
+
+
+def verdict_counts(records: list[dict]) -> dict[str, int]:
+    """How many claims of each of the five verdicts on ours."""
+    counts = {v: 0 for v in VERDICTS}
+    for r in records:
+        counts[r["verdict"]] += 1
+    return counts
+
+
+def paper_counts(records: list[dict]) -> dict[str, int]:
+    counts = {v: 0 for v in PAPER_SIDE.values()}
+    for r in records:
+        counts[PAPER_SIDE[r["on_paper"]]] += 1
+    return counts
+
+
+def median_effect_fraction(records: list[dict]) -> float | None:
+    """The median of the claims' effect fractions (ours over the paper's log-ratio), by-construction
+    claims left out; None when no claim has one."""
+    found = [r["effect_fraction"] for r in records
+             if r.get("effect_fraction") is not None and r["verdict"] != BY_CONSTRUCTION]
+    return median(found) if found else None
+
+
+def fraction_text(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def untestable_why(record: dict) -> str:
+    """Why a claim is untestable on ours, short: a cell, its own mark, or the scale study's quoted point."""
+    quoted = (record.get("scale") or {}).get("quoted")
+    if quoted:
+        return (f"at this scale: the study shows it at `{quoted['key']}` ({quoted['shape']}, {quoted['tokens']:,} tokens, "
+                f"ratio {quoted['ratio']:.3f} at {quoted['multiple']:g} L_tr)")
+    marker = "not testable on ours: "
+    for part in record["evidence"].split("; "):
+        if part.startswith(marker):
+            return part[len(marker):]
+    return "no check on ours"
+
+
+def against_bar(records: list[dict], share: Fraction = BAR_SHARE) -> dict[str, int]:
+    """Of the claims that hold on the paper's numbers (`on_paper`), by-construction ones excluded:
+    how many hold on ours (with significance: the verdict `holds`), the bar (the smallest whole
+    number of them that is at least `share`), how many are contradicted, inconclusive and
+    untestable, how many contradicted ones the scale study never shows at any budget it ran, and the
+    most that could hold at this scale (all but the untestable)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"the bar's share must be in (0, 1], got {share}")
+    counted = [r for r in records if r["on_paper"] is True and r["verdict"] != BY_CONSTRUCTION]
+    count = lambda verdict: sum(r["verdict"] == verdict for r in counted)  # noqa: E731
+    never = [r for r in counted if (r.get("scale") or {}).get("never_seen_budgets")]
+    return {"on_paper": len(counted), "hold": count("holds"), "bar": math.ceil(Fraction(share) * len(counted)),
+            "contradicted": count("contradicted"), "inconclusive": count("inconclusive"),
+            "untestable": count(UNTESTABLE), "never_seen": len(never),
+            "reachable": len(counted) - count(UNTESTABLE)}
+
+
+def meets(bar: dict) -> str:
+    if bar["hold"] >= bar["bar"]:
+        return "yes"
+    return "no" if bar["reachable"] >= bar["bar"] else "no (out of reach at this scale)"
+
+
+def render_summary(preset: str, documents: list[dict], paths: list[Path], out: Path) -> str:
+    """results/<preset>/claims.md: per paper the five counts, the median effect fraction, the
+    paper's side, the bar, and the untestable claims with why."""
+    lines = [f"# Claims at preset `{preset}`", "",
+             "Which of each paper's claims hold on our numbers, as evidence: each verdict comes from an interval "
+             "at a stated level (docs/claims.md); a margin inside its interval is inconclusive. The paper's side "
+             f"checks the claims files on its printed numbers. Built by `snakemake results/{preset}/claims.md`.", "",
+             "| paper | claims | holds | contradicted | inconclusive | untestable | by construction | "
+             "median effect fraction | paper: holds | paper: fails | paper: not printed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for document, path in zip(documents, paths):
+        ours, paper = verdict_counts(document["claims"]), paper_counts(document["claims"])
+        link = Path(os.path.relpath(path.with_suffix(".md"), out.parent)).as_posix()
+        lines.append(f"| [{document['paper']}]({link}) | {len(document['claims'])} | "
+                     + " | ".join(str(ours[v]) for v in VERDICTS)
+                     + f" | {fraction_text(median_effect_fraction(document['claims']))} | "
+                     + " | ".join(str(paper[v]) for v in PAPER_SIDE.values()) + " |")
+    lines += ["", f"Against the bar: at least {float(BAR_SHARE):.0%} of the claims that hold on the paper's own numbers "
+              "(by-construction ones excluded) must hold on ours; an inconclusive or untestable claim does not hold "
+              "(`never seen`: contradicted where the scale study shows its phenomenon at no budget it ran; "
+              "`most reachable`: all but the untestable).", "",
+              "| paper | hold on the paper | of them, hold on ours | bar | contradicted | inconclusive | untestable | "
+              "never seen | most reachable | meets the bar |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for document in documents:
+        bar = against_bar(document["claims"])
+        lines.append(f"| {document['paper']} | {bar['on_paper']} | {bar['hold']} | {bar['bar']} | {bar['contradicted']} | "
+                     f"{bar['inconclusive']} | {bar['untestable']} | {bar['never_seen']} | {bar['reachable']} | "
+                     f"{meets(bar)} |")
+    for document in documents:
+        records = document["claims"]
+        contradicted = [r["id"] for r in records if r["verdict"] == "contradicted"]
+        if contradicted:
+            lines += ["", f"Contradicted on ours in `{document['paper']}`: {', '.join(contradicted)}."]
+        untestable = [f"{r['id']} ({untestable_why(r)})" for r in records if r["verdict"] == UNTESTABLE]
+        if untestable:
+            lines += ["", f"Untestable on ours in `{document['paper']}`: {'; '.join(untestable)}."]
+    return "\n".join(lines) + "\n"

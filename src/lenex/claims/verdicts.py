@@ -1,0 +1,64 @@
+"""A claim's verdict on ours, one of five, and the fields of its record (docs/claims.md):
+
+- holds / contradicted / inconclusive: the three-valued check on our cells (lenex.claims.combine);
+- untestable: a cell not computed, a claim marked `untestable: {ours: ...}`, or a contradiction the
+  scale study shows to need a larger budget or shape than the run's (lenex.claims.scale), quoted;
+- by-construction: the claim cannot fail given our setup (`by_construction`); it is still checked
+  and shown (`outcome`), and kept out of every count.
+"""
+from __future__ import annotations
+
+from .combine import Outcome, direction_of, evaluate_tree, leaf_specs, median_fraction
+from .intervals import Sample
+from .leaves import CONTRADICTED, HOLDS, INCONCLUSIVE
+from .refs import Missing, mark_reference, resolve, sample
+
+UNTESTABLE, BY_CONSTRUCTION = "untestable", "by-construction"
+VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE, UNTESTABLE, BY_CONSTRUCTION)
+
+
+def leaf_refs(tree) -> list[str]:
+    if tree[0] == "leaf":
+        return list(tree[2])
+    if tree[0] == "not":
+        return leaf_refs(tree[1])
+    return [r for child in tree[1] for r in leaf_refs(child)]
+
+
+def ours_outcome(check, tables: dict[str, dict], words: dict[str, float], named: list[str]) -> Outcome | list[str]:
+    """The check's three-valued outcome on our cells, or the reasons it cannot be tested (every
+    missing cell named); `named`: the cells the check names (lenex.claims.evaluate.references)."""
+    missing = [got.reason for ref in dict.fromkeys(named)
+               for got in [resolve(ref, tables, "ours")] if isinstance(got, Missing)]
+    if missing:  # before any mark looks for its reference row: a paper-only cells file names none
+        return list(dict.fromkeys(missing))
+    tree = leaf_specs(check, words, lambda ref: mark_reference(ref, tables))
+    refs = list(dict.fromkeys(leaf_refs(tree)))
+    ours = {r: sample(r, tables) for r in refs}
+    missing = [s.reason for s in ours.values() if isinstance(s, Missing)]
+    if missing:
+        return list(dict.fromkeys(missing))
+    paper = {r: _paper_value(r, tables) for r in refs}
+    return evaluate_tree(tree, {r: s for r, s in ours.items() if isinstance(s, Sample)}, paper)
+
+
+def _paper_value(ref: str, tables: dict[str, dict]) -> float | None:
+    got = resolve(ref, tables, "paper")
+    return None if isinstance(got, Missing) else got.value
+
+
+def outcome_fields(outcome: Outcome | None) -> dict:
+    """The record's fields from the outcome's deciding leaf and all its leaves (null without one)."""
+    if outcome is None:
+        return {"outcome": None, "interval": None, "level": None, "adjustment": None, "test": None,
+                "direction": "none", "significant": None, "effect_fraction": None, "parts": []}
+    decider = outcome.decider.record()
+    return {"outcome": outcome.verdict, "interval": decider["interval"], "level": decider["level"],
+            "adjustment": decider["adjustment"], "test": decider["test"], "direction": direction_of(outcome.leaves),
+            "significant": decider["significant"], "effect_fraction": median_fraction(outcome.leaves),
+            "parts": [leaf.record() for leaf in outcome.leaves]}
+
+
+def on_ours(verdict: str) -> bool | None:
+    """The two-valued field kept for old readers: true only for holds, false only for contradicted."""
+    return {HOLDS: True, CONTRADICTED: False}.get(verdict)
