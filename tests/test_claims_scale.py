@@ -216,11 +216,13 @@ def test_every_phenomenon_a_claim_names_is_in_the_committed_study(paper):
         study_points(points, phenomenon, multiple, protocol)
 
 
-# The claims files' content (statements, checks, multiples) is rewritten on branch `claims` (issue 33);
-# until it lands, 8 of today's 12 claims that name phenomena list fewer multiples than their checks read.
-@pytest.mark.xfail(strict=True, reason="config/claims content is rewritten on branch claims (issue 33); "
-                   "remove this marker there once every claim's scale multiples are those its check reads")
-@pytest.mark.parametrize("paper", PAPERS)
+# The study measures windows, shifted (Δ = 6) and equal (h = 6, 8) slopes at 4 and 8 L_tr only, and
+# the lookup cannot read a multiple below a phenomenon's smallest: the receptive-field claims that read
+# those rows at 2 L_tr list 4, 8, 16 (docs/claims-coverage.md, "What the engine or the pipeline lacks").
+@pytest.mark.parametrize("paper", [
+    "lex", pytest.param("receptive-field", marks=pytest.mark.xfail(
+        strict=True, reason="2 x L_tr is below what the study measures for windows, Δ = 6 and h = 6, 8")),
+    "segmented"])
 def test_a_claims_scale_multiples_are_the_multiples_its_check_reads(paper):
     """A claim is looked up at every multiple of L_tr its check reads beyond L_tr, and only those:
     never at the one multiple that decides its label."""

@@ -1,0 +1,112 @@
+"""Properties the claims files' content must have (issue 33, docs/claims-coverage.md): a claim's scale
+lookup reads every column beyond L_tr its check reads (as far as the scale study can answer), every
+threshold of an effect word follows the stated rule from the paper's own numbers, a flat check that can
+only compare identical model outputs is marked by construction, and the coverage inventory names every
+claim and no other."""
+import math
+import re
+
+import pytest
+import yaml
+
+from lenex.claims.evaluate import load_claims, references, words_named
+from lenex.claims.paper_cells import paper_tables
+from lenex.claims.refs import resolve
+from test_workflow import REPO
+
+PAPERS = ["lex", "receptive-field", "segmented"]
+SCHEMA = REPO / "workflow/schemas/claims.schema.yaml"
+COVERAGE = REPO / "docs/claims-coverage.md"
+CELL = re.compile(r"^t\d+/[^/@]+/([^/@]+)@([0-9.]+)$")
+EFFECT_WORDS = ("explodes", "rescues")  # words for an effect whose size differs by claim
+PAPER_LAYERS, PAPER_TRAIN_LENGTH = 12, 512  # the receptive-field paper's R and L_tr
+
+
+def _claims(paper):
+    return load_claims(REPO / "config/claims" / f"{paper}.yaml", SCHEMA)["claims"]
+
+
+def _leaves(check, negated=False):
+    """(kind, args, negated) of every predicate of a check."""
+    kind, args = next(iter(check.items()))
+    if kind == "not":
+        return _leaves(args, not negated)
+    if kind in ("all", "any"):
+        return [leaf for sub in args for leaf in _leaves(sub, negated)]
+    return [(kind, args, negated)]
+
+
+def _columns(refs):
+    return {float(m.group(2)) for ref in refs if (m := CELL.match(ref))}
+
+
+def effect_threshold(ratios) -> float:
+    """The rule (docs/claims-coverage.md): half, on the log scale, the paper's mildest effect among
+    the cells the claim says show it: sqrt of the smallest ratio, rounded down to two decimals."""
+    return math.floor(100 * math.sqrt(min(ratios)) + 1e-9) / 100
+
+
+def test_the_rule_by_hand():
+    assert effect_threshold([36.54 / 15.12, 68.86 / 26.68]) == 1.55  # sqrt(2.4167) = 1.5546
+    assert effect_threshold([4.0, 9.0]) == 2.0
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_scale_multiples_are_the_columns_read_beyond_ltr(paper):
+    """Every multiple beyond L_tr the check reads that the study can answer for each phenomenon (it
+    reads a multiple beyond its own at its largest below; one below its smallest it cannot read)."""
+    study = yaml.safe_load((REPO / "config/scale-study.yaml").read_text())["phenomena"]
+    for claim in _claims(paper):
+        if not claim.get("scale"):
+            continue
+        read = {m for m in _columns(references(claim["check"])) if m > 1}
+        answerable = {m for m in read if all(any(1 < k <= m for k in study[p]["multiples"])
+                                              for p in claim["scale"]["phenomena"])}
+        assert sorted(claim["scale"]["multiples"]) == sorted(answerable), claim["id"]
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_effect_thresholds_follow_the_rule_from_the_papers_numbers(paper):
+    tables = paper_tables(REPO / "config/experiments" / f"{paper}.yaml")
+    claims = _claims(paper)
+    overrides = {c["id"]: c.get("thresholds") or {} for c in claims}
+    for claim in claims:
+        own = overrides[claim["id"]]
+        used = set(words_named(claim.get("check"))) & set(EFFECT_WORDS)
+        assert used <= set(own), f"{claim['id']}: {sorted(used - set(own))} without its own threshold"
+        for word in set(own) & set(EFFECT_WORDS):
+            ratios = [resolve(args[0], tables, "paper").value / resolve(args[1], tables, "paper").value
+                      for kind, args, negated in _leaves(claim["check"])
+                      if kind == "ratio_at_least" and args[2] == word and not negated]
+            if ratios:
+                assert own[word]["value"] == effect_threshold(ratios), (claim["id"], word)
+            else:  # nothing of its own shows the effect: borrowed from the claim it is set against
+                lender = [i for i in overrides if i != claim["id"] and i in own[word]["why"]]
+                assert lender, f"{claim['id']}: a borrowed {word} threshold must name its claim"
+                assert overrides[lender[0]][word]["value"] == own[word]["value"], claim["id"]
+
+
+def _same_output_columns(kind, args):
+    """A flat check over one window row whose every column is at least its TRF: the last token sees
+    its whole receptive field at each, so the columns are one model output (lenex keeps w·R/L_tr)."""
+    if kind != "flat" or len(args) != 1:
+        return False
+    window = re.search(r"/window-w=(\d+)", args[0])
+    columns = _columns(references({"flat": args}))
+    return bool(window) and min(columns) >= int(window.group(1)) * PAPER_LAYERS / PAPER_TRAIN_LENGTH
+
+
+def test_a_flat_check_of_identical_outputs_is_marked_by_construction():
+    marked = []
+    for claim in _claims("receptive-field"):
+        if claim.get("check") and all(_same_output_columns(k, a) for k, a, _ in _leaves(claim["check"])):
+            assert claim.get("by_construction"), claim["id"]
+            marked.append(claim["id"])
+    assert "rf-window-covered-flat" in marked
+
+
+def test_the_coverage_inventory_names_every_claim_and_no_other():
+    named = set(re.findall(r"`((?:lex|rf|seg)-[a-z0-9-]+)`", COVERAGE.read_text(encoding="utf-8")))
+    ids = {c["id"] for paper in PAPERS for c in _claims(paper)}
+    assert ids - named == set(), "claims missing from docs/claims-coverage.md"
+    assert named - ids == set(), "docs/claims-coverage.md names claims that do not exist"
