@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from .files import process_runs
+
 log = logging.getLogger("lenex.train")
 LOCK_NAME = "train.lock"
 REFRESH_S = 60
@@ -34,16 +36,6 @@ class WorkdirInUse(RuntimeError):
 
 class Terminated(RuntimeError):
     """SIGTERM arrived; the state was saved (lenex.cli prints the one line, status 2)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 class WorkdirLock:
@@ -64,7 +56,7 @@ class WorkdirLock:
         except FileNotFoundError:
             return "gone"
         if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
-            return None if _alive(holder["pid"]) else f"its pid {holder['pid']} no longer runs"
+            return None if process_runs(holder["pid"]) else f"its pid {holder['pid']} no longer runs"
         if age > STALE_AFTER_S:
             return f"not refreshed for {age / 60:.0f} min"
         return None

@@ -17,9 +17,8 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from ..cli import run_cli
+from ..files import read_yaml
 from ..header import build_header
 from ..presets import paper_view
 from ..raw_results import read_recorded
@@ -161,7 +160,7 @@ def main(argv=None) -> None:
     spec = load_table_spec(args.spec, args.table_key, extra)
     raw = load_results(args.results)
     records = table_records(spec, raw)
-    preset = yaml.safe_load(Path(args.preset_file).read_text(encoding="utf-8"))
+    preset = read_yaml(args.preset_file)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     header = header_for(preset, experiment, spec, json.loads(args.corpora), metas, records,
                         json.loads(args.unavailable))

@@ -10,10 +10,9 @@ import json
 from pathlib import Path
 
 import jinja2
-import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_yaml
 from .cells import write_cells
 from ..raw_results import read_recorded
 from ..schemes import with_extra_schemes
@@ -50,8 +49,7 @@ def render_latex(table: TableData) -> str:
 
 def load_experiment(path: str | Path, extra_schemes: dict | None = None) -> dict:
     """An experiment YAML file, with the extra schemes (config `extra_schemes`) merged in."""
-    with open(path, encoding="utf-8") as fh:
-        experiment = yaml.safe_load(fh) or {}
+    experiment = read_yaml(path) or {}
     return with_extra_schemes(experiment, extra_schemes or {})
 
 
