@@ -22,6 +22,7 @@ identity holds (paper, variant, preset, tokenizer, any label) refuses such a che
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -44,9 +45,16 @@ def training_identity(model_config: dict, train_config: dict, data_dir, labels: 
 
 
 def check_labels(labels) -> dict:
-    """`--identity`'s labels: a JSON object of names to scalars (paper, variant, preset, seed...)."""
+    """`--identity`'s labels: a JSON object of names to scalars (paper, variant, preset, ...);
+    a label may not stand for a recorded field (seed is the train config's, vocab_size the
+    model's...), which it would shadow."""
+    from .config import ModelConfig
+
     labels = _json_object(labels, "--identity")
+    recorded = {*TRAIN_FIELDS, *CORPUS_FIELDS, *(f.name for f in dataclasses.fields(ModelConfig)), "format"}
     for key, value in labels.items():
+        if key in recorded:
+            raise ValueError(f"--identity {key}: a recorded field, not a label (the checkpoint records it itself)")
         if not isinstance(value, (str, int, float, bool)) and value is not None:
             raise ValueError(f"--identity {key}: {value!r} is not a label (a string or number)")
     return labels
@@ -147,3 +155,42 @@ def add_expect_argument(parser) -> None:
     """`--expect`, which every entry point that reads a model accepts."""
     parser.add_argument("--expect", default="{}", help="JSON object of identity fields the checkpoint must "
                         "record (paper, variant, preset, seed, position, position_options, n_layer, ...)")
+
+
+# What a result file says about its model, compared with the cell it fills (the table builders).
+RESULT_LABELS = ("paper", "preset", "variant", "model")  # the labels a result and its checkpoint share
+VARIANT_MODEL_KEYS = ("position", "position_module", "mask")
+VARIANT_OPTION_KEYS = ("position_options", "mask_options")
+
+
+def result_model_problem(record: dict, variants: dict, label: str = "variant") -> str | None:
+    """Why a result record holds another model than the one its cell names (its `label`, a
+    variant of `variants`), or None: its checkpoint's identity names another paper, preset,
+    variant or model, or its model_config differs from what the variant sets."""
+    identity = record.get("identity") or {}
+    for key in RESULT_LABELS:
+        if key in identity and key in record and identity[key] != record[key]:
+            return f"its cell is {key} {record[key]!r}, its checkpoint {record.get('checkpoint')} records {identity[key]!r}"
+    config, spec = record.get("model_config"), variants.get(record.get(label))
+    if not isinstance(config, dict) or not isinstance(spec, dict):
+        return None
+    for key in VARIANT_MODEL_KEYS:
+        if key in spec and config.get(key) != spec[key]:
+            return (f"{label} {record[label]!r} has {key} {spec[key]!r}, the model scored ({record.get('checkpoint')}) "
+                    f"has {config.get(key)!r}")
+    for key in VARIANT_OPTION_KEYS:
+        for option, value in (spec.get(key) or {}).items():
+            if (config.get(key) or {}).get(option) != value:
+                return (f"{label} {record[label]!r} has {key}.{option} {value!r}, the model scored "
+                        f"({record.get('checkpoint')}) has {(config.get(key) or {}).get(option)!r}")
+    return None
+
+
+def check_result_models(results: list[dict], source, variants: dict, label: str = "variant") -> None:
+    """A result file (`source`) whose records hold another model than their cells name is an
+    error, never a row: one ValueError naming the file, the cell's model and the recorded one."""
+    for record in results:
+        problem = result_model_problem(record, variants, label)
+        if problem:
+            raise ValueError(f"{source}: {problem}: a cell would show another model's number; rerun the job that "
+                             "writes it")

@@ -24,7 +24,7 @@ from ..presets import paper_view
 from ..raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
-from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
+from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
 from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, header_lines
 
 PAPER = "segmented"
@@ -128,7 +128,7 @@ def main(argv=None) -> None:
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(read_yaml(args.preset_file), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
-    results = load_results(args.results)
+    results = load_results(args.results, load_experiment(args.spec, json.loads(args.extra_schemes)), label="model")
     table_header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
     write_table(build_segmented_table(spec, results, load_paper_results(), table_header), args)
 

@@ -13,6 +13,7 @@ import jinja2
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
+from ..provenance import check_result_models
 from .cells import write_cells
 from ..raw_results import read_recorded
 from ..schemes import with_extra_schemes
@@ -63,12 +64,17 @@ def load_table_spec(path: str | Path, key: str, extra_schemes: dict | None = Non
     return tables[key]
 
 
-def load_results(paths: list[str | Path]) -> list[dict]:
-    """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW)."""
+def load_results(paths: list[str | Path], experiment: dict | None = None, label: str = "variant") -> list[dict]:
+    """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW).
+    Given the experiment, a file whose model is not the one its cell names (its `label`: a
+    variant of the experiment) is an error, never a row (lenex.provenance.check_result_models)."""
     results = []
     for path in paths:
         data = read_recorded(path)
-        results.extend(data if isinstance(data, list) else [data])
+        records = data if isinstance(data, list) else [data]
+        if experiment is not None:
+            check_result_models(records, path, experiment.get("variants") or {}, label)
+        results.extend(records)
     return results
 
 
@@ -108,9 +114,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
     parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
     args = parser.parse_args(argv)
-    spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
+    extra = json.loads(args.extra_schemes)
+    spec = load_table_spec(args.spec, args.table_key, extra)
     header = _load_json(args.header, "header file")
-    table = build_table(spec, load_results(args.results), load_paper_results(args.paper_results), header)
+    results = load_results(args.results, load_experiment(args.spec, extra))
+    table = build_table(spec, results, load_paper_results(args.paper_results), header)
     write_table(table, args)
 
 if __name__ == "__main__":
