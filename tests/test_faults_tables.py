@@ -71,7 +71,7 @@ def test_option_of_a_variant_is_compared(tmp_path):
 
 def test_a_segmented_cell_is_checked_by_its_model(tmp_path, capsys):
     result = tmp_path / "ootb.json"
-    result.write_text(json.dumps({"model": "pythia-small", "run": "ootb", "length": 64, "ppl": 9.0,
+    result.write_text(json.dumps({"model": "pythia-small", "run": "ootb", "length": 32, "ppl": 9.0, "base_train_length": 32,
                                   "checkpoint": "results/tiny/models/segmented/pythia-small/ootb.pt",
                                   "model_config": {**MODEL, "position": "learned"}}))
     preset, header = REPO / "config" / "presets" / "tiny.yaml", tmp_path / "h.json"

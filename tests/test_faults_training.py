@@ -19,8 +19,8 @@ from lenex.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
 from lenex.data.store import read_meta
 from lenex.train import TrainConfig, train
-from lenex.train_checks import check_run_configs, check_split_sizes
-from lenex.train_guards import LOCK_NAME, STALE_AFTER_S, WorkdirInUse, WorkdirLock
+
+LOCK_NAME = "train.lock"  # lenex.train_guards.LOCK_NAME, spelled out: the tests run against older code too
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="alibi", vocab_size=50257)
@@ -76,6 +76,8 @@ def test_short_validation_split_is_refused_before_step_one(tmp_path):
     assert str(refused.value).startswith(f"{data / 'valid.bin'}: the valid split has {length + 1} tokens, fewer than "
                                          f"one training window of {length + 2}"), refused.value
     assert not (tmp_path / "w" / "metrics.jsonl").exists() and not (tmp_path / "m.pt").exists()
+    from lenex.train_checks import check_split_sizes
+
     check_split_sizes(data, length - 1)  # what a DAG-build check calls: one token less fits
 
 
@@ -85,6 +87,8 @@ def test_short_validation_split_is_refused_before_step_one(tmp_path):
     ({"n_layr": 2}, {}, "unknown model config key 'n_layr'"),
 ])
 def test_config_checks_a_dag_build_can_call(model, train_values, named):
+    from lenex.train_checks import check_run_configs
+
     with pytest.raises(ValueError, match=named):
         check_run_configs(model, train_values)
 
@@ -157,6 +161,8 @@ def test_a_stale_lock_is_taken_over_with_a_notice(corpus, tmp_path, caplog):
 
 
 def test_a_lock_from_another_host_is_stale_once_not_refreshed(tmp_path):
+    from lenex.train_guards import STALE_AFTER_S, WorkdirInUse, WorkdirLock
+
     lock = tmp_path / LOCK_NAME
     lock.write_text(json.dumps({"pid": 1, "host": "node-elsewhere"}))
     with pytest.raises(WorkdirInUse, match="pid 1 on host node-elsewhere"):
