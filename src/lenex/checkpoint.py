@@ -83,15 +83,9 @@ def load_model(path, **config_overrides) -> tuple[torch.nn.Module, dict]:
     Overrides may change evaluation-only options of a lenex model (e.g.
     position_options={'interpolate_to': 4096})."""
     payload = read_checkpoint(path)
-    return model_from_payload(payload, **config_overrides), payload
-
-
-def model_from_payload(payload: dict, **config_overrides) -> torch.nn.Module:
-    """The model of a payload read by read_checkpoint, rebuilt by its format, in evaluation mode
-    (lenex.provenance.load_checked checks the payload before the model is built)."""
     model = FORMATS[payload["format"]].resolve("from_payload")(payload, **config_overrides)
     model.eval()
-    return model
+    return model, payload
 
 
 def lenex_payload(model: LanguageModel) -> dict:

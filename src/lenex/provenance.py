@@ -143,12 +143,13 @@ def check_vocabulary_covers(model_name, vocab_size: int, data_dir) -> None:
 
 
 def load_checked(checkpoint, data=(), expect=None, target=None, **config_overrides):
-    """lenex.checkpoint.load_model, after check_payload: (model, payload)."""
-    from .checkpoint import model_from_payload, read_checkpoint
+    """lenex.checkpoint.load_model, then check_payload (before the caller scores anything):
+    (model, payload)."""
+    from .checkpoint import load_model
 
-    payload = read_checkpoint(checkpoint)
+    model, payload = load_model(checkpoint, **config_overrides)
     check_payload(checkpoint, payload, data, expect, target)
-    return model_from_payload(payload, **config_overrides), payload
+    return model, payload
 
 
 def add_expect_argument(parser) -> None:

@@ -6,10 +6,10 @@ import importlib
 from pathlib import Path
 
 from . import FIGURE_CELLS
-from ..files import read_yaml
 from ..tables.cells import table_cells
 from ..tables.paper_results import load_paper_results
 from ..tables.table_data import build_table
+from ..files import read_yaml
 
 
 # A paper whose tables the library's generic builder does not build names its own, as

@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 
 from ..cli import run_cli
-from ..files import read_yaml
 from ..header import build_header
 from ..presets import paper_view
 from ..raw_results import read_recorded
@@ -28,6 +27,7 @@ from ..tables.table_data import build_table
 from . import PAPER_KEY
 from .targets import windows_note
 from .significance import aggregate_seeds
+from ..files import read_yaml
 
 
 def check_same_tokens(records: list[dict]) -> None:

@@ -18,13 +18,12 @@ import json
 from pathlib import Path
 
 from ..cli import run_cli
-from ..files import read_yaml
 from ..header import run_record, split_size, stand_in
 from ..presets import paper_view
 from ..raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
-from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
+from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
 from ..tables.table_data import MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, header_lines
 
 PAPER = "segmented"
@@ -125,10 +124,12 @@ def main(argv=None) -> None:
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
     args = parser.parse_args(argv)
+    from ..files import read_yaml  # here: the import block is being reorganised (issue 35)
+
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(read_yaml(args.preset_file), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
-    results = load_results(args.results, load_experiment(args.spec, json.loads(args.extra_schemes)), label="model")
+    results = load_results(args.results, args.spec, label="model")
     table_header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
     write_table(build_segmented_table(spec, results, load_paper_results(), table_header), args)
 

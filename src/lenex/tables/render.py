@@ -64,10 +64,13 @@ def load_table_spec(path: str | Path, key: str, extra_schemes: dict | None = Non
     return tables[key]
 
 
-def load_results(paths: list[str | Path], experiment: dict | None = None, label: str = "variant") -> list[dict]:
+def load_results(paths: list[str | Path], experiment: dict | str | Path | None = None,
+                 label: str = "variant") -> list[dict]:
     """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW).
-    Given the experiment, a file whose model is not the one its cell names (its `label`: a
-    variant of the experiment) is an error, never a row (lenex.provenance.check_result_models)."""
+    Given the experiment (or its file), a file whose model is not the one its cell names (its
+    `label`: a variant of the experiment) is an error, never a row (lenex.provenance.check_result_models)."""
+    if isinstance(experiment, (str, Path)):
+        experiment = load_experiment(experiment)
     results = []
     for path in paths:
         data = read_recorded(path)
