@@ -2,10 +2,11 @@
 #   snakemake --cores 2                                   # every table of config `preset`
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md # one table, at one scale
 
-from lenex.files import read_yaml
+from lenex.startup import check_startup
 
-# Snakemake's own loader says only "not valid JSON or YAML": read it first to name file and line.
-read_yaml("config/config.yaml")
+# Before Snakemake's own loader (no line named, the last of two equal keys wins): the checkout is
+# the working directory, and each config file is valid YAML without duplicate keys (lenex.startup).
+check_startup(workflow, ["config/config.yaml", "config/schemes.yaml"])
 
 
 configfile: "config/config.yaml"

@@ -105,6 +105,8 @@ def lenex_model(payload: dict, **config_overrides) -> LanguageModel:
 def provenance(checkpoint, model, payload: dict) -> dict:
     """What every result file records about the model that produced it, so a table cell can
     be traced back to its checkpoint, configuration, size and training length, and to the run
-    (revision, device, date) that computed it."""
+    (revision, device, date) that computed it; with the checkpoint's identity where it records
+    one (lenex.provenance), which the table builders compare with the cell."""
+    identity = {"identity": payload["identity"]} if isinstance(payload.get("identity"), dict) else {}
     return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
-            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **run_facts()}
+            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts()}

@@ -22,12 +22,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_model, provenance
+from .checkpoint import provenance
 from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from .data.store import load_split
 from .device import autocast, pick_device
 from .files import atomic_write_result
 from .masks import build_mask, default_mask_options
+from .provenance import add_expect_argument, load_checked
 
 log = logging.getLogger("lenex.evaluate")
 
@@ -111,9 +112,10 @@ def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos
 
 
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_options=None,
-        split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None, device="auto") -> dict:
+        split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None, device="auto",
+        expect=None) -> dict:
     overrides = {"position_options": position_options} if position_options else {}
-    model, payload = load_model(checkpoint, **overrides)
+    model, payload = load_checked(checkpoint, data_dir, expect, out, **overrides)  # the model it claims to be
     model.to(pick_device(device))
     return score(model, payload, checkpoint, data_dir, length, span, out, mask_name, mask_options, split,
                  max_tokens, batch_tokens, extra)
@@ -153,10 +155,12 @@ def main(argv=None) -> None:
     parser.add_argument("--mask-options", default="{}", help="JSON, e.g. '{\"block\": 32}'")
     parser.add_argument("--position-options", default="{}", help="JSON overrides, e.g. '{\"interpolate_to\": 4096}'")
     add_run_options(parser)
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, json.loads(args.mask_options),
-        args.split, args.max_tokens, args.batch_tokens, json.loads(args.position_options), json.loads(args.extra), args.device)
+        args.split, args.max_tokens, args.batch_tokens, json.loads(args.position_options), json.loads(args.extra), args.device,
+        args.expect)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ finished."""
 
 from __future__ import annotations
 
+import errno
+import glob
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -28,23 +31,84 @@ def _fsync_path(path: str | Path, directory: bool = False) -> None:
 
 
 def atomic_write(path: str | Path, write) -> None:
-    """Call write(tmp_path) and move the result to `path` only once it is complete and on disk."""
+    """Call write(tmp_path) and move the result to `path` only once it is complete and on disk.
+    The temporary name carries the writer's pid; once the write succeeds, temporary files of the
+    same target left by writers that no longer run (a job killed mid-write) are removed. A full
+    disk is one error naming the file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp")
     os.close(fd)
     try:
-        write(tmp)
-        # mkstemp creates 0600 files; outputs are meant to be shared like any other file.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        _fsync_path(tmp)
+        try:
+            write(tmp)
+            # mkstemp creates 0600 files; outputs are meant to be shared like any other file.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            _fsync_path(tmp)
+        except (OSError, RuntimeError) as err:
+            _raise_if_disk_full(err, path)
+            raise
         os.replace(tmp, path)
         _fsync_path(path.parent, directory=True)
+        remove_stale_temporaries(path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+# torch.save reports a failed write (a full disk among others) as a RuntimeError of its zip writer.
+_TORCH_WRITE_FAILED = ("inline_container.cc", "PytorchStreamWriter failed")
+FULL_DISK_BYTES = 1 << 20  # less free space than this when a write fails: the disk is full
+
+
+def _raise_if_disk_full(err: BaseException, path: Path) -> None:
+    """Turn a write error caused by a full disk into one line naming the file (torch says only
+    "[enforce fail at inline_container.cc:672] . unexpected pos ...", Python names no file)."""
+    full = isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not full and any(mark in str(err) for mark in _TORCH_WRITE_FAILED):
+        full = shutil.disk_usage(path.parent).free < FULL_DISK_BYTES  # measured before the partial file goes
+    if full:
+        first = (str(err).splitlines() or [type(err).__name__])[0]
+        raise OSError(errno.ENOSPC, f"disk full: could not write {path} ({shutil.disk_usage(path.parent).free} "
+                      f"bytes free on its file system; {first[:80]}): free space and rerun") from None
+
+
+# mkstemp's random part: 8 of [a-z0-9_]; a writer's pid before it (older names have none).
+_TEMPORARY = re.compile(r"(?:(\d+)-)?[a-z0-9_]{8}")
+
+
+def _temporary_writer(name: str, target: str) -> tuple[bool, int | None]:
+    """(whether `name` is a temporary file of `target`, the pid of its writer if it says)."""
+    middle = name[len(target) + 2:-len(".tmp")]
+    found = _TEMPORARY.fullmatch(middle)
+    return found is not None, int(found[1]) if found and found[1] else None
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporary files of `path` whose writer no longer runs on this host (or that
+    carry no pid: written before the pid was part of the name); the ones removed."""
+    path = Path(path)
+    removed = []
+    for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        ours, pid = _temporary_writer(candidate.name, path.name)
+        if not ours or pid is not None and (pid == os.getpid() or process_runs(pid)):
+            continue  # a write in progress (this process's, or another's still running)
+        candidate.unlink(missing_ok=True)
+        removed.append(candidate)
+    return removed
+
+
+def process_runs(pid: int) -> bool:
+    """Whether process `pid` runs on this host (someone else's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def replace_dir(new: str | Path, target: str | Path) -> None:
@@ -77,17 +141,52 @@ def read_json(path: str | Path):
 
 def read_yaml(path: str | Path):
     """yaml.safe_load of a file; a syntax error names the file, line and column (PyYAML says
-    `"<unicode string>"` when given the text, and Snakemake's config loader names nothing)."""
+    `"<unicode string>"` when given the text, and Snakemake's config loader names nothing), and
+    a key given twice in one mapping is refused naming file, line and key (PyYAML keeps the last
+    one silently: `steps:` twice in a preset would train the second value unnoticed)."""
     import yaml
 
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+    except _DuplicateKey as err:
+        raise ValueError(f"{path}: line {err.line}: duplicate key {err.key!r} (first at line {err.first}); "
+                         "keep one") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise ValueError(f"{path}: {where}{problem} (not valid YAML)") from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key, line: int, first: int):
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+def _unique_key_loader():
+    """yaml.SafeLoader refusing a key given twice in one mapping (merge keys `<<` may still be
+    overridden, as YAML intends)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            first_line = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in first_line:
+                        raise _DuplicateKey(key, line, first_line[key])
+                except TypeError:  # an unhashable key: SafeLoader names it itself
+                    continue
+                first_line[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def _non_finite(value, where: str = "") -> str | None:

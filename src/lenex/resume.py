@@ -10,6 +10,7 @@ a model. An unreadable state (a truncated file) is set aside the same way.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -107,6 +108,12 @@ def truncate_metrics(path: Path, step: int) -> None:
 
 def append_record(handle, record: dict) -> None:
     """One whole line per write, flushed and synced, so a crash leaves at most a partial last line."""
-    handle.write(json.dumps(record) + "\n")
-    handle.flush()
-    os.fsync(handle.fileno())
+    try:
+        handle.write(json.dumps(record) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    except OSError as err:
+        if err.errno != errno.ENOSPC:
+            raise
+        raise OSError(errno.ENOSPC, f"disk full: could not append step {record.get('step')} to {handle.name}: "
+                      "free space and rerun (the run resumes from its last saved state)") from None

@@ -34,7 +34,10 @@ from . import distributed, resume
 from .device import autocast
 from .files import atomic_write
 from .model import LanguageModel
+from .provenance import check_labels, training_identity
 from .schedule import learning_rate
+from .train_checks import check_finite, check_run_configs, check_split_sizes
+from .train_guards import Guards, Terminated
 from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.train")
@@ -136,7 +139,7 @@ def _save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: i
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
           device: str = "auto", *, init_from=None, batches=None, model_factory=None,
-          run_identity: dict | None = None) -> dict | None:
+          run_identity: dict | None = None, labels: dict | None = None) -> dict | None:
     """Train to `cfg.steps` (or stop early after `stop_after` steps of this run, leaving a
     resumable checkpoint). Returns the summary written into `out`, or None when stopped early.
     Under torchrun every rank calls this; rank 0 writes, every rank returns the summary.
@@ -147,11 +150,17 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
     step (a pure function of the step, so resuming stays exact) instead of random windows;
     model_factory: () -> the model to train (e.g. one with an extended position table);
     run_identity: what else makes this run itself (method, source checkpoint), so a resumed
-    state written by another run is ignored."""
+    state written by another run is ignored;
+    labels: what the caller calls this model (paper, variant, preset, ...), recorded in the
+    checkpoint's identity (lenex.provenance) and checked by whoever loads it.
+
+    One trainer per workdir (rank 0 holds its lock); SIGTERM saves the state after the step in
+    progress and stops (lenex.train_guards)."""
     ctx = distributed.setup(device)
     try:
-        return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx,
-                      _Hooks(init_from, batches, model_factory, run_identity))
+        with Guards(workdir, ctx.is_main) as guards:
+            return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx,
+                          _Hooks(init_from, batches, model_factory, run_identity, check_labels(labels), guards))
     finally:
         distributed.shutdown(ctx)
 
@@ -162,6 +171,8 @@ class _Hooks:
     batches: object = None
     model_factory: object = None
     run_identity: dict | None = None
+    labels: dict | None = None
+    guards: Guards | None = None
 
     def build_model(self, model_cfg: ModelConfig):
         if self.model_factory is not None:
@@ -196,6 +207,7 @@ class _Run:
     per_rank: int  # sequences per rank and step
     micro: int  # sequences per forward pass
     forward: torch.nn.Module | None = None  # the model, or its DistributedDataParallel wrapper
+    saved_step: int | None = None  # the step of the state in last.pt, once there is one
 
     @property
     def length(self) -> int:
@@ -203,9 +215,10 @@ class _Run:
 
 
 def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Path, stop_after: int | None,
-           ctx: distributed.Context, hooks: _Hooks | None = None) -> dict | None:
-    run = _set_up(model_cfg, cfg, data_dir, workdir, ctx, hooks or _Hooks())
+           ctx: distributed.Context, hooks: _Hooks) -> dict | None:
+    run = _set_up(model_cfg, cfg, data_dir, workdir, ctx, hooks)
     step = _resume(workdir, run.model, run.optimizer, run.identity, ctx, cfg.seed)
+    run.saved_step = step or None
     metrics_path = workdir / "metrics.jsonl"
     if ctx.is_main:
         resume.truncate_metrics(metrics_path, step)
@@ -224,12 +237,13 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             if stop_after is not None and run_steps >= stop_after:
                 progress.close()
                 return None
+            _stop_if_terminated(run, step)
             rate = learning_rate(step, lr=cfg.lr, warmup=cfg.warmup, total=cfg.steps, end_lr=cfg.end_lr, power=cfg.power)
             for group in run.optimizer.param_groups:
                 group["lr"] = rate
             x, y, extra = _global_batch(run, step)
             seq_len = x.shape[1]
-            loss_value, grad_norm = _optimizer_step(run, x, y, extra)
+            loss_value, grad_norm = _optimizer_step(run, x, y, extra, step + 1)
             step, run_steps = step + 1, run_steps + 1
             progress.update(1)
             record = {"step": step, "loss": loss_value, "lr": rate, "grad_norm": grad_norm}
@@ -241,17 +255,30 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
                 progress.set_postfix(loss=f"{loss_value:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
                 _save_state(workdir, ctx, run.identity, step, run.model, run.optimizer)
+                run.saved_step = step
+            run.hooks.guards.tick()
     progress.close()
     return _finish(run, out, step, loss_value, step * cfg.batch_size * seq_len, started)
+
+
+def _stop_if_terminated(run: _Run, step: int) -> None:
+    """After SIGTERM (on any rank): save the state at `step` unless it is saved, and stop."""
+    if not run.hooks.guards.stop_requested(run.ctx):
+        return
+    if step and step != run.saved_step:
+        _save_state(run.workdir, run.ctx, run.identity, step, run.model, run.optimizer)
+    where = f"state at step {step} saved in {run.workdir / 'last.pt'}" if step else "no step done, nothing to save"
+    raise Terminated(f"stopped by SIGTERM: {where}; rerun the same command to resume")
 
 
 def _set_up(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, workdir: Path, ctx: distributed.Context,
             hooks: _Hooks) -> _Run:
     """Check the inputs, read the data, build the model and its optimizer (before any resume)."""
     per_rank, micro = distributed.local_batch(cfg.batch_size, ctx.world_size, cfg.micro_batch_size)
-    if cfg.batch_size % (cfg.micro_batch_size or cfg.batch_size):
-        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by micro_batch_size {cfg.micro_batch_size}")
+    check_run_configs(model_cfg.to_dict(), cfg.to_dict())
     check_vocabulary(model_cfg, data_dir, from_scratch=hooks.model_factory is None and hooks.init_from is None)
+    # Windows are drawn from train (unless a batches hook brings its own) and valid: both must hold one.
+    check_split_sizes(data_dir, model_cfg.train_length, ("train", "valid") if hooks.batches is None else ("valid",))
     workdir.mkdir(parents=True, exist_ok=True)
     train_tokens = load_split(data_dir, "train").tokens
     valid_tokens = load_split(data_dir, "valid").tokens
@@ -282,8 +309,9 @@ def _global_batch(run: _Run, step: int) -> tuple[torch.Tensor, torch.Tensor, dic
     return x[mine].to(device), y[mine].to(device), extra
 
 
-def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict) -> tuple[float, float]:
-    """Forward and backward over the micro-batches, clip, step: (loss averaged over ranks, grad norm)."""
+def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict, step: int) -> tuple[float, float]:
+    """Forward and backward over the micro-batches, clip, step: (loss averaged over ranks, grad norm).
+    A non-finite loss or gradient norm stops the run before the optimizer applies it."""
     loss_value, per_rank, micro = 0.0, run.per_rank, run.micro
     for start in range(0, per_rank, micro):
         last_micro = start + micro >= per_rank
@@ -298,6 +326,7 @@ def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict) ->
         loss_value += loss.item()
     loss_value = distributed.mean_over_ranks(run.ctx, loss_value)
     grad_norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), run.cfg.grad_clip).item()
+    check_finite(step, loss_value, grad_norm, run.workdir / "metrics.jsonl", run.workdir / "last.pt", run.saved_step)
     run.optimizer.step()
     run.optimizer.zero_grad(set_to_none=True)
     return loss_value, grad_norm
@@ -317,6 +346,8 @@ def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, star
         "params": run.model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
         "data": str(run.data_dir),
+        # What this model is (lenex.provenance): checked by every evaluator that loads it.
+        "identity": training_identity(run.model.config.to_dict(), cfg.to_dict(), run.data_dir, run.hooks.labels),
     }
     if ctx.is_main:
         save_checkpoint(out, run.model, **summary)  # in the model's own format (lenex.checkpoint.FORMATS)
@@ -336,6 +367,8 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="final checkpoint path")
     parser.add_argument("--workdir", required=True, help="resumable state and metrics.jsonl")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
+    parser.add_argument("--identity", default="{}", help="JSON labels recorded in the checkpoint's identity "
+                        "(paper, variant, preset, ...: lenex.provenance), checked against --expect where it is loaded")
 
 
 def main(argv=None) -> None:
@@ -351,11 +384,11 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     model_values = json.loads(args.model_config)
-    ModelConfig.from_dict(model_values)  # a bad config is named before the corpus is read
-    cfg = TrainConfig.from_dict(json.loads(args.train_config))
+    # A bad config is named before the corpus is read.
+    cfg = check_run_configs(model_values, json.loads(args.train_config))[1]
     model_cfg = model_config_for_corpus(model_values, args.data)
     train(model_cfg, cfg, args.data, args.out, args.workdir, stop_after=args.stop_after, device=args.device,
-          init_from=args.init_from)
+          init_from=args.init_from, labels=json.loads(args.identity))
 
 
 if __name__ == "__main__":

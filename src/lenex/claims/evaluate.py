@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
-import yaml
 
+from ..files import read_yaml
 from . import predicates as P
 from .refs import Missing, describe, expand, resolve, tables_of
 from .leaves import CONTRADICTED
@@ -45,11 +45,8 @@ class Verdict:
 def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     """The claims file, validated; an error names the file and the claim id."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML: {err}") from err
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    data = read_yaml(path)  # a syntax error or a duplicate key names the file and line
+    schema = read_yaml(schema_path)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.path])
     if errors:
         raise ValueError(f"{path}: " + "; ".join(_where(data, e) + e.message for e in errors[:5]))

@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-import yaml
-
 from . import FIGURE_CELLS
 from ..tables.cells import significance_extra, table_cells
 from ..tables.paper_results import load_paper_results
 from ..tables.table_data import build_table
+from ..files import read_yaml
 
 
 # A paper whose tables the library's generic builder does not build names its own, as
@@ -20,7 +19,7 @@ PAPER_ONLY_BUILDERS = {"segmented": "lenex.segmented.tables:paper_only_table"}
 
 def paper_tables(experiment_path: str | Path, paper_results: str | Path | None = None) -> dict[str, dict]:
     """Table number -> cells of every table the experiment file declares, paper values only."""
-    experiment = yaml.safe_load(Path(experiment_path).read_text(encoding="utf-8"))
+    experiment = read_yaml(experiment_path)
     paper_df = load_paper_results(paper_results)
     tables = {}
     for spec in experiment["tables"].values():

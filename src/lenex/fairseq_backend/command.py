@@ -16,7 +16,7 @@ import json
 import shlex
 from pathlib import Path
 
-import yaml
+from ..files import read_yaml
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "fairseq_plugin"
 
@@ -98,8 +98,8 @@ def preset_command(preset: str, paper: str, variant: str, config_dir="config", c
     """The command a preset and an experiment variant map to (data and save paths as the rules use)."""
     from ..presets import paper_view
 
-    view = paper_view(yaml.safe_load((Path(config_dir) / "presets" / f"{preset}.yaml").read_text()), paper)
-    variants = yaml.safe_load((Path(config_dir) / "experiments" / f"{paper}.yaml").read_text())["variants"]
+    view = paper_view(read_yaml(Path(config_dir) / "presets" / f"{preset}.yaml"), paper)
+    variants = read_yaml(Path(config_dir) / "experiments" / f"{paper}.yaml")["variants"]
     if variant not in variants:
         raise ValueError(f"unknown variant {variant!r} of paper {paper!r}; known: {', '.join(variants)}")
     corpus = "train_mix" if paper == "lex" else "<corpus>"

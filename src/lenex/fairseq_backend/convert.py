@@ -1,19 +1,22 @@
 """fairseq `lenex_lm` checkpoint -> lenex checkpoint (lenex.checkpoint's format), so lenex's
 evaluators, tables and claims read fairseq-trained models unchanged:
-`python -m lenex.fairseq_backend.convert --checkpoint checkpoint_last.pt --out model.pt`."""
+`python -m lenex.fairseq_backend.convert --checkpoint checkpoint_last.pt --out model.pt`
+[--data DIR] [--expect JSON]: the converted model is checked against the corpus it will score
+and the identity expected of it before anything is written (lenex.provenance)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from types import SimpleNamespace
 
 import torch
 
-from ..checkpoint import save_checkpoint
+from ..checkpoint import FORMAT, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from ..model import LanguageModel
-from . import json_command
+from ..provenance import add_expect_argument, check_payload
 
 PREFIX = "decoder.lm."
 N_SPECIAL = 4
@@ -46,16 +49,24 @@ def lenex_model(fairseq_checkpoint) -> tuple[LanguageModel, dict]:
     return model.eval(), state
 
 
-def convert(fairseq_checkpoint, out, **extra) -> dict:
+def convert(fairseq_checkpoint, out, data=(), expect=None, **extra) -> dict:
     model, state = lenex_model(fairseq_checkpoint)
     updates = state.get("optimizer_history", [{}])[-1].get("num_updates")
     summary = {"step": updates, "backend": "fairseq", "fairseq_checkpoint": str(fairseq_checkpoint), **extra}
+    check_payload(fairseq_checkpoint, {"format": FORMAT, "model_config": model.config.to_dict(), **summary}, data,
+                  expect, out)
     save_checkpoint(out, model, **summary)
-    return summary
+    return {k: v for k, v in summary.items() if k != "identity"}
 
 
-main = json_command(__doc__.split("\n")[0], convert, checkpoint="fairseq checkpoint of a lenex_lm model",
-                    out="lenex checkpoint to write")
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="fairseq checkpoint of a lenex_lm model")
+    parser.add_argument("--out", required=True, help="lenex checkpoint to write")
+    parser.add_argument("--data", nargs="*", default=[], help="prepared corpora the model will score (meta.json)")
+    add_expect_argument(parser)
+    args = parser.parse_args(argv)
+    print(json.dumps(convert(args.checkpoint, args.out, args.data, args.expect)))
 
 if __name__ == "__main__":
     run_cli(main)

@@ -23,6 +23,7 @@ from ..cli import run_cli
 from ..config import ModelConfig, TrainConfig
 from ..data.store import load_split, read_meta
 from ..files import atomic_write_text
+from ..provenance import training_identity
 from ..train import add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
@@ -71,7 +72,8 @@ def _stream(argv: list[str], env: dict) -> str:
     return "".join(lines)
 
 
-def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workdir, threads: int = 0) -> dict:
+def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workdir, threads: int = 0,
+        labels: dict | None = None) -> dict:
     require_fairseq()
     workdir = Path(workdir)
     save_dir = workdir / "checkpoints"
@@ -95,8 +97,9 @@ def run(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, data_bin, out, workd
                                                                    torch.device("cpu")),
         "tokens_seen": cfg.steps * cfg.batch_size * model_cfg.train_length, "params": model.num_parameters(),
         "wall_seconds_last_run": wall, "data": str(data_dir), "fairseq_command": argv,
+        "identity": training_identity(model.config.to_dict(), vars(cfg), data_dir, labels),
     }
-    convert(save_dir / "checkpoint_last.pt", out, **summary)
+    convert(save_dir / "checkpoint_last.pt", out, data_dir, **summary)
     log.info("wrote %s: valid_loss %.4f", out, summary["valid_loss"])
     return summary
 
@@ -110,7 +113,7 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)  # lenex's validation passes in this process
     run(ModelConfig.from_dict(json.loads(args.model_config)), TrainConfig.from_dict(json.loads(args.train_config)),
-        args.data, args.bin, args.out, args.workdir, args.threads)
+        args.data, args.bin, args.out, args.workdir, args.threads, json.loads(args.identity))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from ..data.store import load_split
 from ..evaluate import pieces, scored_span
 from ..files import atomic_write_text
 from .masked import ScoreRecorder, masked_logits, recording
+from ..provenance import check_vocabulary_covers
 from .models import load_causal_lm
 from ..masks import build_mask, default_mask_options
 from ..lex.resolution import summarize
@@ -160,6 +161,7 @@ def run(name, source, data_dir, context: int | str, out, max_tokens=4096, resolu
     model.query_chunk = context  # causal attention at 8x: queries in chunks of C, memory linear in L
     lengths = profile_lengths(context)
     span = lengths[-1]
+    check_vocabulary_covers(name, model.config.vocab_size, data_dir)  # a corpus of a larger tokenizer: refused
     data = load_split(data_dir, split)
     bos = int(data.meta["dataset"]["eot_token"])
     tokens, skipped = scored_span(data.documents(), span, max_tokens)

@@ -17,10 +17,10 @@ import argparse
 import json
 import logging
 
-from ..checkpoint import load_model
 from ..cli import run_cli, start_run
 from ..device import pick_device
 from ..evaluate import score as perplexity
+from ..provenance import add_expect_argument, load_checked
 from .resolution import score as resolution
 
 log = logging.getLogger("lenex.lex.evaluate_model")
@@ -42,9 +42,12 @@ def check_cells(cells) -> list[dict]:
 
 
 def run(checkpoint, cells: list[dict], span: int, max_tokens: int, batch_tokens: int, split="test",
-        device="auto") -> list[dict]:
-    """Score each cell in the order given; every cell's result file is written as it is done."""
-    model, payload = load_model(checkpoint)
+        device="auto", expect=None) -> list[dict]:
+    """Score each cell in the order given; every cell's result file is written as it is done.
+    The checkpoint is checked against every cell's corpus and `expect` before any is scored."""
+    check_cells(cells)
+    corpora = sorted({str(cell["data"]) for cell in cells})
+    model, payload = load_checked(checkpoint, corpora, expect, cells[0]["out"])
     model.to(pick_device(device))
     results = []
     for i, cell in enumerate(check_cells(cells), 1):
@@ -66,9 +69,11 @@ def main(argv=None) -> None:
     parser.add_argument("--batch-tokens", type=int, default=16384)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda ...")
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
-    run(args.checkpoint, json.loads(args.cells), args.span, args.max_tokens, args.batch_tokens, args.split, args.device)
+    run(args.checkpoint, json.loads(args.cells), args.span, args.max_tokens, args.batch_tokens, args.split, args.device,
+        args.expect)
 
 
 if __name__ == "__main__":

@@ -31,13 +31,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..checkpoint import load_model, provenance
+from ..checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..device import autocast, pick_device
 from ..evaluate import pieces, scored_span
 from ..files import atomic_write_result
 from ..masks import build_mask, default_mask_options
+from ..provenance import add_expect_argument, load_checked
 
 log = logging.getLogger("lenex.lex.resolution")
 
@@ -134,8 +135,8 @@ def summarize(s: np.ndarray) -> dict:
 
 
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name="causal", split="test",
-        max_tokens=65536, batch_tokens=16384, extra=None, device="auto") -> dict:
-    model, payload = load_model(checkpoint)
+        max_tokens=65536, batch_tokens=16384, extra=None, device="auto", expect=None) -> dict:
+    model, payload = load_checked(checkpoint, data_dir, expect, out)
     model.to(pick_device(device))
     return score(model, payload, checkpoint, data_dir, length, span, out, mask_name, split, max_tokens,
                  batch_tokens, extra)
@@ -175,10 +176,11 @@ def main(argv=None) -> None:
     parser.add_argument("--span", type=int, required=True, help="scored span (LEX protocol), a multiple of --length")
     parser.add_argument("--mask", default="causal", help="attention mask (blockwise: blocks of L_tr/2)")
     add_run_options(parser)
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.span, args.out, args.mask, args.split, args.max_tokens,
-        args.batch_tokens, json.loads(args.extra), args.device)
+        args.batch_tokens, json.loads(args.extra), args.device, args.expect)
 
 
 if __name__ == "__main__":

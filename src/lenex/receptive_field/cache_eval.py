@@ -30,11 +30,12 @@ import torch
 from tqdm import tqdm
 
 from ..cache_window import score_by_reencoding, score_with_cache
-from ..checkpoint import load_model, provenance
+from ..checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
+from ..provenance import add_expect_argument, load_checked
 from ..masks import build_mask
 from .last_token import last_token_nll, last_token_segments, segment_ends, tokens_digest
 
@@ -125,11 +126,12 @@ def main(argv=None) -> None:
     parser.add_argument("--timing-tokens", type=int, default=64, help="tokens scored in the speed comparison")
     parser.add_argument("--batch-tokens", type=int, default=16384)
     add_run_options(parser)
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     from .targets import lengths as to_lengths
 
-    model, payload = load_model(args.checkpoint)
+    model, payload = load_checked(args.checkpoint, args.data, args.expect, args.out)
     model.to(pick_device(args.device))
     cfg = model.config
     if cfg.mask != "causal":

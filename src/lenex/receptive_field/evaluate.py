@@ -16,11 +16,12 @@ import argparse
 import json
 import logging
 
-from ..checkpoint import load_model, provenance
+from ..checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
+from ..provenance import add_expect_argument, load_checked
 from .erf import measure, theoretical_receptive_field
 from .last_token import evaluate, last_token_segments, segment_ends
 from .targets import lengths as to_lengths
@@ -42,10 +43,11 @@ def main(argv=None) -> None:
     parser.add_argument("--erf-multiple", type=float, default=4.0, help="ERF segment / L_tr (paper: 2048 / 512)")
     parser.add_argument("--erf-segments", type=int, default=8, help="segments s_m is averaged over")
     add_run_options(parser, extra_help="JSON merged into every record (variant, corpus, seed ...)")
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     extra = json.loads(args.extra)
-    model, payload = load_model(args.checkpoint)
+    model, payload = load_checked(args.checkpoint, args.data, args.expect, args.out)
     model.to(pick_device(args.device))
     cfg = model.config
     tokens = load_split(args.data, args.split).tokens

@@ -17,8 +17,6 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from ..cli import run_cli
 from ..header import build_header
 from ..presets import paper_view
@@ -30,6 +28,7 @@ from ..tables.table_data import build_table
 from . import PAPER_KEY
 from .targets import windows_note
 from .significance import aggregate_seeds
+from ..files import read_yaml
 
 
 def check_same_tokens(records: list[dict]) -> None:
@@ -160,9 +159,9 @@ def main(argv=None) -> None:
     extra = json.loads(args.extra_schemes)
     experiment = load_experiment(args.spec, extra)
     spec = load_table_spec(args.spec, args.table_key, extra)
-    raw = load_results(args.results)
+    raw = load_results(args.results, experiment)
     records = table_records(spec, raw)
-    preset = yaml.safe_load(Path(args.preset_file).read_text(encoding="utf-8"))
+    preset = read_yaml(args.preset_file)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     header = header_for(preset, experiment, spec, json.loads(args.corpora), metas, records,
                         json.loads(args.unavailable))

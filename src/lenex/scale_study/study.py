@@ -25,14 +25,13 @@ from pathlib import Path
 
 import jsonschema
 import torch
-import yaml
 
 from .. import evaluate
 from ..receptive_field import evaluate as rf_evaluate
 from ..checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
-from ..files import read_json
+from ..files import read_json, read_yaml
 from ..run_facts import run_facts
 from .points import (length_ratios, missing_multiples, missing_protocols, read_points, record_point,
                      with_added_scores)
@@ -51,8 +50,8 @@ POINTS = "points.jsonl"
 def load_study(path: str | Path) -> dict:
     """The study config, validated against workflow/schemas/scale-study.schema.yaml."""
     path = Path(path)
-    study = yaml.safe_load(path.read_text(encoding="utf-8"))
-    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    study = read_yaml(path)
+    schema = read_yaml(SCHEMA)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(study))
     if errors:
         first = min(errors, key=lambda e: [str(p) for p in e.path])
@@ -161,7 +160,7 @@ def corpus_spec(study: dict) -> dict:
     corpus = study["corpus"]
     if isinstance(corpus, dict):  # an inline spec (tests)
         return corpus
-    corpora = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["corpora"]
+    corpora = read_yaml(ROOT / "config" / "config.yaml")["corpora"]
     if corpus not in corpora:
         raise ValueError(f"scale study corpus {corpus!r} is not in config/config.yaml; known: {', '.join(corpora)}")
     return corpora[corpus]

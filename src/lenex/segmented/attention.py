@@ -20,11 +20,12 @@ import logging
 import numpy as np
 import torch
 
-from ..checkpoint import load_model, provenance
+from ..checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
+from ..provenance import add_expect_argument, load_checked
 from .evaluate import ready_for, test_pieces
 
 log = logging.getLogger("lenex.segmented.attention")
@@ -56,8 +57,8 @@ def median_attention(model, pieces: np.ndarray, train_length: int) -> np.ndarray
 
 
 def run(checkpoint, data_dir, length: int, train_length: int, out, max_pieces: int = 4, extra=None,
-        device: str = "auto") -> dict:
-    model, payload = load_model(checkpoint)
+        device: str = "auto", expect=None) -> dict:
+    model, payload = load_checked(checkpoint, data_dir, expect, out)
     recorded = provenance(checkpoint, model, payload)  # the model as trained, before any APE extension
     model, _ = ready_for(model, length)
     model.to(pick_device(device))
@@ -80,10 +81,11 @@ def main(argv=None) -> None:
     parser.add_argument("--train-length", type=int, required=True, help="L_t: queries from here on are counted")
     parser.add_argument("--max-pieces", type=int, default=4)
     add_run_options(parser)
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.train_length, args.out, args.max_pieces, json.loads(args.extra),
-        args.device)
+        args.device, args.expect)
 
 
 if __name__ == "__main__":

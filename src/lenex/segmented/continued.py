@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checkpoint import load_model
 from ..cli import run_cli
 from ..data.store import load_split
 from ..data.tokens import document_pieces
+from ..provenance import add_expect_argument, load_checked
 from .segments import SegmentBatches, parse_method
 from ..config import TrainConfig
 from ..train import train
@@ -64,8 +64,9 @@ def plan(method_name: str, extend: int, batch_size: int) -> tuple[int, int]:
 
 
 def run(init, method_name: str, extend: int, train_config: dict, data_dir, out, workdir,
-        epoch_tokens: int | None = None, device: str = "auto", stop_after: int | None = None) -> dict | None:
-    base, _ = load_model(init)
+        epoch_tokens: int | None = None, device: str = "auto", stop_after: int | None = None, expect=None,
+        labels: dict | None = None) -> dict | None:
+    base, _ = load_checked(init, data_dir, expect, out)  # the model it claims to be, of the corpus's tokenizer
     train_length = train_length_of(base)
     extended_length = extend * train_length
     settings = dict(train_config)
@@ -90,7 +91,7 @@ def run(init, method_name: str, extend: int, train_config: dict, data_dir, out, 
                 "epoch_tokens": epoch_tokens, "epochs": epochs}
     torch.manual_seed(cfg.seed)
     return train(model.config, cfg, data_dir, out, workdir, stop_after=stop_after, device=device,
-                 batches=batches, model_factory=lambda: model, run_identity=identity)
+                 batches=batches, model_factory=lambda: model, run_identity=identity, labels=labels)
 
 
 def main(argv=None) -> None:
@@ -107,12 +108,14 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--stop-after", type=int, default=None)
+    parser.add_argument("--identity", default="{}", help="JSON labels recorded in the checkpoint's identity")
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
     run(args.init, args.method, args.extend, json.loads(args.train_config), args.data, args.out, args.workdir,
-        args.epoch_tokens or None, args.device, args.stop_after)
+        args.epoch_tokens or None, args.device, args.stop_after, args.expect, json.loads(args.identity))
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..checkpoint import load_model, provenance
+from ..checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
+from ..provenance import add_expect_argument, load_checked
 from .models import extended
 
 log = logging.getLogger("lenex.segmented.evaluate")
@@ -87,8 +88,8 @@ def pieces_digest(pieces: np.ndarray) -> str:
 
 
 def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, batch_tokens: int = 16384,
-        split: str = "test", extra: dict | None = None, device: str = "auto") -> dict:
-    model, payload = load_model(checkpoint)
+        split: str = "test", extra: dict | None = None, device: str = "auto", expect=None) -> dict:
+    model, payload = load_checked(checkpoint, data_dir, expect, out)
     model, beta = ready_for(model, length)
     model.to(pick_device(device))
     pieces = test_pieces(load_split(data_dir, split), length, max_tokens)
@@ -114,10 +115,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_scoring_inputs(parser, length_help="L_e: evaluation length in tokens", max_tokens=0)
     add_run_options(parser, extra_help="JSON merged into the result (model, run, ...)")
+    add_expect_argument(parser)
     args = parser.parse_args(argv)
     start_run(args)
     run(args.checkpoint, args.data, args.length, args.out, args.max_tokens or None, args.batch_tokens,
-        args.split, json.loads(args.extra), args.device)
+        args.split, json.loads(args.extra), args.device, args.expect)
 
 
 if __name__ == "__main__":

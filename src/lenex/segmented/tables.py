@@ -17,8 +17,6 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from ..cli import run_cli
 from ..header import run_record, split_size, stand_in
 from ..presets import paper_view
@@ -127,10 +125,12 @@ def main(argv=None) -> None:
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
     args = parser.parse_args(argv)
+    from ..files import read_yaml  # here: the import block is being reorganised (issue 35)
+
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
-    view = paper_view(yaml.safe_load(Path(args.preset_file).read_text()), PAPER)
+    view = paper_view(read_yaml(args.preset_file), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
-    results = load_results(args.results)
+    results = load_results(args.results, args.spec, label="model")
     table_header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
     write_table(build_segmented_table(spec, results, load_paper_results(), table_header), args)
 

@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import jinja2
-import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_yaml
+from ..provenance import check_result_models
 from .cells import write_cells
 from ..raw_results import read_recorded
 from ..schemes import with_extra_schemes
@@ -50,8 +50,7 @@ def render_latex(table: TableData) -> str:
 
 def load_experiment(path: str | Path, extra_schemes: dict | None = None) -> dict:
     """An experiment YAML file, with the extra schemes (config `extra_schemes`) merged in."""
-    with open(path, encoding="utf-8") as fh:
-        experiment = yaml.safe_load(fh) or {}
+    experiment = read_yaml(path) or {}
     return with_extra_schemes(experiment, extra_schemes or {})
 
 
@@ -65,12 +64,20 @@ def load_table_spec(path: str | Path, key: str, extra_schemes: dict | None = Non
     return tables[key]
 
 
-def load_results(paths: list[str | Path]) -> list[dict]:
-    """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW)."""
+def load_results(paths: list[str | Path], experiment: dict | str | Path | None = None,
+                 label: str = "variant") -> list[dict]:
+    """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW).
+    Given the experiment (or its file), a file whose model is not the one its cell names (its
+    `label`: a variant of the experiment) is an error, never a row (lenex.provenance.check_result_models)."""
+    if isinstance(experiment, (str, Path)):
+        experiment = load_experiment(experiment)
     results = []
     for path in paths:
         data = read_recorded(path)
-        results.extend(data if isinstance(data, list) else [data])
+        records = data if isinstance(data, list) else [data]
+        if experiment is not None:
+            check_result_models(records, path, experiment.get("variants") or {}, label)
+        results.extend(records)
     return results
 
 
@@ -110,9 +117,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--header", required=True, help="JSON: preset, scale, stand-ins, ...")
     parser.add_argument("--paper-results", default=None, help="csv (default: packaged copy)")
     args = parser.parse_args(argv)
-    spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
+    extra = json.loads(args.extra_schemes)
+    spec = load_table_spec(args.spec, args.table_key, extra)
     header = _load_json(args.header, "header file")
-    table = build_table(spec, load_results(args.results), load_paper_results(args.paper_results), header)
+    results = load_results(args.results, load_experiment(args.spec, extra))
+    table = build_table(spec, results, load_paper_results(args.paper_results), header)
     write_table(table, args)
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ import os
 import re
 from pathlib import Path
 
-import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_yaml
 
 
 def demote_headings(markdown: str, levels: int = 1) -> str:
@@ -84,7 +83,7 @@ def main(argv=None) -> None:
     parser.add_argument("--claims", default=None, help="the paper's claims page (lenex.claims.render)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    spec = yaml.safe_load(Path(args.spec).read_text(encoding="utf-8"))
+    spec = read_yaml(args.spec)
     out = Path(args.out)
     claims = Path(args.claims) if args.claims else None
     atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims))
