@@ -30,7 +30,7 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 from .documents import Document, decode_bytes
-from .fetch import unpacked_root
+from .fetch import unpacked_folder
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +88,7 @@ def read_source_trees(root: str | Path, packages: Iterable[str] = CODE_PACKAGES)
     (e.g. "go/net/http/server.go"), sorted by doc_id. Empty files are skipped."""
     root, docs = Path(root), []
     for package in packages:
-        if package not in SOURCE_TREES:
-            raise ValueError(f"no source layout known for Debian package {package!r}; "
-                             f"known: {sorted(SOURCE_TREES)}")
-        tree = SOURCE_TREES[package]
-        base = unpacked_root(root, package) / tree.folder
+        tree, base = unpacked_folder(root, package, SOURCE_TREES, "source")
         if not base.is_dir():
             raise FileNotFoundError(f"{base} not found (expected <root>/{package}/root/{tree.folder}); "
                                     f"fetch it with: python -m lenex.data.debian --out {root} {package}")

@@ -120,6 +120,17 @@ def unpacked_root(out: str | os.PathLike, package: str) -> Path:
     return Path(out) / package / UNPACKED_DIR
 
 
+def unpacked_folder(root: str | os.PathLike, package: str, layouts: dict, what: str):
+    """(layout, folder) for a reader that knows where some Debian packages keep their files:
+    ``layouts[package]`` (an entry with a ``folder``) and that folder under the unpacked
+    package; a package without a layout is one error naming the known ones."""
+    if package not in layouts:
+        raise ValueError(f"no {what} layout known for Debian package {package!r}; "
+                         f"known: {sorted(layouts)}")
+    layout = layouts[package]
+    return layout, unpacked_root(root, package) / layout.folder
+
+
 def _cached(out: Path) -> dict | None:
     """SOURCE.json if it exists and the file it records still has its sha256."""
     try:

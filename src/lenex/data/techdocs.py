@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .documents import Document, read_utf8
-from .fetch import unpacked_root
+from .fetch import unpacked_folder
 
 MIN_PAGE_CHARS = 1000
 
@@ -60,11 +60,7 @@ def read_doc_trees(root: str | Path, packages: Iterable[str] = TECHDOC_PACKAGES)
     (e.g. "linux/admin-guide/README"), sorted by doc_id."""
     root, docs = Path(root), []
     for package in packages:
-        if package not in DOC_TREES:
-            raise ValueError(f"no documentation layout known for Debian package {package!r}; "
-                             f"known: {sorted(DOC_TREES)}")
-        tree = DOC_TREES[package]
-        base = unpacked_root(root, package) / tree.folder
+        tree, base = unpacked_folder(root, package, DOC_TREES, "documentation")
         pages = page_files(base, tree) if base.is_dir() else []
         if not pages:
             raise FileNotFoundError(f"no *{tree.suffix} pages under {base} (expected "
