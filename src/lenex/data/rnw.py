@@ -23,6 +23,10 @@ also drops the title and abstract, which that class takes in the preamble. Text 
 and are dropped. A ``.tex`` with the stem of an ``.Rnw`` next to it is Sweave's output,
 not a second paper, and is skipped; files with the same bytes as one already read
 (in any package) are dropped.
+
+With ``kinds`` including "Rmd" (the workstation set, ``R_VIGNETTE_PACKAGES``), R
+Markdown vignettes are read too: the file without its YAML header, Markdown and
+```{r} chunks kept verbatim.
 """
 from __future__ import annotations
 
@@ -65,6 +69,9 @@ GROUP_ALIASES = {
 LAYOUT = "<root>/<r-cran-pkg>/root/usr/lib/R/{site-library,library}/<R pkg>/doc/*.Rnw|*.tex"
 _BEGIN = re.compile(r"\\begin\s*\{document\}")
 _END = re.compile(r"\\end\s*\{document\}")
+_YAML_HEADER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.DOTALL)
+KINDS = ("Rnw", "tex", "Rmd")  # file suffixes a vignette source may have
+DEFAULT_KINDS = ("Rnw", "tex")  # the curated set's: LaTeX papers only
 
 
 def paper_body(source: str) -> str:
@@ -77,20 +84,49 @@ def paper_body(source: str) -> str:
     return source[begin.end(): end.start() if end else len(source)].strip()
 
 
-def vignette_files(package_root: Path) -> list[Path]:
-    """Vignette sources under one unpacked package: *.Rnw, and *.tex without an .Rnw twin."""
+def markdown_body(source: str) -> str:
+    """An R Markdown vignette without its YAML header (title, output format, vignette
+    engine options: settings, not prose); the rest, chunks included, verbatim."""
+    header = _YAML_HEADER.match(source)
+    return source[header.end():].strip() if header else source.strip()
+
+
+def vignette_body(path: Path, source: str) -> str:
+    return markdown_body(source) if path.suffix == ".Rmd" else paper_body(source)
+
+
+def vignette_files(package_root: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> list[Path]:
+    """Vignette sources of the given kinds under one unpacked package: *.Rnw, *.tex
+    without an .Rnw twin (Sweave's output, whether or not .Rnw is read), *.Rmd."""
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown or not kinds:
+        raise ValueError(f"vignette kinds must be a non-empty subset of {KINDS}, got {list(kinds)}")
     files = []
     for doc_dir in sorted(package_root.glob("usr/lib/R/*/*/doc")):
         rnw = sorted(doc_dir.glob("*.Rnw"))
         stems = {p.stem for p in rnw}
-        files += rnw + [p for p in sorted(doc_dir.glob("*.tex")) if p.stem not in stems]
+        files += rnw if "Rnw" in kinds else []
+        files += [p for p in sorted(doc_dir.glob("*.tex")) if p.stem not in stems] if "tex" in kinds else []
+        files += sorted(doc_dir.glob("*.Rmd")) if "Rmd" in kinds else []
     return [p for p in files if p.is_file()]
 
 
-def read_rnw_vignettes(root: str | Path, packages: Iterable[str] = RNW_PACKAGES) -> list[Document]:
+def _group(doc_id: str, package_groups: dict[str, str] | None) -> str:
+    """Per paper (``GROUP_ALIASES``), or with ``package_groups`` (R package -> the package
+    whose group it joins) per R package."""
+    if package_groups is None:
+        return GROUP_ALIASES.get(doc_id, doc_id)
+    package = doc_id.split("/", 1)[0]
+    return package_groups.get(package, package)
+
+
+def read_rnw_vignettes(root: str | Path, packages: Iterable[str] = RNW_PACKAGES,
+                       kinds: tuple[str, ...] = DEFAULT_KINDS,
+                       package_groups: dict[str, str] | None = None) -> list[Document]:
     """One Document per paper vignette of ``packages`` under ``root``, sorted by doc_id;
     doc_id = group = "<R package>/<vignette stem>" (e.g. "sandwich/sandwich-OOP"),
-    except that a republished paper takes its original's group (``GROUP_ALIASES``)."""
+    except that a republished paper takes its original's group (``GROUP_ALIASES``);
+    with ``package_groups`` the group is the R package (``_group``)."""
     root = Path(root)
     packages = list(packages)
     missing = [p for p in packages if not unpacked_root(root, p).is_dir()]
@@ -102,7 +138,7 @@ def read_rnw_vignettes(root: str | Path, packages: Iterable[str] = RNW_PACKAGES)
                                 f"{missing} (expected {LAYOUT}); fetch them with: python -m lenex.data.debian --role rnw --out {root}")
     found = []
     for package in packages:
-        files = vignette_files(unpacked_root(root, package))
+        files = vignette_files(unpacked_root(root, package), tuple(kinds))
         if not files:
             log.warning("%s has no vignette sources (expected %s)", package, LAYOUT)
         found += [(f"{path.parent.parent.name}/{path.stem}", path) for path in files]
@@ -120,11 +156,11 @@ def read_rnw_vignettes(root: str | Path, packages: Iterable[str] = RNW_PACKAGES)
             log.info("skipping %s: same bytes as %s", doc_id, seen[digest])
             continue
         seen[digest] = doc_id
-        body = paper_body(read_utf8(path))
+        body = vignette_body(path, read_utf8(path))
         if len(body) < MIN_BODY_CHARS:
             log.info("skipping %s: a %d-character stub, not a paper", doc_id, len(body))
             continue
-        docs.append(Document(doc_id, GROUP_ALIASES.get(doc_id, doc_id), body))
+        docs.append(Document(doc_id, _group(doc_id, package_groups), body))
     if not docs:
         raise FileNotFoundError(f"no vignette under {root} has a paper body of at least "
                                 f"{MIN_BODY_CHARS} characters (expected {LAYOUT})")

