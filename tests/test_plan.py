@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lenex.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
+from lenex.pipeline.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
 
 from test_workflow import scratch_workflow
 

@@ -21,7 +21,7 @@ rule paper_claims:
         budget=lambda wc: quoted_json(claims_budget(wc.preset, wc.paper)),
         tokenizer=lambda wc: preset(wc.preset)["data"]["tokenizer"],
     shell:
-        "python -m lenex.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
+        "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
@@ -37,5 +37,5 @@ rule claims_summary:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.claims.render summary --preset {wildcards.preset}"
+        "python -m lenex.pipeline.launch lenex.claims.render summary --preset {wildcards.preset}"
         " --claims-json {input} --out {output} > {log} 2>&1"

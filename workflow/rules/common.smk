@@ -13,7 +13,7 @@ from lenex.data.corpus import debian_packages
 from lenex.lex.targets import eval_length as whole_length
 from lenex.files import read_yaml
 from lenex.presets import paper_view, scale_budget
-from lenex.variants import check_variants_once
+from lenex.pipeline.variants import check_variants_once
 from lenex.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 
 validate(config, "../schemas/config.schema.yaml")

@@ -10,7 +10,7 @@ rule fetch_pypi:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.fetch {wildcards.fetchable} --out resources/{wildcards.fetchable}"
+        "python -m lenex.pipeline.launch lenex.data.fetch {wildcards.fetchable} --out resources/{wildcards.fetchable}"
         " > {log} 2>&1"
 
 
@@ -22,7 +22,7 @@ rule fetch_debian:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.debian --out resources/debian {wildcards.package} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.data.debian --out resources/debian {wildcards.package} > {log} 2>&1"
 
 
 rule train_tokenizer:
@@ -38,7 +38,7 @@ rule train_tokenizer:
         spec=lambda wc: quoted_json(corpus_spec(config.get("bpe_corpus", "pg22"))),
         data=lambda wc: preset(wc.preset)["data"],
     shell:
-        "python -m lenex.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
+        "python -m lenex.pipeline.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
         " --seed {params.data[seed]} --valid-fraction {params.data[valid_fraction]}"
         " --test-fraction {params.data[test_fraction]} --vocab-size {wildcards.vocab}"
         " --out {output} > {log} 2>&1"
@@ -66,7 +66,7 @@ rule prepare_corpus:
         min_doc_tokens=lambda wc: shortest_eval_length(wc.preset),
         out=lambda wc: f"results/{wc.preset}/data/{wc.corpus}",
     shell:
-        "python -m lenex.launch lenex.data.prepare --source-spec {params.spec} --resources resources"
+        "python -m lenex.pipeline.launch lenex.data.prepare --source-spec {params.spec} --resources resources"
         " --out {params.out} --tokenizer {params.tokenizer} --seed {params.data[seed]}"
         " --valid-fraction {params.data[valid_fraction]} --test-fraction {params.data[test_fraction]}"
         " --min-doc-tokens {params.min_doc_tokens} --role {wildcards.corpus}"
@@ -84,5 +84,5 @@ rule corpus_card:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.card --data results/{wildcards.preset}/data/{wildcards.corpus}"
+        "python -m lenex.pipeline.launch lenex.data.card --data results/{wildcards.preset}/data/{wildcards.corpus}"
         " --role {wildcards.corpus} --out-md {output.md} --out-png {output.png} > {log} 2>&1"

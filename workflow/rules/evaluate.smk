@@ -37,7 +37,7 @@ rule evaluate:
             }
         ),
     shell:
-        "python -m lenex.launch {params.module} --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
         " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
         " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"

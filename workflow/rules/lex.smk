@@ -35,7 +35,7 @@ rule lex_table_header:
         train_meta=lambda wc: train_meta(wc.preset, LEX),
         raw=raw_env(LEX),
     shell:
-        "{params.raw}python -m lenex.launch lenex.header --preset-file {params.preset_file} --paper {wildcards.paper}"
+        "{params.raw}python -m lenex.pipeline.launch lenex.tables.header --preset-file {params.preset_file} --paper {wildcards.paper}"
         " --corpora {params.corpora} --metas {params.metas} --train-meta {params.train_meta}"
         " --train-stands-in-for {params.train_note} --unavailable {params.unavailable}"
         " --results {params.evaluations} --out {output} > {log} 2>&1"
@@ -101,7 +101,7 @@ for _preset in PRESET_NAMES:
                 max_tokens=paper_preset(_preset, LEX)["eval"]["max_tokens"],
                 batch_tokens=paper_preset(_preset, LEX)["eval"]["batch_tokens"],
             shell:
-                "python -m lenex.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
+                "python -m lenex.pipeline.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
                 " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
                 " --threads {threads} > {log} 2>&1"
 
@@ -125,7 +125,7 @@ rule lex_figure1:
         raw=raw_env(LEX),
         schemes=lambda wc: table_schemes(LEX, 2),
     shell:
-        "{params.raw}python -m lenex.launch lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
+        "{params.raw}python -m lenex.pipeline.launch lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
         " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
@@ -147,6 +147,6 @@ rule lex_figure2:
             "paper", experiment(LEX)["span_multiple"], LEX
         ),
     shell:
-        "python -m lenex.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
+        "python -m lenex.pipeline.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
         " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

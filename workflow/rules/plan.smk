@@ -20,5 +20,5 @@ rule plan:
             for key in experiment(wc.paper)["tables"]
         ],
     shell:
-        "python -m lenex.launch lenex.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
+        "python -m lenex.pipeline.launch lenex.pipeline.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
         " --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"

@@ -15,4 +15,4 @@ if not FROM_RAW:
         conda:
             ENV
         shell:
-            "python -m lenex.launch lenex.raw_results collect --files {input} --out {output} > {log} 2>&1"
+            "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input} --out {output} > {log} 2>&1"

@@ -81,7 +81,7 @@ rule receptive_field_evaluate:
             }
         ),
     shell:
-        "python -m lenex.launch {params.module} --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --train-length {params.train_length} --multiples {params.multiples}"
         " {params.window_option}--span-multiple {params.span} --segments {params.segments}"
         " {params.measure_options} --batch-tokens {params.batch_tokens}"
@@ -152,5 +152,5 @@ rule receptive_field_figure:
         erf=lambda wc: receptive_field_figure_recorded(wc.preset, wc.figure),
         raw=raw_env(RF),
     shell:
-        "{params.raw}python -m lenex.launch lenex.receptive_field.figures {params.kind} --erf {params.erf}"
+        "{params.raw}python -m lenex.pipeline.launch lenex.receptive_field.figures {params.kind} --erf {params.erf}"
         " --title {params.title} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

@@ -42,7 +42,7 @@ def recorded(paths, paper=None):
 
 def raw_env(paper=None):
     """Shell prefix of a render rule: under from_raw, LENEX_RAW names the raw results that
-    lenex.raw_results.read_recorded serves the recorded files from."""
+    lenex.tables.raw_results.read_recorded serves the recorded files from."""
 
     def prefix(wildcards):
         if not FROM_RAW:

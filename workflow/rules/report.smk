@@ -2,7 +2,7 @@
 # dataset card and claims page that exists under results/<preset>/, one category per paper
 # (subcategories Tables, Figures, Claims) and one for the dataset cards. Pages are Markdown,
 # which the report only offers as a download, so each is rendered to a self-contained HTML page
-# (lenex.report_page); figures are flagged where their rules write them (reported_figure, in
+# (lenex.tables.report_page); figures are flagged where their rules write them (reported_figure, in
 # report_common.smk). Method notes: docs/report.md.
 
 
@@ -25,7 +25,7 @@ rule report_table:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --md {input} --out-html {output.html}"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --md {input} --out-html {output.html}"
         " --out-caption {output.caption} > {log} 2>&1"
 
 
@@ -49,7 +49,7 @@ rule report_card:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --md {input.md} --out-html {output} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --md {input.md} --out-html {output} > {log} 2>&1"
 
 
 # Claims pages (results/<preset>/claims/<paper>.md, from the claims rule) join the report as
@@ -82,4 +82,4 @@ rule report_contents:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --contents {output} --files {input} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --contents {output} --files {input} > {log} 2>&1"

@@ -3,7 +3,7 @@
 # rule of those stages takes them from here, so a new rule cannot drift from the others.
 #   paper=None: the paper is the job's {paper} wildcard (the generic train/evaluate rules);
 #   a paper's own rules pass their paper.
-# Below them: the fork server a local run starts its jobs from (lenex.launch).
+# Below them: the fork server a local run starts its jobs from (lenex.pipeline.launch).
 import os
 
 STAGE_DEFAULTS = {
@@ -58,11 +58,11 @@ def process_threads(paper=None):
 
 
 def launcher(module, gpus):
-    """`python -m module` (through lenex.launch, which forks it from a local run's fork server),
+    """`python -m module` (through lenex.pipeline.launch, which forks it from a local run's fork server),
     or torchrun with one process per GPU (lenex.train's data parallelism)."""
     if gpus > 1:
         return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
-    return f"python -m lenex.launch {module}"
+    return f"python -m lenex.pipeline.launch {module}"
 
 
 def train_launcher_of(module, paper=None):
@@ -81,20 +81,20 @@ def multinode_launcher(preset_name, paper):
     )
 
 
-# The fork server of a local run (lenex.launch): jobs run `python -m lenex.launch <module> ...`,
+# The fork server of a local run (lenex.pipeline.launch): jobs run `python -m lenex.pipeline.launch <module> ...`,
 # which forks from it instead of starting Python and importing torch again.
 FORK_SERVER = {}
 
 
 def start_fork_server(workflow):
     """onstart (Snakefile): a local run starts one fork server and tells its jobs where it is
-    (lenex.launch.SOCKET_ENV, inherited by every job). A cluster executor starts none (its jobs
-    run on other machines, each `python -m lenex.launch` then runs the module itself), nor does
+    (lenex.pipeline.launch.SOCKET_ENV, inherited by every job). A cluster executor starts none (its jobs
+    run on other machines, each `python -m lenex.pipeline.launch` then runs the module itself), nor does
     LENEX_FORK_SERVER=off. The server stops with the run (stop_fork_server), or if the run dies.
     """
     import tempfile
 
-    from lenex import launch
+    from lenex.pipeline import launch
 
     python = shutil.which("python")  # the interpreter the jobs' `python` is
     if (

@@ -64,7 +64,7 @@ rule segmented_fetch_hf:
             wc.model
         ],
     shell:
-        "python -m lenex.launch lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
 
 # Paper scale: Pythia and Bloom read the arXiv text through their own tokenizers.
@@ -83,7 +83,7 @@ rule segmented_retokenize:
         ],
         out="results/{preset}/data/segmented/arxiv-{model}",
     shell:
-        "python -m lenex.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
+        "python -m lenex.pipeline.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
         " --tokenizer {params.name} --out {params.out} > {log} 2>&1"
 
 
@@ -174,7 +174,7 @@ rule segmented_evaluate:
             }
         ),
     shell:
-        "python -m lenex.launch {params.module} --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} {params.options} --threads {threads}"
         " --extra {params.extra} --out {output} > {log} 2>&1"
 
@@ -213,7 +213,7 @@ rule segmented_figure2:
         raw=raw_env(SEG),
         cells_option="",
     shell:
-        "{params.raw}python -m lenex.launch lenex.segmented.figures {params.figure} --results {params.results}"
+        "{params.raw}python -m lenex.pipeline.launch lenex.segmented.figures {params.figure} --results {params.results}"
         " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png}"
         " --out-pdf {output.pdf}{params.cells_option} > {log} 2>&1"
 

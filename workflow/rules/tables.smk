@@ -26,7 +26,7 @@ rule paper_table:
         raw=raw_env(),
         schemes=lambda wc: table_schemes(wc.paper, wc.table),
     shell:
-        "{params.raw}python -m lenex.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
+        "{params.raw}python -m lenex.pipeline.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
         " --extra-schemes {params.schemes} {params.arguments}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
@@ -49,6 +49,6 @@ rule paper_report:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
+        "python -m lenex.pipeline.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
         " --tables {input.tables} --figures {input.figures} --claims {input.claims}"
         " --out {output} > {log} 2>&1"

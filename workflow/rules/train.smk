@@ -3,7 +3,7 @@
 # job that hit its time limit) resumes.
 #
 # How a training job starts follows the preset's `resources: train:` (gpus per node, nodes):
-#   gpus <= 1, one node : python -m lenex.launch lenex.train ... (lenex.launch: docs/pipeline-speed.md)
+#   gpus <= 1, one node : python -m lenex.pipeline.launch lenex.train ... (lenex.pipeline.launch: docs/pipeline-speed.md)
 #   gpus  > 1, one node : torchrun --standalone --nproc_per_node <gpus> -m lenex.train ...
 #   nodes > 1           : srun (one task per node) launching torchrun, rendezvous on the
 #                         job's first node (rule train_multinode)

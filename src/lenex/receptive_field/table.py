@@ -20,9 +20,9 @@ from pathlib import Path
 import yaml
 
 from ..cli import run_cli
-from ..header import build_header
+from ..tables.header import build_header
 from ..presets import paper_view
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from ..tables.paper_results import load_paper_results
 from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
 from ..tables.table_data import build_table

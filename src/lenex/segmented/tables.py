@@ -20,9 +20,9 @@ from pathlib import Path
 import yaml
 
 from ..cli import run_cli
-from ..header import run_record, split_size, stand_in
+from ..tables.header import run_record, split_size, stand_in
 from ..presets import paper_view
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
 from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
@@ -96,7 +96,7 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
 def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool,
                  results: list[dict] = ()) -> dict:
     """Scale statement and header lines: which model stood in for which, on what data (the facts
-    and their wording from lenex.header, as every table's header)."""
+    and their wording from lenex.tables.header, as every table's header)."""
     domain = metas.get("arxiv", {})
     (test_docs, test_tokens), (train_docs, train_tokens) = split_size(domain, "test"), split_size(domain, "train")
     arxiv = stand_in("arxiv", corpora.get("arxiv", {}), "arXiv")

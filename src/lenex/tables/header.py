@@ -1,5 +1,5 @@
 """A table's header facts: at which scale our numbers were produced, on what data, from which
-code. `build_header` is every generic table's (`python -m lenex.header --preset-file P --corpora
+code. `build_header` is every generic table's (`python -m lenex.tables.header --preset-file P --corpora
 JSON --metas M.. --results R.. --out H.json`, which lenex.tables.render reads; the receptive-field
 tables add their protocol to it); the pieces below it (`split_size`, `stand_in`, `run_record`)
 are also what the segmented paper's own header (lenex.segmented.tables) is written from."""
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import yaml
 
-from .cli import run_cli
-from .files import atomic_write_text
-from .presets import paper_view
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..presets import paper_view
 from .raw_results import read_recorded
-from .run_facts import recorded
+from ..run_facts import recorded
 
 
 def split_size(meta: dict, split: str) -> tuple:
