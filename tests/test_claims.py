@@ -9,7 +9,7 @@ import yaml
 
 from lenex.claims import predicates as P
 from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references
-from lenex.claims.paper_cells import paper_tables
+from paper_cells import paper_tables
 from lenex.claims.render import against_bar, main as claims_main
 from lenex.cli import run_cli
 from lenex.tables.cells import table_cells

@@ -27,7 +27,7 @@ rule fetch_debian:
 
 rule train_tokenizer:
     input:
-        lambda wc: fetched_inputs(config.get("bpe_corpus", "pg22")),
+        lambda wc: pipeline.fetched_inputs(config.get("bpe_corpus", "pg22")),
     output:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
@@ -35,8 +35,10 @@ rule train_tokenizer:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(corpus_spec(config.get("bpe_corpus", "pg22"))),
-        data=lambda wc: preset(wc.preset)["data"],
+        spec=lambda wc: quoted_json(
+            pipeline.corpus_spec(config.get("bpe_corpus", "pg22"))
+        ),
+        data=lambda wc: pipeline.preset(wc.preset)["data"],
     shell:
         "python -m lenex.pipeline.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
         " --seed {params.data[seed]} --valid-fraction {params.data[valid_fraction]}"
@@ -46,7 +48,7 @@ rule train_tokenizer:
 
 rule prepare_corpus:
     input:
-        corpus_inputs,
+        lambda wc: pipeline.corpus_inputs(wc.preset, wc.corpus),
     output:
         multiext(
             "results/{preset}/data/{corpus}/",
@@ -60,10 +62,10 @@ rule prepare_corpus:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(corpus_spec(wc.corpus)),
-        data=lambda wc: preset(wc.preset)["data"],
-        tokenizer=lambda wc: tokenizer_name(wc.preset),
-        min_doc_tokens=lambda wc: shortest_eval_length(wc.preset),
+        spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.corpus)),
+        data=lambda wc: pipeline.preset(wc.preset)["data"],
+        tokenizer=lambda wc: pipeline.tokenizer_name(wc.preset),
+        min_doc_tokens=lambda wc: pipeline.shortest_eval_length(wc.preset),
         out=lambda wc: f"results/{wc.preset}/data/{wc.corpus}",
     shell:
         "python -m lenex.pipeline.launch lenex.data.prepare --source-spec {params.spec} --resources resources"

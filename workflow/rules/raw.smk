@@ -3,11 +3,11 @@
 # `from_raw` (make tables) the raw results are the inputs, so this rule is not defined there.
 
 
-if not FROM_RAW:
+if not pipeline.from_raw:
 
     rule raw_results:
         input:
-            lambda wc: paper_recorded(wc.preset, wc.paper),
+            lambda wc: pipeline.paper_recorded(wc.preset, wc.paper),
         output:
             "results/{preset}/raw/{paper}.jsonl",
         log:

@@ -1,21 +1,19 @@
 """Cells files holding only the paper's numbers (ours all null), built from the experiment file and
-paper_results.csv: what every claim must hold on, with no run of ours (tests, `--paper-only`)."""
+paper_results.csv: what every claim must hold on with no run of ours (tests/test_claims.py). A
+paper whose tables the library's generic builder does not build (segmented) is built by its own."""
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import yaml
 
-from . import FIGURE_CELLS
-from ..tables.cells import table_cells
-from ..tables.paper_results import load_paper_results
-from ..tables.table_data import build_table
+from lenex.pipeline.papers import paper_named
+from lenex.segmented.tables import build_segmented_table
+from lenex.tables.cells import table_cells
+from lenex.tables.paper_results import load_paper_results
+from lenex.tables.table_data import build_table
 
-
-# A paper whose tables the library's generic builder does not build names its own, as
-# "module:function(spec, paper_df) -> table", imported on use: the library never imports a paper.
-PAPER_ONLY_BUILDERS = {"segmented": "lenex.segmented.tables:paper_only_table"}
+PAPER_ONLY_HEADER = {"scale_statement": "paper only", "lines": [], "stand_in": None}
 
 
 def paper_tables(experiment_path: str | Path, paper_results: str | Path | None = None) -> dict[str, dict]:
@@ -24,13 +22,11 @@ def paper_tables(experiment_path: str | Path, paper_results: str | Path | None =
     paper_df = load_paper_results(paper_results)
     tables = {}
     for spec in experiment["tables"].values():
-        builder = PAPER_ONLY_BUILDERS.get(experiment["paper"])
-        if builder:
-            module, function = builder.split(":")
-            table = getattr(importlib.import_module(module), function)(spec, paper_df)
+        if experiment["paper"] == "segmented":
+            table = build_segmented_table(spec, [], paper_df, PAPER_ONLY_HEADER)
         else:
             table = build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
         tables[str(spec["table"])] = table_cells(table)
-    for key in FIGURE_CELLS.get(experiment["paper"], []):  # a figure's numbers are ours only
+    for key in paper_named(experiment["paper"]).figure_cells:  # a figure's numbers are ours only
         tables[f"f{key.removeprefix('figure')}"] = {"figure": key.removeprefix("figure"), "values": {}}
     return tables
