@@ -43,7 +43,7 @@ run: setup
 tables: setup
 	snakemake --cores $(CORES) --forceall --config from_raw=True $(if $(PRESET),preset=$(PRESET))
 	# A preset with reference runs (results/<preset>/runs.yaml) gets its REFERENCE.md rewritten too.
-	if [ -f results/$(PRESET)/runs.yaml ]; then python -m lenex.reference --preset $(PRESET); fi
+	if [ -f results/$(PRESET)/runs.yaml ]; then python -m lenex.pipeline.reference --preset $(PRESET); fi
 
 test: setup
 	# Two workers: the dry-run and end-to-end tests are mostly single-threaded subprocesses.

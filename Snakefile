@@ -17,13 +17,6 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/resources.smk"
-include: "workflow/rules/recorded.smk"
-include: "workflow/rules/papers_common.smk"
-include: "workflow/rules/hf_common.smk"
-include: "workflow/rules/targets.smk"
-include: "workflow/rules/report_common.smk"
-include: "workflow/rules/fairseq_common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
@@ -55,4 +48,4 @@ onerror:
 rule all:
     default_target: True
     input:
-        all_targets(config["preset"]),
+        pipeline.all_targets(config["preset"]),

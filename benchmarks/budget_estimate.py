@@ -18,7 +18,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from lenex.reference_record import JOB_STAMP, log_part
+from lenex.pipeline.reference_record import JOB_STAMP, log_part
 
 RULE = re.compile(r"^\s*(?:local)?rule (\w+):\s*$")
 OUTPUT = re.compile(r"^\s*output: (.+?)\s*$")

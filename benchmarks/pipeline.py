@@ -5,8 +5,8 @@
   would run it: wall time, jobs, the scheduler's own CPU (its process alone, read from /proc while it
   runs, not its jobs'), then a no-op rerun there that must print "Nothing to be done".
 - Per-job start-up: the wall time of `python -c "import <entry>"` for each entry point the rules call
-  (what every job pays before it does any work), and of `python -m lenex.launch <entry> --help`
-  with a fork server up (what a job of a local run pays: lenex.launch).
+  (what every job pays before it does any work), and of `python -m lenex.pipeline.launch <entry> --help`
+  with a fork server up (what a job of a local run pays: lenex.pipeline.launch).
 - A no-op rerun of one paper's whole DAG: `snakemake --cores 1 results/tiny/lex.md` (every table and
   figure of the LEX paper at the `tiny` preset) after the target is complete. If it is not, it is
   built first, untimed (about ten minutes on 2 cores); each timed rerun must then print
@@ -116,8 +116,8 @@ def whole_dag(source: Path, cores: int, keep: Path | None = None) -> dict:
 def entry_points() -> list[str]:
     """The modules the rules run (`python -m <module>`), read from the rule files."""
     text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
-    found = set(re.findall(r"python -m (?:lenex\.launch )?(lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
-    return sorted(found - {"lenex.launch"})  # the launcher itself is how they start, not one of them
+    found = set(re.findall(r"python -m (?:lenex\.pipeline\.launch )?(lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
+    return sorted(found - {"lenex.pipeline.launch"})  # the launcher itself is how they start, not one of them
 
 
 def _time_each_module(command, env: dict, reps: int, limit: int | None) -> dict:
@@ -139,7 +139,7 @@ def startup(reps: int, limit: int | None = None) -> dict:
 
 
 def forked_startup(reps: int, limit: int | None = None) -> dict:
-    """Seconds for `python -m lenex.launch <module> --help` with a fork server up (lenex.launch):
+    """Seconds for `python -m lenex.pipeline.launch <module> --help` with a fork server up (lenex.pipeline.launch):
     what a job pays before its work in a local run (the module's own imports beyond torch included)."""
     from lenex import launch
 
@@ -147,7 +147,7 @@ def forked_startup(reps: int, limit: int | None = None) -> dict:
     server = launch.start_server(folder, cwd=REPO, env=_snakemake_env())
     try:
         env = {**_snakemake_env(), launch.SOCKET_ENV: launch.wait_until_serving(server, folder)}
-        return _time_each_module(lambda module: [sys.executable, "-m", "lenex.launch", module, "--help"], env, reps,
+        return _time_each_module(lambda module: [sys.executable, "-m", "lenex.pipeline.launch", module, "--help"], env, reps,
                                  limit)
     finally:
         server.terminate()
@@ -197,7 +197,7 @@ def run(quick: bool, build_cores: int = 2) -> dict:
             (lambda: dry_run(["--forceall"], 1)) if quick else (lambda: whole_dag(REPO, build_cores))),
         "start-up per job (python + import of each entry point)": (
             lambda: {"per_module": startup(1, limit=3) if quick else startup(3)}),
-        "start-up per job forked from the fork server (lenex.launch <module> --help)": (
+        "start-up per job forked from the fork server (lenex.pipeline.launch <module> --help)": (
             lambda: {"per_module": forked_startup(1, limit=3) if quick else forked_startup(3)}),
         f"no-op rerun, whole LEX paper ({WHOLE_PAPER})": (
             (lambda: dry_run([WHOLE_PAPER], 1)) if quick else (lambda: noop_rerun(WHOLE_PAPER, 3, build_cores))),

@@ -1,9 +1,11 @@
 """The shape of the code base: a one-way import hierarchy (no import cycle in src/lenex, the
-imports inside functions included, since they only hide a cycle from the interpreter) and
-short files (none over 400 lines)."""
+imports inside functions included, since they only hide a cycle from the interpreter; the library
+below the papers and tools, in imports and in the module names its strings hold) and short files
+(none over 400 lines)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import deque
 from pathlib import Path
 
@@ -148,35 +150,98 @@ def test_no_file_over_400_lines():
     assert not found, f"files over {MAX_LINES} lines (split them by concern):\n" + "\n".join(found)
 
 
-# A library and three apps: the papers import the library, never the other way round. The tools
-# beside the papers (the Hugging Face profile reads LEX's attention resolution) may use a paper's
-# measure; the generic library may not.
+# The layers (docs/architecture.md): the generic library at the root of src/lenex (with tables/,
+# claims/ and pipeline/, the workflow's Python), and above it the three papers and the tools beside
+# them. The library imports neither, and names none of their modules in a string it uses (a
+# registry is filled from above: a paper or a model family declares itself by an entry point in
+# pyproject.toml). A paper never imports another paper. A tool may use a paper's measure (the
+# Hugging Face profile reads LEX's attention resolution, the scale study scores with the
+# receptive-field protocol) and a paper a tool (the segmented paper reads the released checkpoints
+# through hf), as long as no import runs in a circle (test_no_import_cycle_in_lenex).
 PAPERS = ("lenex.lex", "lenex.receptive_field", "lenex.segmented")
 TOOLS = ("lenex.hf", "lenex.scale_study", "lenex.fairseq_backend", "lenex.fairseq_plugin")
+UPPER = re.compile(r"\blenex\.(" + "|".join(p.split(".")[1] for p in PAPERS + TOOLS) + r")\b")
 
 
 def _within(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-def library_imports_of_papers(edges: Edges) -> list[str]:
-    return sorted(f"{a} -> {b} ({where})" for (a, b), where in edges.items()
-                  if _within(b, PAPERS) and not _within(a, PAPERS + TOOLS))
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
 
 
-def test_library_import_of_a_paper_is_found():
+def upward_imports(edges: Edges) -> list[str]:
+    """Imports of a paper or a tool by the library, and of a paper by another paper."""
+    found = []
+    for (a, b), where in edges.items():
+        library_up = _within(b, PAPERS + TOOLS) and not _within(a, PAPERS + TOOLS)
+        paper_to_paper = _within(a, PAPERS) and _within(b, PAPERS) and _package(a) != _package(b)
+        if library_up or paper_to_paper:
+            found.append(f"{a} -> {b} ({where})")
+    return sorted(found)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def upward_names(package_dir: Path) -> list[str]:
+    """Strings a library module uses (docstrings aside) that name a module of a paper or a tool: a
+    dependency an import-based check cannot see ("module:function" imported on use)."""
+    found = []
+    for module, path in module_files(package_dir).items():
+        if _within(module, PAPERS + TOOLS):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        documentation = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in documentation:
+                for match in UPPER.finditer(node.value):
+                    found.append(f"{module} names {match[0]} ({path.relative_to(package_dir.parent.parent)}:{node.lineno})")
+    return found
+
+
+def test_upward_imports_are_found():
     edges = {("lenex.tables.render", "lenex.segmented.tables"): "src/lenex/tables/render.py:3",
+             ("lenex.checkpoint", "lenex.hf.models"): "src/lenex/checkpoint.py:40",
              ("lenex.segmented.tables", "lenex.tables.render"): "src/lenex/segmented/tables.py:9",
+             ("lenex.segmented.figures", "lenex.lex.figures"): "src/lenex/segmented/figures.py:4",
+             ("lenex.lex.figures", "lenex.lex.targets"): "src/lenex/lex/figures.py:5",
              ("lenex.hf.profile", "lenex.lex.resolution"): "src/lenex/hf/profile.py:37"}
-    assert library_imports_of_papers(edges) == [
+    assert upward_imports(edges) == [
+        "lenex.checkpoint -> lenex.hf.models (src/lenex/checkpoint.py:40)",
+        "lenex.segmented.figures -> lenex.lex.figures (src/lenex/segmented/figures.py:4)",
         "lenex.tables.render -> lenex.segmented.tables (src/lenex/tables/render.py:3)"]
 
 
-def test_the_library_never_imports_a_paper():
-    found = library_imports_of_papers(import_edges(PACKAGE))
-    assert not found, "the generic library imports a paper package:\n" + "\n".join(found)
+def test_a_module_named_in_a_string_from_below_is_found(tmp_path):
+    pkg = tmp_path / "src" / "lenex"
+    (pkg / "hf").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "hf" / "__init__.py").write_text('NAME = "lenex.hf.models"\n')  # a tool naming itself: fine
+    (pkg / "checkpoint.py").write_text('"""Formats (lenex.hf.models registers one)."""\n'
+                                       'FORMATS = {"hf": "lenex.hf.models:HFLanguageModel"}\n')
+    assert upward_names(pkg) == ["lenex.checkpoint names lenex.hf (src/lenex/checkpoint.py:2)"]
 
 
-def test_each_paper_package_has_its_targets_module():
+def test_the_library_never_imports_a_paper_or_a_tool_and_papers_not_each_other():
+    found = upward_imports(import_edges(PACKAGE))
+    assert not found, "imports against the layers (docs/architecture.md):\n" + "\n".join(found)
+
+
+def test_the_library_names_no_module_of_a_paper_or_a_tool():
+    found = upward_names(PACKAGE)
+    assert not found, "the library names a module above it (register it from there instead):\n" + "\n".join(found)
+
+
+def test_each_paper_package_has_its_targets_and_its_interface():
     for paper in PAPERS:
-        assert (PACKAGE / paper.split(".")[1] / "targets.py").is_file(), f"{paper} has no targets module"
+        folder = PACKAGE / paper.split(".")[1]
+        assert (folder / "targets.py").is_file() and (folder / "paper.py").is_file(), paper

@@ -6,15 +6,20 @@ import sys
 import pytest
 import torch
 
-from lenex.checkpoint import FORMAT, FORMATS, HF_FORMAT, format_of, load_model, read_checkpoint, save_checkpoint
+from lenex.checkpoint import (FORMAT, FORMATS, declared_formats, format_named, format_of, load_model, read_checkpoint,
+                              save_checkpoint)
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
 
 SMALL = dict(n_layer=1, d_model=16, n_head=2, d_ff=16, vocab_size=64, train_length=8)
 
 
+HF_FORMAT = "lenex-hf-checkpoint-v1"
+
+
 def test_every_format_names_importable_code():
-    for name, fmt in FORMATS.items():
+    for name in declared_formats():
+        fmt = format_named(name)
         for which in ("model_class", "to_payload", "from_payload"):
             assert callable(fmt.resolve(which)), (name, which)
 
@@ -63,3 +68,16 @@ def test_loading_a_lenex_checkpoint_does_not_import_transformers(tmp_path):
             "assert 'transformers' not in sys.modules, 'transformers imported'")
     run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.pt")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_model_familys_format_is_found_by_its_entry_point_without_the_library_naming_it(tmp_path):
+    """lenex.checkpoint names no model family: the Hugging Face format is registered by lenex.hf.models,
+    which a fresh interpreter imports only when it reads a file of that format."""
+    code = ("import sys; from lenex.checkpoint import FORMATS, declared_formats, format_named; "
+            "assert 'lenex.hf.models' not in sys.modules and list(FORMATS) == ['lenex-checkpoint-v1']; "
+            f"assert declared_formats() == ['lenex-checkpoint-v1', '{HF_FORMAT}']; "
+            f"fmt = format_named('{HF_FORMAT}'); assert 'lenex.hf.models' in sys.modules; "
+            "print(fmt.resolve('model_class').__name__)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "HFLanguageModel"

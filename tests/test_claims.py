@@ -9,7 +9,7 @@ import yaml
 
 from lenex.claims import predicates as P
 from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references, thresholds_of
-from lenex.claims.paper_cells import paper_tables
+from paper_cells import paper_tables
 from lenex.claims.render import main as claims_main
 from lenex.claims.summary import against_bar, verdict_counts
 from lenex.cli import run_cli

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from lenex.claims.evaluate import load_claims, references, words_named
-from lenex.claims.paper_cells import paper_tables
+from paper_cells import paper_tables
 from lenex.claims.refs import resolve
 from test_workflow import REPO
 

@@ -51,9 +51,9 @@ def test_build_dataclass_names_unknown_and_missing_keys():
 
 
 def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked_again(tmp_path, monkeypatch):
-    """lenex.variants.check_variants_once: the scheduler imports the registries (and torch) only
+    """lenex.pipeline.variants.check_variants_once: the scheduler imports the registries (and torch) only
     when the variants or the registries' code changed since a check passed."""
-    from lenex.variants import check_fingerprint, check_variants_once
+    from lenex.pipeline.variants import check_fingerprint, check_variants_once
 
     good = {"a": {"position": "alibi", "mask": "causal"}}
     check_variants_once(good, "exp.yaml", tmp_path)
@@ -65,8 +65,8 @@ def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked
     assert len(list(tmp_path.iterdir())) == 1  # a failed check leaves no stamp
     retuned = {"a": {"position": "alibi", "mask": "causal", "position_options": {"shift": 1}}}
     assert check_fingerprint(retuned) != check_fingerprint(good)
-    import lenex.variants
+    import lenex.pipeline.variants
 
     before = check_fingerprint(good)
-    monkeypatch.setattr(lenex.variants, "REGISTRY_CODE", ("config.py", "variants.py", "masks"))
+    monkeypatch.setattr(lenex.pipeline.variants, "REGISTRY_CODE", ("config.py", "pipeline/variants.py", "masks"))
     assert check_fingerprint(good) != before  # the registries' code is part of what is stamped

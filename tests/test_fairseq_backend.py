@@ -313,7 +313,7 @@ def test_backend_fairseq_in_a_preset_trains_through_fairseq(tmp_path):
     run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos.pt", cwd=workdir)
     assert run.returncode == 0, run.stderr
     assert job_counts(run.stdout)["binarize_fairseq"] == 1 and job_counts(run.stdout)["train"] == 1
-    assert "python -m lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix" in run.stdout
+    assert "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix" in run.stdout
 
 
 def test_crosscheck_dry_run_trains_both_backends_twice(tmp_path):

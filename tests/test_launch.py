@@ -1,4 +1,4 @@
-"""lenex.launch: a job forked from the fork server behaves as `python -m <module>` would (its
+"""lenex.pipeline.launch: a job forked from the fork server behaves as `python -m <module>` would (its
 output, exit status, environment, working directory, signals, numbers), and without a server, or
 with one that refuses it, it is `python -m <module>` itself."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from lenex.launch import SOCKET_ENV, start_server, wait_until_serving
+from lenex.pipeline.launch import SOCKET_ENV, start_server, wait_until_serving
 from test_workflow import REPO
 
 PROBE = '''
@@ -45,7 +45,7 @@ def server(tmp_path_factory):
 def job(folder, *args, server=True, executable=sys.executable, **kwargs):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(REPO / "src")]), "PROBE": "p1"}
     env[SOCKET_ENV] = str(folder / "socket") if server else ""
-    return subprocess.run([executable, "-m", "lenex.launch", "probe_module", *args], cwd=folder, env=env,
+    return subprocess.run([executable, "-m", "lenex.pipeline.launch", "probe_module", *args], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=120, **kwargs)
 
 
@@ -61,7 +61,7 @@ def test_a_forked_job_gets_its_output_status_environment_and_directory(server):
 def test_without_a_server_the_job_is_python_m_itself(server):
     done = job(server, "x", "0", server=False)
     assert done.returncode == 0 and "torch=False" in done.stdout and "probe=p1" in done.stdout
-    stale = subprocess.run([sys.executable, "-m", "lenex.launch", "probe_module", "4"], cwd=server, timeout=60,
+    stale = subprocess.run([sys.executable, "-m", "lenex.pipeline.launch", "probe_module", "4"], cwd=server, timeout=60,
                            env={**os.environ, "PYTHONPATH": f"{server}{os.pathsep}{REPO / 'src'}",
                                 SOCKET_ENV: str(server / "no-such-socket")}, capture_output=True, text=True)
     assert stale.returncode == 4 and "torch=False" in stale.stdout
@@ -76,12 +76,12 @@ def test_a_server_refuses_another_interpreter_which_then_runs_the_module_itself(
 
 
 def test_stopping_the_job_stops_the_forked_child(server):
-    waiting = subprocess.Popen([sys.executable, "-m", "lenex.launch", "probe_module", "--sleep"], cwd=server,
+    waiting = subprocess.Popen([sys.executable, "-m", "lenex.pipeline.launch", "probe_module", "--sleep"], cwd=server,
                                env={**os.environ, "PYTHONPATH": f"{server}{os.pathsep}{REPO / 'src'}",
                                     SOCKET_ENV: str(server / "socket")}, stdout=subprocess.PIPE, text=True)
     first = waiting.stdout.readline()
     assert "torch=True" in first
-    children = subprocess.run(["pgrep", "-f", "lenex.launch --serve"], capture_output=True, text=True).stdout.split()
+    children = subprocess.run(["pgrep", "-f", "lenex.pipeline.launch --serve"], capture_output=True, text=True).stdout.split()
     started = time.time()
     waiting.send_signal(signal.SIGTERM)
     assert waiting.wait(timeout=30) != 0 and time.time() - started < 30
@@ -100,7 +100,7 @@ def test_a_training_forked_from_the_server_is_bit_identical_to_one_started_fresh
     for with_server in (False, True):
         out = tmp_path / f"m{with_server}.pt"
         env = {**os.environ, SOCKET_ENV: str(server / "socket") if with_server else ""}
-        done = subprocess.run([sys.executable, "-m", "lenex.launch", "lenex.train", "--model-config", model,
+        done = subprocess.run([sys.executable, "-m", "lenex.pipeline.launch", "lenex.train", "--model-config", model,
                                "--train-config", train, "--data", str(data), "--out", str(out),
                                "--workdir", str(tmp_path / f"w{with_server}"), "--threads", "1"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

@@ -32,7 +32,7 @@ def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdi
     assert lex_cells(out, "resolution") == (4, 9)
     assert "evaluate" not in counts and "resolution" not in counts  # the one-cell rules: no table cell
     assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
-    assert counts["lex_table"] == 5
+    assert counts["paper_table"] == 5
     for path in ("resolution/lex/xpos/pg22/blockwise/L128.json", "resolution/lex/xpos/pg22/causal/L128.json",
                  "eval/lex/xpos/pg22/sliding/L512.json", "eval/lex/transformer/pg22/blockwise/L128.json",
                  "eval/lex/rope/pg22/blockwise/L512.json", "eval/lex/xpos_scalar_zeta/pg22/blockwise/L512.json"):
@@ -53,11 +53,14 @@ def test_table3_reads_only_resolutions_and_figure1_only_pg22(workdir):
 
 
 def test_paper_preset_plans_every_job_with_gpu_resources(workdir):
+    """At a GPU preset each cell is its own job of the one-cell rules (they run side by side, and a
+    cluster profile reaches them by name: tests/test_slurm_profile.py); the same 111 cells."""
     out, counts = dry_run(workdir, "results/paper/lex.md")
-    assert counts["train"] == 6 and lex_cells(out) == (18, 102) and lex_cells(out, "resolution") == (4, 9)
+    assert counts["train"] == 6 and lex_cells(out) == (0, 0) and lex_cells(out, "resolution") == (0, 0)
+    assert counts["evaluate"] == 102 and counts["resolution"] == 9
     blocks = out.split("\n\n")
-    for rule, gpus in (("train", 8), ("lex_eval__paper_", 1), ("lex_resolution__paper_", 1)):
-        jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}\w*:", b, re.M)]
+    for rule, gpus in (("train", 8), ("evaluate", 1), ("resolution", 1)):
+        jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b, re.M)]
         assert jobs and all(f"gpu={gpus}" in b for b in jobs), rule
     assert "L8192.json" in out and "resolution/lex/xpos/pg22/blockwise/L2048.json" in out
 

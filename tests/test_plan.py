@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lenex.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
+from lenex.pipeline.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
 
 from test_workflow import scratch_workflow
 
@@ -93,8 +93,10 @@ def test_plan_target_lists_every_job_of_the_paper_dag(tmp_path):
     plan = json.loads((tmp_path / "results/paper/plan/lex.json").read_text())
     trainings = [j for j in plan["jobs"] if j["rule"] == "train"]
     assert trainings and all(j["gpus"] == 8 and j["resources"]["runtime"] == 1080 for j in trainings)
-    # LEX's evaluation rules, one per model and corpus (lex_eval__paper_<variant>_<corpus>), as one row
-    assert plan["by_rule"]["lex_eval"]["jobs"] == 18 and plan["estimated_gpu_hours"] > 91 * len(trainings)
+    # LEX's cells at a GPU preset: one job each of the one-cell rules, 120 declared minutes apiece
+    assert plan["by_rule"]["evaluate"]["jobs"] == 102 and plan["by_rule"]["resolution"]["jobs"] == 9
+    assert plan["by_rule"]["evaluate"]["declared_gpu_hours"] == 102 * 2
+    assert plan["estimated_gpu_hours"] > 91 * len(trainings)
     assert not [rule for rule in plan["by_rule"] if "__" in rule]
 
 

@@ -11,8 +11,8 @@ import pytest
 from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 
 from lenex.files import save_figure
-from lenex.header import build_header
-from lenex.raw_results import RAW_ENV, collect, file_lines, parse, read_recorded
+from lenex.tables.header import build_header
+from lenex.tables.raw_results import RAW_ENV, collect, file_lines, parse, read_recorded
 from lenex.run_facts import NOT_RECORDED, recorded
 from lenex.segmented.figures import recorded_scale
 

@@ -19,7 +19,7 @@ def test_paper_preset_lists_every_model_of_the_paper_with_gpus(workdir):  # noqa
     # the two may have different budgets) + 2 x 2 (Table 2) + 7 x 3 corpora x 5 seeds (Table 3)
     # + Sinusoidal at L_tr / 4 (Figure 7) = 144 trainings.
     assert counts["receptive_field_train"] == 17 * 2 + 4 + 7 * 3 * 5 + 1 == counts["receptive_field_evaluate"]
-    assert counts["receptive_field_cache_window"] == 2 * 3 * 5 and counts["receptive_field_table"] == 5 and counts["receptive_field_figure"] == 10
+    assert counts["receptive_field_cache_window"] == 2 * 3 * 5 and counts["paper_table"] == 5 and counts["receptive_field_figure"] == 10
     train_jobs = run.stdout.split("rule receptive_field_train:")[1:]
     assert all("gpu=1" in job.split("\n\n")[0] for job in train_jobs)
     # Table 7's model; windows at the paper's own size; Table 2's longer L_tr.
@@ -31,7 +31,7 @@ def test_one_table_builds_only_what_it_needs(workdir):  # noqa: F811
     run = snakemake("-n", "--forceall", TABLE2, cwd=workdir)
     assert run.returncode == 0, run.stderr[-3000:]
     counts = job_counts(run.stdout)
-    assert (counts["receptive_field_train"], counts["receptive_field_evaluate"], counts["receptive_field_table"]) == (4, 4, 1)
+    assert (counts["receptive_field_train"], counts["receptive_field_evaluate"], counts["paper_table"]) == (4, 4, 1)
     assert "receptive_field_cache_window" not in counts and "receptive_field_figure" not in counts
 
 

@@ -1,4 +1,4 @@
-"""lenex.reference: the reference-run page is generated from the runs file and the claims files alone."""
+"""lenex.pipeline.reference: the reference-run page is generated from the runs file and the claims files alone."""
 import json
 import subprocess
 from pathlib import Path
@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from lenex.claims.summary import against_bar
-from lenex.reference import main, reference_page, shortfall, why_not_held
-from lenex.reference_record import log_part, run_record, wall_time_text
-from lenex.reference_record import main as record_main
+from lenex.pipeline.reference import main, reference_page, shortfall, why_not_held
+from lenex.pipeline.reference_record import log_part, run_record, wall_time_text
+from lenex.pipeline.reference_record import main as record_main
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = {"paper": "lex", "title": "LEX", "command": "snakemake x", "wall_time": "1 min", "revision": "`abc`"}

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from lenex.report_page import parse_header, render_caption, render_page
+from lenex.tables.report_page import parse_header, render_caption, render_page
 
 TABLE = """# Perplexity by length (LEX Table 2)
 
@@ -82,17 +82,17 @@ def test_cli_writes_page_and_caption(tmp_path):
     md = tmp_path / "table2.md"
     md.write_text(TABLE, encoding="utf-8")
     out, caption = tmp_path / "out" / "table2.html", tmp_path / "out" / "table2.caption.html"
-    subprocess.run([sys.executable, "-m", "lenex.report_page", "--md", str(md), "--out-html", str(out),
+    subprocess.run([sys.executable, "-m", "lenex.tables.report_page", "--md", str(md), "--out-html", str(out),
                     "--out-caption", str(caption)], check=True)
     assert "<h1>Perplexity by length (LEX Table 2)</h1>" in out.read_text(encoding="utf-8")
     assert "offline stand-in" in caption.read_text(encoding="utf-8")
-    bad = subprocess.run([sys.executable, "-m", "lenex.report_page", "--md", str(tmp_path / "none.md"),
+    bad = subprocess.run([sys.executable, "-m", "lenex.tables.report_page", "--md", str(tmp_path / "none.md"),
                           "--out-html", str(out)], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "none.md" in bad.stderr
 
 
 def test_cli_writes_the_contents_list(tmp_path):
     out = tmp_path / "report" / "contents.txt"
-    subprocess.run([sys.executable, "-m", "lenex.report_page", "--contents", str(out),
+    subprocess.run([sys.executable, "-m", "lenex.tables.report_page", "--contents", str(out),
                     "--files", "a/table2.html", "b/figure1.png"], check=True)
     assert out.read_text(encoding="utf-8") == "a/table2.html\nb/figure1.png\n"

@@ -243,7 +243,7 @@ def test_report_shows_runtimes(browser, report_html, tmp_path):
     html = report_html.read_text(encoding="utf-8")
     runtimes = embedded(html, "runtimes_spec", "runtimes")["data"]["values"]
     rules = {entry["rule"] for entry in runtimes}
-    assert {"train", "lex_table"} <= rules and any(r.startswith("lex_eval__tiny_") for r in rules), sorted(rules)
+    assert {"train", "paper_table"} <= rules and any(r.startswith("lex_eval__tiny_") for r in rules), sorted(rules)
     # A zero runtime (a job inside one tick of the file clock) collapses the log-scale chart.
     zero = [entry for entry in runtimes if entry["runtime"] <= 0]
     assert not zero, zero

@@ -97,9 +97,9 @@ def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     # those models and corpora: 58 cells in 8 jobs instead of 48 jobs)
     assert lex_cells(run.stdout) == (8, 58)
     assert {rule: n for rule, n in counts.items() if not rule.startswith("lex_eval_")} == {
-        "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "lex_table_header": 1, "lex_table": 1,
+        "fetch_pypi": 2, "fetch_debian": 40, "prepare_corpus": 5, "train": 4, "lex_table_header": 1, "paper_table": 1,
     }
-    table_inputs = re.search(r"^rule lex_table:\n\s+input: (.+)$", run.stdout, re.M)[1]
+    table_inputs = re.search(r"^rule paper_table:\n\s+input: (.+)$", run.stdout, re.M)[1]
     assert "xpos/pg22/blockwise/L128.json" in table_inputs and "xpos/pg22/causal/L128.json" not in table_inputs
 
 

@@ -1,6 +1,7 @@
-"""How the rule files are written: one table rule per paper on the shared table interface, one
-ruleorder only (LEX's per-model evaluation over the one-cell rules), one name per paper in rule
-names, short files. Static reads of workflow/rules."""
+"""How the rule files are written: one table rule for every paper (through each paper's interface),
+one ruleorder only (LEX's per-model evaluation over the one-cell rules), one name per paper in rule
+names, rules and thin calls only (the workflow's Python is in lenex.pipeline), short files. Static
+reads of workflow/rules."""
 
 import re
 
@@ -29,44 +30,81 @@ def test_the_only_ruleorder_puts_lex_evaluation_jobs_over_the_one_cell_rules():
         "lex.smk": ['_name, "evaluate" if _stage == "eval" else "resolution"']}
 
 
-def test_every_paper_implements_the_table_interface_in_its_own_rule():
+def test_one_table_rule_renders_every_papers_tables_through_its_interface():
+    from lenex.pipeline.papers import paper_named
+
     text = "\n".join(p.read_text() for p in RULES)
-    for paper in PAPERS:
-        name = paper.replace("-", "_")
-        assert re.search(rf"^use rule paper_table as {name}_table with:", text, re.M), paper
-    # the interface itself builds nothing: its {paper} wildcard matches no path
-    assert 'paper=r"(?!)"' in (REPO / "workflow/rules/tables.smk").read_text()
+    assert re.search(r"^rule paper_table:", text, re.M) and not re.search(r"^use rule paper_table as", text, re.M)
+    for paper in PAPERS:  # each paper's renderer, as its Paper names it (no rule file names it)
+        renderer = paper_named(paper).table_renderer
+        assert (REPO / "src" / (renderer.replace(".", "/") + ".py")).is_file(), (paper, renderer)
+        assert renderer not in text, (paper, renderer)
 
 
 def test_rule_names_use_one_name_per_paper():
     names = rule_names()
     assert len(names) == len(set(names))
     assert not [n for n in names if n.startswith(("rf_", "seg_", "sandwich_"))], names
-    assert {"receptive_field_train", "receptive_field_evaluate", "receptive_field_table", "lex_table",
-            "segmented_table"} <= set(names)
+    assert {"receptive_field_train", "receptive_field_evaluate", "paper_table", "lex_table_header",
+            "segmented_evaluate"} <= set(names)
 
 
-def test_rule_files_are_short_and_common_is_generic():
+# Snakemake's directives that open a block of rule syntax (not Python).
+DIRECTIVE = re.compile(r"^(\s*)(rule\b|use rule\b|checkpoint\b|wildcard_constraints:|localrules:|ruleorder:|"
+                       r"onstart:|onsuccess:|onerror:|configfile:|include:|report:|workdir:|envvars:)")
+
+
+def python_lines(text: str) -> list[str]:
+    """The lines of a rule file that are Python of its own: neither a comment, nor blank, nor inside
+    a Snakemake directive's block (a rule's input functions are calls, counted with the rule)."""
+    found, block_indent = [], None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None and indent > block_indent:
+            continue
+        block_indent = None
+        match = DIRECTIVE.match(line)
+        if match:
+            block_indent = len(match[1])
+            continue
+        found.append(line)
+    return found
+
+
+def test_python_lines_counts_what_is_outside_rules():
+    text = ("from x import y\n\n# a comment\nrule a:\n    input:\n        lambda wc: y(wc),\n\n"
+            "for p in y():\n    rule:\n        name:\n            p\n    z = p\n")
+    assert python_lines(text) == ["from x import y", "for p in y():", "    z = p"]
+
+
+def test_the_rule_files_hold_rules_and_thin_calls():
+    """The workflow's Python is in lenex.pipeline and the papers' packages, tested without Snakemake:
+    what the rule files define themselves (imports, names, the LEX rule loop) stays within 150 lines."""
+    counts = {p.name: len(python_lines(p.read_text())) for p in RULES}
+    assert sum(counts.values()) <= 150, counts
+    defined = [p.name for p in RULES if re.search(r"^\s*def \w+", p.read_text(), re.M)]
+    assert not defined, f"functions defined in rule files (move them to lenex.pipeline): {defined}"
+
+
+def test_rule_files_are_short():
     lengths = {p.name: len(p.read_text().splitlines()) for p in RULES}
     assert max(lengths.values()) <= 400, lengths
-    assert lengths["common.smk"] < 300
-    common = (REPO / "workflow/rules/common.smk").read_text()
-    assert not re.search(r"^def (lex|receptive_field|rf|seg|segmented)_", common, re.M)
 
 
 def test_a_local_run_drops_snakemakes_job_rate_limit_and_a_cluster_run_keeps_it():
-    """common.smk's onstart helper (see its docstring: Snakemake's rate-limit timers pile up)."""
+    """lenex.pipeline.resources.drop_local_rate_limit (its docstring: Snakemake's rate-limit timers pile up)."""
     from types import SimpleNamespace
 
-    text = (REPO / "workflow/rules/common.smk").read_text()
-    scope = {}
-    for name in ("drop_local_rate_limit", "local_run"):
-        exec(text[text.index(f"def {name}"):].split("\n\n\n")[0], scope)
+    from lenex.pipeline.resources import drop_local_rate_limit
+
     for executor, kept in (("local", False), ("slurm", True)):
         limiter = object()
         workflow = SimpleNamespace(executor_plugin=SimpleNamespace(name=executor),
                                    scheduler=SimpleNamespace(job_rate_limiter=limiter))
-        scope["drop_local_rate_limit"](workflow)
+        drop_local_rate_limit(workflow)
         assert (workflow.scheduler.job_rate_limiter is limiter) == kept, executor
-    scope["drop_local_rate_limit"](SimpleNamespace())  # a Snakemake without these attributes: nothing to do
+    drop_local_rate_limit(SimpleNamespace())  # a Snakemake without these attributes: nothing to do
     assert "drop_local_rate_limit(workflow)" in (REPO / "Snakefile").read_text().split("onstart:")[1]

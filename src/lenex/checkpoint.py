@@ -5,10 +5,12 @@ that looks complete.
 
 Formats (`FORMATS`, format name -> CheckpointFormat):
 - `lenex-checkpoint-v1`: the pipeline's own LanguageModel; its ModelConfig travels inside.
-- `lenex-hf-checkpoint-v1`: a Hugging Face causal LM behind lenex's interface (lenex.hf.models),
-  its transformers config inside.
+- any other model family registers its own format (`register_format`) when its module is imported,
+  and declares that module as an entry point of the group `lenex.checkpoint_formats` (named by the
+  format, in pyproject.toml), which `format_named` imports the first time a file of that format is
+  read: the Hugging Face causal LMs' `lenex-hf-checkpoint-v1` is registered so by their module.
 A format names its code as "module:attribute" strings, imported on first use, so reading a
-lenex checkpoint never imports transformers (and this module imports no model family)."""
+lenex checkpoint never imports transformers (and this module names no model family)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from .model import LanguageModel
 from .run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
-HF_FORMAT = "lenex-hf-checkpoint-v1"
+#: Entry points of the installed packages' model families: format name -> the module registering it.
+FORMAT_ENTRY_POINTS = "lenex.checkpoint_formats"
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,30 @@ class CheckpointFormat:
 
 FORMATS: dict[str, CheckpointFormat] = {
     FORMAT: CheckpointFormat("lenex.model:LanguageModel", "lenex.checkpoint:lenex_payload", "lenex.checkpoint:lenex_model"),
-    HF_FORMAT: CheckpointFormat("lenex.hf.models:HFLanguageModel", "lenex.hf.models:hf_payload",
-                                "lenex.hf.models:hf_model"),
 }
+
+
+def register_format(name: str, fmt: CheckpointFormat) -> None:
+    """Called by a model family's module when imported: files of format `name` are its models."""
+    FORMATS[name] = fmt
+
+
+def declared_formats() -> list[str]:
+    """Every format this installation knows: the registered ones, then those declared by entry points."""
+    from importlib.metadata import entry_points
+
+    declared = [point.name for point in entry_points(group=FORMAT_ENTRY_POINTS)]
+    return list(FORMATS) + [name for name in declared if name not in FORMATS]
+
+
+def format_named(name: str) -> CheckpointFormat:
+    """The format `name`, its module imported (through its entry point) if not registered yet."""
+    if name not in FORMATS:
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=FORMAT_ENTRY_POINTS, name=name):
+            point.load()  # the module registers its format on import
+    return FORMATS[name]
 
 
 def format_of(model) -> str:
@@ -72,7 +96,7 @@ def read_checkpoint(path, expect: str | None = None) -> dict:
         raise ValueError(f"checkpoint {path} is corrupt or not a torch file ({first}): delete it and rerun "
                          "the step that writes it") from None
     found = payload.get("format") if isinstance(payload, dict) else None
-    wanted = [expect] if expect else list(FORMATS)
+    wanted = [expect] if expect else declared_formats()
     if found not in wanted:
         raise ValueError(f"checkpoint {path} has format {found!r}, expected {' or '.join(wanted)}")
     return payload
@@ -83,7 +107,7 @@ def load_model(path, **config_overrides) -> tuple[torch.nn.Module, dict]:
     Overrides may change evaluation-only options of a lenex model (e.g.
     position_options={'interpolate_to': 4096})."""
     payload = read_checkpoint(path)
-    model = FORMATS[payload["format"]].resolve("from_payload")(payload, **config_overrides)
+    model = format_named(payload["format"]).resolve("from_payload")(payload, **config_overrides)
     model.eval()
     return model, payload
 

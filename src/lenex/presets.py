@@ -42,6 +42,14 @@ def paper_view(preset: dict, paper: str) -> dict:
     return view
 
 
+def eval_length(multiple, train_length: int) -> int:
+    """multiple x L_tr as a whole number of tokens; one clear error where it is not whole."""
+    length = multiple * train_length
+    if length != int(length):
+        raise ValueError(f"{multiple} x L_tr = {length} is not a whole number of tokens")
+    return int(length)
+
+
 def group_view(view: dict, group: str | None) -> dict:
     """A paper's view as one budget group sees it: `experiment.groups.<group>` (model, train,
     experiment sample sizes) laid over the paper's view. No group, or a group the preset does not
@@ -80,6 +88,18 @@ def variant_model(view: dict, name: str, variant: dict) -> dict:
     experiment = view.get("experiment") or {}
     large = experiment.get("large_model", {}) if name in experiment.get("large_variants", []) else {}
     return {**group_view(view, variant.get("group"))["model"], **large, **variant}
+
+
+#: Variant fields that steer the experiment (budget group, the paper's window, a longer L_tr), not the model.
+STEERING_FIELDS = ("group", "paper_window", "train_length_multiple")
+
+
+def model_config(view: dict, name: str, variant: dict, **derived) -> dict:
+    """ModelConfig fields of one variant's model at a preset, the one builder of every paper's
+    models: `variant_model` without the variant's steering fields, then what the paper derives
+    from them laid over (its L_tr, a window scaled to the preset, an explicit default)."""
+    fields = variant_model(view, name, variant)
+    return {**{k: v for k, v in fields.items() if k not in STEERING_FIELDS}, **derived}
 
 
 def shape_name(model: dict) -> str:

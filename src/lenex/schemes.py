@@ -4,7 +4,7 @@ and a row (or a section) to every table that declares `compares_schemes` in its 
     extra_schemes:
       mine: {position: mine, label: Mine, options: {...}, module: path/to/mine.py}
 
-Pure functions of the experiment definition (no torch): the workflow (common.smk) and every
+Pure functions of the experiment definition (no torch): the workflow (lenex.pipeline.settings) and every
 table or figure renderer call `with_extra_schemes`, so the rows a table reads and the rows it
 prints are the same. The paper has no number for such a row, so its paper cells print "—".
 Docs: docs/bring-your-own.md.

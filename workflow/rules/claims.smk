@@ -6,7 +6,7 @@
 
 rule paper_claims:
     input:
-        cells=lambda wc: paper_cells(wc.preset, wc.paper),
+        cells=lambda wc: pipeline.paper_cells(wc.preset, wc.paper),
         claims="config/claims/{paper}.yaml",
         schema="workflow/schemas/claims.schema.yaml",
         study="results/scale-study/points.jsonl",
@@ -18,10 +18,10 @@ rule paper_claims:
     conda:
         ENV
     params:
-        budget=lambda wc: quoted_json(claims_budget(wc.preset, wc.paper)),
-        tokenizer=lambda wc: preset(wc.preset)["data"]["tokenizer"],
+        budget=lambda wc: quoted_json(pipeline.claims_budget(wc.preset, wc.paper)),
+        tokenizer=lambda wc: pipeline.preset(wc.preset)["data"]["tokenizer"],
     shell:
-        "python -m lenex.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
+        "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
@@ -29,7 +29,9 @@ rule paper_claims:
 
 rule claims_summary:
     input:
-        lambda wc: [f"results/{wc.preset}/claims/{p}.json" for p in config["papers"]],
+        lambda wc: [
+            f"results/{wc.preset}/claims/{p.name}.json" for p in pipeline.papers()
+        ],
     output:
         "results/{preset}/claims.md",
     log:
@@ -37,5 +39,5 @@ rule claims_summary:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.claims.render summary --preset {wildcards.preset}"
+        "python -m lenex.pipeline.launch lenex.claims.render summary --preset {wildcards.preset}"
         " --claims-json {input} --out {output} > {log} 2>&1"

@@ -10,7 +10,7 @@ rule fetch_pypi:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.fetch {wildcards.fetchable} --out resources/{wildcards.fetchable}"
+        "python -m lenex.pipeline.launch lenex.data.fetch {wildcards.fetchable} --out resources/{wildcards.fetchable}"
         " > {log} 2>&1"
 
 
@@ -22,12 +22,12 @@ rule fetch_debian:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.debian --out resources/debian {wildcards.package} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.data.debian --out resources/debian {wildcards.package} > {log} 2>&1"
 
 
 rule train_tokenizer:
     input:
-        lambda wc: fetched_inputs(config.get("bpe_corpus", "pg22")),
+        lambda wc: pipeline.fetched_inputs(config.get("bpe_corpus", "pg22")),
     output:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
@@ -35,10 +35,12 @@ rule train_tokenizer:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(corpus_spec(config.get("bpe_corpus", "pg22"))),
-        data=lambda wc: preset(wc.preset)["data"],
+        spec=lambda wc: quoted_json(
+            pipeline.corpus_spec(config.get("bpe_corpus", "pg22"))
+        ),
+        data=lambda wc: pipeline.preset(wc.preset)["data"],
     shell:
-        "python -m lenex.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
+        "python -m lenex.pipeline.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
         " --seed {params.data[seed]} --valid-fraction {params.data[valid_fraction]}"
         " --test-fraction {params.data[test_fraction]} --vocab-size {wildcards.vocab}"
         " --out {output} > {log} 2>&1"
@@ -46,7 +48,7 @@ rule train_tokenizer:
 
 rule prepare_corpus:
     input:
-        corpus_inputs,
+        lambda wc: pipeline.corpus_inputs(wc.preset, wc.corpus),
     output:
         multiext(
             "results/{preset}/data/{corpus}/",
@@ -60,13 +62,13 @@ rule prepare_corpus:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(corpus_spec(wc.corpus)),
-        data=lambda wc: preset(wc.preset)["data"],
-        tokenizer=lambda wc: tokenizer_name(wc.preset),
-        min_doc_tokens=lambda wc: shortest_eval_length(wc.preset),
+        spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.corpus)),
+        data=lambda wc: pipeline.preset(wc.preset)["data"],
+        tokenizer=lambda wc: pipeline.tokenizer_name(wc.preset),
+        min_doc_tokens=lambda wc: pipeline.shortest_eval_length(wc.preset),
         out=lambda wc: f"results/{wc.preset}/data/{wc.corpus}",
     shell:
-        "python -m lenex.launch lenex.data.prepare --source-spec {params.spec} --resources resources"
+        "python -m lenex.pipeline.launch lenex.data.prepare --source-spec {params.spec} --resources resources"
         " --out {params.out} --tokenizer {params.tokenizer} --seed {params.data[seed]}"
         " --valid-fraction {params.data[valid_fraction]} --test-fraction {params.data[test_fraction]}"
         " --min-doc-tokens {params.min_doc_tokens} --role {wildcards.corpus}"
@@ -84,5 +86,5 @@ rule corpus_card:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.data.card --data results/{wildcards.preset}/data/{wildcards.corpus}"
+        "python -m lenex.pipeline.launch lenex.data.card --data results/{wildcards.preset}/data/{wildcards.corpus}"
         " --role {wildcards.corpus} --out-md {output.md} --out-png {output.png} > {log} 2>&1"

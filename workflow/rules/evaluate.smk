@@ -1,31 +1,33 @@
 # Evaluation stage: perplexity of one model on one corpus at one length under one mask,
-# with the LEX protocol (every length scores the same span of the test split). The LEX tables'
-# cells come from one job per model, measure and corpus (lex.smk); this one-cell rule builds a
-# cell no table reads, and is the template of the fairseq cross-check's evaluations.
+# with the LEX protocol (every length scores the same span of the test split). At a CPU preset
+# the LEX tables' cells come from one job per model, measure and corpus (lex.smk); this one-cell
+# rule builds them at a GPU preset, any cell no table reads, and the fairseq cross-check's.
 
 
 rule evaluate:
     input:
         model="results/{preset}/models/{paper}/{variant}.pt",
-        data=lambda wc: data_files(wc.preset, wc.corpus),
+        data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
     output:
         "results/{preset}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
     log:
         "results/{preset}/logs/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
     conda:
         ENV
-    threads: stage_threads("evaluate")
+    threads: pipeline.stage_threads("evaluate")
     resources:
-        **stage_resources("evaluate"),
+        **pipeline.stage_resources("evaluate"),
     params:
         # the measure: perplexity here; attention resolution (lex.smk) reads the same windows
         module="lenex.evaluate",
         data="results/{preset}/data/{corpus}",
-        span=lambda wc: eval_length(
-            wc.preset, experiment(wc.paper)["span_multiple"], wc.paper
+        span=lambda wc: pipeline.eval_length(
+            wc.preset, pipeline.experiment(wc.paper)["span_multiple"], wc.paper
         ),
-        max_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"]["max_tokens"],
-        batch_tokens=lambda wc: paper_preset(wc.preset, wc.paper)["eval"][
+        max_tokens=lambda wc: pipeline.paper_preset(wc.preset, wc.paper)["eval"][
+            "max_tokens"
+        ],
+        batch_tokens=lambda wc: pipeline.paper_preset(wc.preset, wc.paper)["eval"][
             "batch_tokens"
         ],
         extra=lambda wc: quoted_json(
@@ -37,7 +39,7 @@ rule evaluate:
             }
         ),
     shell:
-        "python -m lenex.launch {params.module} --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
         " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
         " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"

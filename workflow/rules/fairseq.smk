@@ -1,13 +1,17 @@
 # fairseq as a second training backend, and the cross-check of lenex's trainer against it
-# (docs/fairseq.md; helpers in fairseq_common.smk). Needs `make setup-fairseq`; the default run
-# never reaches these rules unless a preset sets `train: {backend: fairseq}`.
+# (docs/fairseq.md; what they read: lenex.fairseq_backend.workflow, imported by train.smk as
+# `fairseq`). Needs `make setup-fairseq`; the default run never reaches these rules unless a
+# preset sets `train: {backend: fairseq}`.
 
 
 rule binarize_fairseq:
     input:
-        lambda wc: data_files(wc.preset, wc.corpus),
+        lambda wc: pipeline.data_files(wc.preset, wc.corpus),
     output:
-        [f"results/{{preset}}/data-fairseq/{{corpus}}/{name}" for name in FAIRSEQ_FILES],
+        [
+            f"results/{{preset}}/data-fairseq/{{corpus}}/{name}"
+            for name in fairseq.FAIRSEQ_FILES
+        ],
     log:
         "results/{preset}/logs/data-fairseq/{corpus}.log",
     conda:
@@ -16,28 +20,34 @@ rule binarize_fairseq:
         data="results/{preset}/data/{corpus}",
         out="results/{preset}/data-fairseq/{corpus}",
     shell:
-        "python -m lenex.fairseq_backend.binarize --data {params.data} --out {params.out}"
-        " > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.fairseq_backend.binarize --data {params.data}"
+        " --out {params.out} > {log} 2>&1"
 
 
 # One cross-check model: the `train` rule with the backend and seed taken from the path.
 use rule train as crosscheck_train with:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(wc.paper))
-        + backend_inputs(wc.preset, wc.paper, wc.backend),
+        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        + fairseq.backend_inputs(pipeline, wc.preset, wc.paper, wc.backend),
     output:
         "results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
     log:
         "results/{preset}/logs/crosscheck/{backend}/s{seed}/train/{paper}/{variant}.log",
     params:
-        model=lambda wc: quoted_json(model_config(wc.preset, wc.paper, wc.variant)),
-        train=lambda wc: quoted_json(
-            crosscheck_train_config(wc.preset, wc.paper, wc.backend, wc.seed)
+        model=lambda wc: quoted_json(
+            pipeline.model_config(wc.preset, wc.paper, wc.variant)
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(wc.paper)}",
+        train=lambda wc: quoted_json(
+            fairseq.crosscheck_train_config(
+                pipeline, wc.preset, wc.paper, wc.backend, wc.seed
+            )
+        ),
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
         workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
         threads=1,
-        launcher=lambda wc: train_launcher(wc.preset, wc.paper, wc.backend),
+        launcher=lambda wc: fairseq.train_launcher(
+            pipeline, wc.preset, wc.paper, wc.backend
+        ),
 
 
 use rule evaluate as crosscheck_evaluate with:
@@ -52,13 +62,8 @@ use rule evaluate as crosscheck_evaluate with:
 
 rule crosscheck_fairseq:
     input:
-        evaluations=lambda wc: crosscheck_evaluations(wc.preset),
-        models=lambda wc: [
-            f"results/{wc.preset}/crosscheck/{b}/s{s}/models/{CROSSCHECK['paper']}/{v}.pt"
-            for b in CROSSCHECK["backends"]
-            for s in CROSSCHECK["seeds"]
-            for v in CROSSCHECK["variants"]
-        ],
+        evaluations=lambda wc: fairseq.crosscheck_evaluations(pipeline, wc.preset),
+        models=lambda wc: fairseq.crosscheck_models(pipeline, wc.preset),
     output:
         md="results/{preset}/crosscheck/fairseq.md",
         json="results/{preset}/crosscheck/fairseq.json",
@@ -67,17 +72,8 @@ rule crosscheck_fairseq:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(
-            {
-                **CROSSCHECK,
-                "preset": wc.preset,
-                "train_length": paper_preset(wc.preset, "lex")["model"][
-                    "train_length"
-                ],
-                "train": crosscheck_budget(wc.preset),
-            }
-        ),
+        spec=lambda wc: quoted_json(fairseq.crosscheck_page_spec(pipeline, wc.preset)),
     shell:
-        "python -m lenex.fairseq_backend.crosscheck --spec {params.spec}"
+        "python -m lenex.pipeline.launch lenex.fairseq_backend.crosscheck --spec {params.spec}"
         " --evaluations {input.evaluations} --models {input.models}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"

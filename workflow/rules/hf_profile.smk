@@ -1,12 +1,12 @@
 # Extrapolation profile of a Hugging Face causal LM (config/hf_models.yaml, docs/hf-profile.md):
 #   snakemake --cores 2 results/tiny/hf/smollm2-135m/profile.md
 # Not part of rule all: at tiny it costs minutes of a 135M-parameter model on CPU.
-# Helpers (hf_model, hf_scale, hf_source) are in hf_common.smk.
+# Its settings (hf_model, hf_scale, hf_source): lenex.pipeline.hf_profile.
 
 
 rule hf_tokens:
     input:
-        lambda wc: data_files(wc.preset, hf_models_config()["corpus"]),
+        lambda wc: pipeline.data_files(wc.preset, pipeline.hf_models_config()["corpus"]),
     output:
         meta="results/{preset}/hf/{hf_name}/tokens/meta.json",
         test="results/{preset}/hf/{hf_name}/tokens/test.bin",
@@ -17,15 +17,11 @@ rule hf_tokens:
     conda:
         ENV
     params:
-        data=lambda wc: f"results/{wc.preset}/data/{hf_models_config()['corpus']}",
-        source=lambda wc: hf_source(wc.hf_name),
-        eot=lambda wc: (
-            f"--eot-token {shlex.quote(hf_model(wc.hf_name)['eot_token'])}"
-            if "eot_token" in hf_model(wc.hf_name)
-            else ""
-        ),
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.hf_models_config()['corpus']}",
+        source=lambda wc: pipeline.hf_source(wc.hf_name),
+        eot=lambda wc: pipeline.hf_eot_option(wc.hf_name),
     shell:
-        "python -m lenex.segmented.retokenize --data {params.data} --source {params.source}"
+        "python -m lenex.pipeline.launch lenex.segmented.retokenize --data {params.data} --source {params.source}"
         " --splits test {params.eot} --out results/{wildcards.preset}/hf/{wildcards.hf_name}/tokens"
         " > {log} 2>&1"
 
@@ -41,13 +37,13 @@ rule hf_profile:
         hf_name=r"[A-Za-z0-9._-]+",
     conda:
         ENV
-    threads: lambda wc: hf_scale(wc.preset)["threads"]
+    threads: lambda wc: pipeline.hf_scale(wc.preset)["threads"]
     params:
-        source=lambda wc: hf_source(wc.hf_name),
-        scale=lambda wc: hf_scale(wc.preset),
+        source=lambda wc: pipeline.hf_source(wc.hf_name),
+        scale=lambda wc: pipeline.hf_scale(wc.preset),
         extra=lambda wc: quoted_json({"preset": wc.preset}),
     shell:
-        "python -m lenex.hf.profile --name {wildcards.hf_name} --source {params.source}"
+        "python -m lenex.pipeline.launch lenex.hf.profile --name {wildcards.hf_name} --source {params.source}"
         " --data results/{wildcards.preset}/hf/{wildcards.hf_name}/tokens"
         " --context-length {params.scale[context_length]}"
         " --max-tokens {params.scale[max_tokens]}"
@@ -69,5 +65,5 @@ rule hf_profile_page:
     conda:
         ENV
     shell:
-        "python -m lenex.hf.profile_report --profile {input} --md {output.md}"
+        "python -m lenex.pipeline.launch lenex.hf.profile_report --profile {input} --md {output.md}"
         " --png {output.png} > {log} 2>&1"

@@ -1,67 +1,44 @@
 # The LEX paper (Sun et al. 2023): its models and perplexities are the generic train and
-# evaluate rules; here its tables (header + render), attention resolution (Table 3) and its two
-# figures. File lists: lenex.lex.targets (through lex_table_recorded, recorded.smk).
+# evaluate rules, its tables the generic paper_table; here its table headers, attention
+# resolution (Table 3) and its two figures. Its interface and file lists: lenex.lex.paper,
+# lenex.lex.targets.
 #   snakemake --cores 2 results/tiny/lex.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md   # one table
+
+LEX = pipeline.paper("lex")
 
 
 # The scale, models and corpora a table describes, gathered once from its results and metas.
 rule lex_table_header:
     input:
-        evaluations=recorded(
-            lambda wc: lex_table_recorded(wc.preset, wc.table)["results"]
+        evaluations=pipeline.recorded(
+            lambda wc: LEX.table_recorded(pipeline, wc.preset, wc.table)["results"]
         ),
-        metas=recorded(lambda wc: lex_table_recorded(wc.preset, wc.table)["metas"]),
-        train_meta=recorded(lambda wc: train_meta(wc.preset, LEX)),
+        metas=pipeline.recorded(
+            lambda wc: LEX.table_recorded(pipeline, wc.preset, wc.table)["metas"]
+        ),
+        train_meta=pipeline.recorded(
+            lambda wc: LEX.header_recorded(pipeline, wc.preset)
+        ),
     output:
         "results/{preset}/tables/{paper}/table{table}.header.json",
     log:
         "results/{preset}/logs/tables/{paper}/table{table}.header.log",
     wildcard_constraints:
-        paper=LEX,
+        paper=LEX.name,
     conda:
         ENV
     params:
-        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
-        corpora=lambda wc: quoted_json(config["corpora"]),
-        train_note=shlex.quote(experiment(LEX)["train_stands_in_for"]),
-        unavailable=lambda wc: quoted_json(
-            lex_targets.table_unavailable(
-                table_spec(LEX, wc.table), corpus_unavailable
-            )
-        ),
-        evaluations=lambda wc: lex_table_recorded(wc.preset, wc.table)["results"],
-        metas=lambda wc: lex_table_recorded(wc.preset, wc.table)["metas"],
-        train_meta=lambda wc: train_meta(wc.preset, LEX),
-        raw=raw_env(LEX),
+        arguments=lambda wc: LEX.header_arguments(pipeline, wc.preset, wc.table),
+        raw=pipeline.raw_env(LEX.name),
     shell:
-        "{params.raw}python -m lenex.launch lenex.header --preset-file {params.preset_file} --paper {wildcards.paper}"
-        " --corpora {params.corpora} --metas {params.metas} --train-meta {params.train_meta}"
-        " --train-stands-in-for {params.train_note} --unavailable {params.unavailable}"
-        " --results {params.evaluations} --out {output} > {log} 2>&1"
-
-
-use rule paper_table as lex_table with:
-    input:
-        evaluations=recorded(
-            lambda wc: lex_table_recorded(wc.preset, wc.table)["results"]
-        ),
-        header="results/{preset}/tables/{paper}/table{table}.header.json",
-        spec="config/experiments/{paper}.yaml",
-    wildcard_constraints:
-        paper=LEX,
-    params:
-        renderer="lenex.tables.render",
-        arguments=lambda wc, input: (
-            "--results "
-            + " ".join(lex_table_recorded(wc.preset, wc.table)["results"])
-            + f" --header {input.header}"
-        ),
+        "{params.raw}python -m lenex.pipeline.launch lenex.tables.header {params.arguments}"
+        " --out {output} > {log} 2>&1"
 
 
 # Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
-# mask, from s[n] averaged over the same test texts the perplexity tables score: for one cell
-# no table reads (the tables' cells come from evaluate_model below).
+# mask, from s[n] averaged over the same test texts the perplexity tables score: a cell at a GPU
+# preset, or one no table reads (at a CPU preset the tables' cells come from evaluate_model below).
 use rule evaluate as resolution with:
     output:
         "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
@@ -71,37 +48,48 @@ use rule evaluate as resolution with:
         module="lenex.lex.resolution",
 
 
-# One evaluation job per model, measure and corpus: every perplexity or resolution cell of the
-# LEX tables on that corpus that reads the model, scored in one process that loads it once
-# (lenex.lex.evaluate_model), each cell still its own file. The cells depend on the preset (its
-# L_tr), so a rule is made here per preset and job; it takes precedence over the one-cell rules.
-for _preset in PRESET_NAMES:
-    for (_variant, _stage, _corpus), _cells in lex_evaluation_jobs(_preset).items():
+# At a CPU preset, one evaluation job per model, measure and corpus: every perplexity or
+# resolution cell of the LEX tables on that corpus that reads the model, scored in one process
+# that loads it once (lenex.lex.evaluate_model), each cell still its own file. The cells depend on
+# the preset (its L_tr), so a rule is made here per preset and job (LEX.evaluation_jobs); it takes
+# precedence over the one-cell rules.
+for _preset in pipeline.preset_names:
+    for (_variant, _stage, _corpus), _cells in LEX.evaluation_jobs(
+        pipeline, _preset
+    ).items():
         _name = f"lex_{_stage}__{_preset}_{_variant}_{_corpus}".replace("-", "_")
 
         rule:
             name:
                 _name
             input:
-                model=f"results/{_preset}/models/{LEX}/{_variant}.pt",
-                data=data_files(_preset, _corpus),
+                model=f"results/{_preset}/models/{LEX.name}/{_variant}.pt",
+                data=pipeline.data_files(_preset, _corpus),
             output:
                 [c["out"] for c in _cells],
             log:
-                f"results/{_preset}/logs/{_stage}/{LEX}/{_variant}/{_corpus}.log",
+                f"results/{_preset}/logs/{_stage}/{LEX.name}/{_variant}/{_corpus}.log",
             conda:
                 ENV
-            threads: rule_resources(_preset, "evaluate", "threads", 1, LEX)
+            threads: pipeline.rule_resources(_preset, "evaluate", "threads", 1, LEX.name)
             resources:
                 # the preset's evaluate runtime bounds one cell; this job scores len(_cells)
-                **stage_resources_at(_preset, "evaluate", LEX, runs=len(_cells)),
+                **pipeline.stage_resources_at(
+                    _preset, "evaluate", LEX.name, runs=len(_cells)
+                ),
             params:
                 cells=quoted_json(_cells),
-                span=eval_length(_preset, experiment(LEX)["span_multiple"], LEX),
-                max_tokens=paper_preset(_preset, LEX)["eval"]["max_tokens"],
-                batch_tokens=paper_preset(_preset, LEX)["eval"]["batch_tokens"],
+                span=pipeline.eval_length(
+                    _preset, pipeline.experiment(LEX.name)["span_multiple"], LEX.name
+                ),
+                max_tokens=pipeline.paper_preset(_preset, LEX.name)["eval"][
+                    "max_tokens"
+                ],
+                batch_tokens=pipeline.paper_preset(_preset, LEX.name)["eval"][
+                    "batch_tokens"
+                ],
             shell:
-                "python -m lenex.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
+                "python -m lenex.pipeline.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
                 " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
                 " --threads {threads} > {log} 2>&1"
 
@@ -111,21 +99,26 @@ for _preset in PRESET_NAMES:
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
 rule lex_figure1:
     input:
-        results=recorded(lambda wc: lex_section_recorded(wc.preset, 2, "pg22"), LEX),
+        results=pipeline.recorded(
+            lambda wc: LEX.figure_recorded(pipeline, wc.preset, "1"), LEX.name
+        ),
         spec="config/experiments/lex.yaml",
     output:
-        png=reported_figure("results/{preset}/figures/lex/figure1.png", LEX),
+        png=report(
+            "results/{preset}/figures/lex/figure1.png",
+            **pipeline.figure_report("figure1", LEX.name),
+        ),
         pdf="results/{preset}/figures/lex/figure1.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure1.log",
     conda:
         ENV
     params:
-        results=lambda wc: lex_section_recorded(wc.preset, 2, "pg22"),
-        raw=raw_env(LEX),
-        schemes=lambda wc: table_schemes(LEX, 2),
+        results=lambda wc: LEX.figure_recorded(pipeline, wc.preset, "1"),
+        raw=pipeline.raw_env(LEX.name),
+        schemes=lambda wc: pipeline.table_schemes(LEX.name, 2),
     shell:
-        "{params.raw}python -m lenex.launch lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
+        "{params.raw}python -m lenex.pipeline.launch lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
         " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
@@ -134,19 +127,21 @@ rule lex_figure1:
 # up to its longest evaluation length (8 x 1024), whatever the preset: no model is involved.
 rule lex_figure2:
     output:
-        png=reported_figure("results/{preset}/figures/lex/figure2.png", LEX),
+        png=report(
+            "results/{preset}/figures/lex/figure2.png",
+            **pipeline.figure_report("figure2", LEX.name),
+        ),
         pdf="results/{preset}/figures/lex/figure2.pdf",
     log:
         "results/{preset}/logs/figures/lex/figure2.log",
     conda:
         ENV
     params:
-        head_dim=lambda wc: paper_preset("paper", LEX)["model"]["d_model"]
-        // paper_preset("paper", LEX)["model"]["n_head"],
-        max_distance=lambda wc: eval_length(
-            "paper", experiment(LEX)["span_multiple"], LEX
+        head_dim=lambda wc: LEX.paper_head_dim(pipeline),
+        max_distance=lambda wc: pipeline.eval_length(
+            "paper", pipeline.experiment(LEX.name)["span_multiple"], LEX.name
         ),
     shell:
-        "python -m lenex.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
+        "python -m lenex.pipeline.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
         " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

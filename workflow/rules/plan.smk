@@ -5,8 +5,10 @@
 
 rule plan:
     input:
-        preset_file=lambda wc: str(CONFIG_DIR / "presets" / f"{wc.preset}.yaml"),
-        experiment_file=lambda wc: str(CONFIG_DIR / "experiments" / f"{wc.paper}.yaml"),
+        preset_file=lambda wc: pipeline.preset_file(wc.preset),
+        experiment_file=lambda wc: str(
+            pipeline.config_dir / "experiments" / f"{wc.paper}.yaml"
+        ),
     output:
         md="results/{preset}/plan/{paper}.md",
         json="results/{preset}/plan/{paper}.json",
@@ -17,8 +19,8 @@ rule plan:
     params:
         targets=lambda wc: [
             f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
-            for key in experiment(wc.paper)["tables"]
+            for key in pipeline.experiment(wc.paper)["tables"]
         ],
     shell:
-        "python -m lenex.launch lenex.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
+        "python -m lenex.pipeline.launch lenex.pipeline.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
         " --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"

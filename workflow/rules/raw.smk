@@ -3,11 +3,11 @@
 # `from_raw` (make tables) the raw results are the inputs, so this rule is not defined there.
 
 
-if not FROM_RAW:
+if not pipeline.from_raw:
 
     rule raw_results:
         input:
-            lambda wc: paper_recorded(wc.preset, wc.paper),
+            lambda wc: pipeline.paper_recorded(wc.preset, wc.paper),
         output:
             "results/{preset}/raw/{paper}.jsonl",
         log:
@@ -15,4 +15,4 @@ if not FROM_RAW:
         conda:
             ENV
         shell:
-            "python -m lenex.launch lenex.raw_results collect --files {input} --out {output} > {log} 2>&1"
+            "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input} --out {output} > {log} 2>&1"

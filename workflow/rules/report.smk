@@ -2,8 +2,8 @@
 # dataset card and claims page that exists under results/<preset>/, one category per paper
 # (subcategories Tables, Figures, Claims) and one for the dataset cards. Pages are Markdown,
 # which the report only offers as a download, so each is rendered to a self-contained HTML page
-# (lenex.report_page); figures are flagged where their rules write them (reported_figure, in
-# report_common.smk). Method notes: docs/report.md.
+# (lenex.tables.report_page); figures are flagged where their rules write them (report() with
+# pipeline.figure_report). Method notes: docs/report.md.
 
 
 rule report_table:
@@ -13,10 +13,10 @@ rule report_table:
         html=report(
             "results/{preset}/report/tables/{paper}/table{table}.html",
             caption="../report/table.rst",
-            category=lambda wc: paper_title(wc.paper),
+            category=lambda wc: pipeline.paper_title(wc.paper),
             subcategory="Tables",
             labels=lambda wc: {
-                "table": result_label(wc.paper, "table", f"table{wc.table}")
+                "table": pipeline.result_label(wc.paper, "table", f"table{wc.table}")
             },
         ),
         caption="results/{preset}/report/tables/{paper}/table{table}.caption.html",
@@ -25,7 +25,7 @@ rule report_table:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --md {input} --out-html {output.html}"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --md {input} --out-html {output.html}"
         " --out-caption {output.caption} > {log} 2>&1"
 
 
@@ -41,7 +41,9 @@ rule report_card:
             subcategory="Dataset cards",
             labels=lambda wc: {
                 "corpus": wc.corpus,
-                "stands in for": corpus_spec(wc.corpus).get("stands_in_for", "-"),
+                "stands in for": pipeline.corpus_spec(wc.corpus).get(
+                    "stands_in_for", "-"
+                ),
             },
         ),
     log:
@@ -49,7 +51,7 @@ rule report_card:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --md {input.md} --out-html {output} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --md {input.md} --out-html {output} > {log} 2>&1"
 
 
 # Claims pages (results/<preset>/claims/<paper>.md, from the claims rule) join the report as
@@ -61,9 +63,9 @@ use rule report_card as report_claims with:
         report(
             "results/{preset}/report/claims/{paper}.html",
             caption="../report/claims.rst",
-            category=lambda wc: paper_title(wc.paper),
+            category=lambda wc: pipeline.paper_title(wc.paper),
             subcategory="Claims",
-            labels=lambda wc: {"claims": paper_title(wc.paper)},
+            labels=lambda wc: {"claims": pipeline.paper_title(wc.paper)},
         ),
     log:
         "results/{preset}/logs/report/claims/{paper}.log",
@@ -74,7 +76,7 @@ use rule report_card as report_claims with:
 # which collapses the report's log-scale runtime chart.
 rule report_contents:
     input:
-        lambda wc: report_files(wc.preset),
+        lambda wc: pipeline.report_files(wc.preset),
     output:
         "results/{preset}/report/contents.txt",
     log:
@@ -82,4 +84,4 @@ rule report_contents:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.report_page --contents {output} --files {input} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.tables.report_page --contents {output} --files {input} > {log} 2>&1"

@@ -2,19 +2,12 @@
 # at L_t, or the released Hugging Face checkpoints under the `paper` preset), one epoch of
 # domain adaptation (the OOTB checkpoint), compute-equivalent continued pretraining on
 # segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
-# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. File lists: lenex.segmented.targets.
+# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. Its interface: lenex.segmented.paper; file
+# lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 
-# Presets whose `segmented` models are the released HF checkpoints (fetched) or own stand-ins (pretrained).
-SEG_PRESETS = sorted(p.stem for p in (CONFIG_DIR / "presets").glob("*.yaml"))
-SEG_HF_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if seg_targets.uses_hf(paper_preset(p, SEG))) or "-"
-)
-SEG_OWN_PRESETS = (
-    "|".join(p for p in SEG_PRESETS if not seg_targets.uses_hf(paper_preset(p, SEG)))
-    or "-"
-)
+SEG = pipeline.paper("segmented")
 
 
 wildcard_constraints:
@@ -27,26 +20,28 @@ wildcard_constraints:
 # Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
 use rule train as segmented_pretrain with:
     input:
-        lambda wc: data_files(wc.preset, training_corpus(SEG))
-        + scheme_files(SEG, wc.model),
+        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(SEG.name))
+        + pipeline.scheme_files(SEG.name, wc.model),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
         "results/{preset}/logs/train/segmented/pretrained/{model}.log",
     wildcard_constraints:
-        preset=SEG_OWN_PRESETS,
-    threads: stage_threads("train", SEG)
+        preset=SEG.presets(pipeline, released=False),
+    threads: pipeline.stage_threads("train", SEG.name)
     resources:
-        **stage_resources("train", SEG),
+        **pipeline.stage_resources("train", SEG.name),
     params:
         model=lambda wc: quoted_json(
-            seg_targets.model_config(seg_view(wc), experiment(SEG), wc.model)
+            pipeline.model_config(wc.preset, SEG.name, wc.model)
         ),
-        train=lambda wc: quoted_json(seg_view(wc)["train"]),
-        data=lambda wc: f"results/{wc.preset}/data/{training_corpus(SEG)}",
+        train=lambda wc: quoted_json(
+            pipeline.paper_preset(wc.preset, SEG.name)["train"]
+        ),
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(SEG.name)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
-        threads=process_threads(SEG),
-        launcher=train_launcher_of("lenex.train", SEG),
+        threads=pipeline.process_threads(SEG.name),
+        launcher=pipeline.train_launcher_of("lenex.train", SEG.name),
 
 
 # Paper scale: the released checkpoint itself (needs the hub, or its cache).
@@ -56,21 +51,19 @@ rule segmented_fetch_hf:
     log:
         "results/{preset}/logs/train/segmented/pretrained/{model}.log",
     wildcard_constraints:
-        preset=SEG_HF_PRESETS,
+        preset=SEG.presets(pipeline, released=True),
     conda:
         ENV
     params:
-        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
-            wc.model
-        ],
+        name=lambda wc: SEG.hf_checkpoint(pipeline, wc.preset, wc.model),
     shell:
-        "python -m lenex.launch lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
+        "python -m lenex.pipeline.launch lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
 
 # Paper scale: Pythia and Bloom read the arXiv text through their own tokenizers.
 rule segmented_retokenize:
     input:
-        lambda wc: data_files(wc.preset, "arxiv"),
+        lambda wc: pipeline.data_files(wc.preset, "arxiv"),
     output:
         "results/{preset}/data/segmented/arxiv-{model}/meta.json",
     log:
@@ -78,12 +71,10 @@ rule segmented_retokenize:
     conda:
         ENV
     params:
-        name=lambda wc: seg_targets.hf_checkpoints(paper_preset(wc.preset, SEG))[
-            wc.model
-        ],
+        name=lambda wc: SEG.hf_checkpoint(pipeline, wc.preset, wc.model),
         out="results/{preset}/data/segmented/arxiv-{model}",
     shell:
-        "python -m lenex.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
+        "python -m lenex.pipeline.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
         " --tokenizer {params.name} --out {params.out} > {log} 2>&1"
 
 
@@ -97,7 +88,7 @@ rule segmented_adapt:
                 wc.model
             )
         ),
-        data=seg_domain_meta,
+        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
         "results/{preset}/models/segmented/{model}/{run}.pt",
     log:
@@ -106,18 +97,18 @@ rule segmented_adapt:
         run="ootb|da",
     conda:
         ENV
-    threads: stage_threads("train", SEG)
+    threads: pipeline.stage_threads("train", SEG.name)
     resources:
-        **stage_resources("train", SEG),
+        **pipeline.stage_resources("train", SEG.name),
     params:
         method="full",
         extend_by=1,
-        train=lambda wc: quoted_json(seg_targets.continued_train_config(seg_view(wc))),
-        data=seg_domain_data,
-        epoch_tokens=lambda wc: seg_view(wc)["experiment"].get("epoch_tokens") or 0,
+        train=lambda wc: quoted_json(SEG.continued_train_config(pipeline, wc.preset)),
+        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
+        epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline, wc.preset),
         workdir="results/{preset}/train/segmented/{model}/{run}",
-        launcher=train_launcher_of("lenex.segmented.continued", SEG),
-        threads=process_threads(SEG),
+        launcher=pipeline.train_launcher_of("lenex.segmented.continued", SEG.name),
+        threads=pipeline.process_threads(SEG.name),
     shell:
         "{params.launcher} --init {input.model} --method {params.method}"
         " --extend {params.extend_by} --train-config {params.train} --data {params.data}"
@@ -129,7 +120,7 @@ rule segmented_adapt:
 use rule segmented_adapt as segmented_continue with:
     input:
         model="results/{preset}/models/segmented/{model}/ootb.pt",
-        data=seg_domain_meta,
+        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
         "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
     log:
@@ -145,36 +136,25 @@ use rule segmented_adapt as segmented_continue with:
 rule segmented_evaluate:
     input:
         model="results/{preset}/models/segmented/{model}/{run}.pt",
-        data=seg_domain_meta,
+        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
         "results/{preset}/eval/segmented/{model}/{run}/L{length}.json",
     log:
         "results/{preset}/logs/eval/segmented/{model}/{run}/L{length}.log",
     conda:
         ENV
-    threads: stage_threads("evaluate", SEG)
+    threads: pipeline.stage_threads("evaluate", SEG.name)
     resources:
-        **stage_resources("evaluate", SEG),
+        **pipeline.stage_resources("evaluate", SEG.name),
     params:
         module="lenex.segmented.evaluate",
-        data=seg_domain_data,
-        options=lambda wc: (
-            f"--max-tokens {seg_view(wc)['eval']['max_tokens']}"
-            f" --batch-tokens {seg_view(wc)['eval']['batch_tokens']}"
-        ),
+        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
+        options=lambda wc: SEG.evaluation_options(pipeline, wc.preset),
         extra=lambda wc: quoted_json(
-            {
-                "model": wc.model,
-                "run": wc.run,
-                "base_train_length": seg_targets.base_train_length(
-                    seg_view(wc), wc.model
-                ),
-                "paper": SEG,
-                "preset": wc.preset,
-            }
+            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run)
         ),
     shell:
-        "python -m lenex.launch {params.module} --checkpoint {input.model} --data {params.data}"
+        "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} {params.options} --threads {threads}"
         " --extra {params.extra} --out {output} > {log} 2>&1"
 
@@ -187,19 +167,21 @@ use rule segmented_evaluate as segmented_attention with:
         "results/{preset}/logs/eval/segmented/{model}/{run}/attention_L{length}.log",
     params:
         module="lenex.segmented.attention",
-        options=lambda wc: (
-            f"--train-length {seg_targets.base_train_length(seg_view(wc), wc.model)}"
-            f" --max-pieces {seg_view(wc)['experiment'].get('attention_pieces', 4)}"
-        ),
+        options=lambda wc: SEG.attention_options(pipeline, wc.preset, wc.model),
         extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
 
 
 # Figure 2 (perplexity against length) and Figure 3 (attention past L_t, with its cells).
 rule segmented_figure2:
     input:
-        recorded(lambda wc: seg_figure_recorded(wc.preset, "2"), SEG),
+        pipeline.recorded(
+            lambda wc: SEG.figure_recorded(pipeline, wc.preset, "2"), SEG.name
+        ),
     output:
-        png=reported_figure("results/{preset}/figures/segmented/figure2.png", SEG),
+        png=report(
+            "results/{preset}/figures/segmented/figure2.png",
+            **pipeline.figure_report("figure2", SEG.name),
+        ),
         pdf="results/{preset}/figures/segmented/figure2.pdf",
     log:
         "results/{preset}/logs/figures/segmented/figure2.log",
@@ -207,41 +189,33 @@ rule segmented_figure2:
         ENV
     params:
         figure="figure2",
-        title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure2"]["title"]),
-        results=lambda wc: seg_figure_recorded(wc.preset, "2"),
-        hf=hf_flag,
-        raw=raw_env(SEG),
+        title=lambda wc: pipeline.figure_title(SEG.name, 2),
+        results=lambda wc: SEG.figure_recorded(pipeline, wc.preset, "2"),
+        hf=lambda wc: SEG.hf_flag(pipeline, wc.preset),
+        raw=pipeline.raw_env(SEG.name),
         cells_option="",
     shell:
-        "{params.raw}python -m lenex.launch lenex.segmented.figures {params.figure} --results {params.results}"
+        "{params.raw}python -m lenex.pipeline.launch lenex.segmented.figures {params.figure} --results {params.results}"
         " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png}"
         " --out-pdf {output.pdf}{params.cells_option} > {log} 2>&1"
 
 
 use rule segmented_figure2 as segmented_figure3 with:
     input:
-        recorded(lambda wc: seg_figure_recorded(wc.preset, "3"), SEG),
+        pipeline.recorded(
+            lambda wc: SEG.figure_recorded(pipeline, wc.preset, "3"), SEG.name
+        ),
     output:
-        png=reported_figure("results/{preset}/figures/segmented/figure3.png", SEG),
+        png=report(
+            "results/{preset}/figures/segmented/figure3.png",
+            **pipeline.figure_report("figure3", SEG.name),
+        ),
         pdf="results/{preset}/figures/segmented/figure3.pdf",
         cells="results/{preset}/figures/segmented/figure3.cells.json",
     log:
         "results/{preset}/logs/figures/segmented/figure3.log",
     params:
         figure="figure3",
-        title=lambda wc: shlex.quote(experiment(SEG)["figures"]["figure3"]["title"]),
-        results=lambda wc: seg_figure_recorded(wc.preset, "3"),
+        title=lambda wc: pipeline.figure_title(SEG.name, 3),
+        results=lambda wc: SEG.figure_recorded(pipeline, wc.preset, "3"),
         cells_option=lambda wc, output: f" --out-cells {output.cells}",
-
-
-# Rendered by lenex.segmented.tables: per-model L_t, runs per column.
-use rule paper_table as segmented_table with:
-    input:
-        results=recorded(lambda wc: seg_table_recorded(wc.preset, wc.table), SEG),
-        meta=recorded(lambda wc: data_files(wc.preset, "arxiv")[-1], SEG),
-        spec="config/experiments/{paper}.yaml",
-    wildcard_constraints:
-        paper=SEG,
-    params:
-        renderer="lenex.segmented.tables",
-        arguments=segmented_table_arguments,

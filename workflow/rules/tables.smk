@@ -1,14 +1,21 @@
-# Table stage: the interface every paper's table rule implements, and the whole-paper page.
+# Table stage: one rule renders every paper's tables, and the whole-paper page.
 
 
-# The table interface: each paper's table rule is `use rule paper_table as <paper>_table with:`
-# (lex.smk, receptive_field.smk, segmented.smk), which names its inputs, pins {paper} to itself
-# and gives its renderer (params.renderer: a module run with -m) and the renderer's own
-# arguments (params.arguments, one string; rendering code in lenex.tables / the paper package).
+# The table interface: each paper's `Paper` (lenex.pipeline.papers) names its renderer (a module
+# run with -m; rendering code in lenex.tables / the paper package), the recorded files a table
+# reads (under from_raw: its raw results), its other inputs and the renderer's own arguments.
 # Every renderer takes --spec, --table-key, --extra-schemes and writes Markdown, LaTeX and the
-# cells file (what the claims read). This template builds nothing: its {paper} matches no path.
+# cells file (what the claims read).
 rule paper_table:
     input:
+        unpack(
+            lambda wc: pipeline.paper(wc.paper).table_inputs(
+                pipeline, wc.preset, wc.table
+            )
+        ),
+        recorded=pipeline.recorded(
+            lambda wc: pipeline.table_recorded(wc.paper, wc.preset, wc.table)
+        ),
         spec="config/experiments/{paper}.yaml",
     output:
         md="results/{preset}/tables/{paper}/table{table}.md",
@@ -16,17 +23,17 @@ rule paper_table:
         cells="results/{preset}/tables/{paper}/table{table}.cells.json",
     log:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
-    wildcard_constraints:
-        paper=r"(?!)",  # an empty look-ahead: matches nothing, a paper's rule pins its own
     conda:
         ENV
     params:
-        renderer=None,
-        arguments="",
-        raw=raw_env(),
-        schemes=lambda wc: table_schemes(wc.paper, wc.table),
+        renderer=lambda wc: pipeline.paper(wc.paper).table_renderer,
+        arguments=lambda wc: pipeline.paper(wc.paper).table_arguments(
+            pipeline, wc.preset, wc.table
+        ),
+        raw=pipeline.raw_env(),
+        schemes=lambda wc: pipeline.table_schemes(wc.paper, wc.table),
     shell:
-        "{params.raw}python -m lenex.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
+        "{params.raw}python -m lenex.pipeline.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
         " --extra-schemes {params.schemes} {params.arguments}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
@@ -36,8 +43,8 @@ rule paper_table:
 # so `snakemake --cores 2 results/<preset>/<paper>.md` regenerates the whole paper.
 rule paper_report:
     input:
-        tables=lambda wc: paper_tables(wc.preset, wc.paper),
-        figures=lambda wc: paper_figures(wc.preset, wc.paper),
+        tables=lambda wc: pipeline.paper_tables(wc.preset, wc.paper),
+        figures=lambda wc: pipeline.paper_figures(wc.preset, wc.paper),
         claims="results/{preset}/claims/{paper}.md",
         spec="config/experiments/{paper}.yaml",
     output:
@@ -49,6 +56,6 @@ rule paper_report:
     conda:
         ENV
     shell:
-        "python -m lenex.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
+        "python -m lenex.pipeline.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
         " --tables {input.tables} --figures {input.figures} --claims {input.claims}"
         " --out {output} > {log} 2>&1"

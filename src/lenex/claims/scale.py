@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..scale_study.points import scores_of  # where a point keeps each protocol's scores
+from ..scale_record import scores_of  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
 

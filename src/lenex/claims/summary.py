@@ -1,6 +1,6 @@
 """Counting claim records: the five verdicts on ours, the paper's side, the median effect fraction,
 why a claim is untestable, and the bar a preset's claims are held to. The claims pages
-(lenex.claims.render) and the reference page (lenex.reference) read their numbers from here."""
+(lenex.claims.render) and the reference page (lenex.pipeline.reference) read their numbers from here."""
 from __future__ import annotations
 
 import math

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..cli import run_cli
 from ..files import save_figure
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from .resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
 from ..tables.paper_results import load_paper_results
 from ..tables.render import load_table_spec

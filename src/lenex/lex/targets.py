@@ -12,17 +12,10 @@ A row's mask is `mask`, or beyond L_tr its `mask_beyond_train` (lenex.tables.tab
 
 from __future__ import annotations
 
+from lenex.presets import eval_length
 from lenex.tables.table_data import evaluation_mask
 
 PAPER = "lex"
-
-
-def eval_length(multiple: float, train_length: int) -> int:
-    """multiple x L_tr as a whole number of tokens; one clear error where it is not whole."""
-    length = multiple * train_length
-    if length != int(length):
-        raise ValueError(f"{multiple} x L_tr = {length} is not a whole number of tokens")
-    return int(length)
 
 
 def table_cells(spec: dict, train_length: int, skip_corpus=lambda corpus: False) -> set[tuple]:

@@ -21,7 +21,7 @@ import torch
 
 from ..cli import run_cli
 from ..files import save_figure
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
 

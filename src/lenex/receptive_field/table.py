@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 
 from ..cli import run_cli
-from ..header import build_header
+from ..tables.header import build_header
 from ..presets import paper_view
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from ..tables.cells import significance_extra
 from ..tables.paper_results import load_paper_results
 from ..tables.render import add_table_arguments, load_experiment, load_results, load_table_spec, write_table
@@ -118,32 +118,39 @@ def erf_latex(rows: list[dict]) -> str:
 
 def header_for(preset: dict, experiment: dict, spec: dict, corpora: dict, metas: dict, results: list[dict],
                unavailable: dict) -> dict:
+    """The table's header: lenex.tables.header.build_header with this paper's facts (header_facts)."""
     view = paper_view(preset, PAPER_KEY)
-    header = build_header(view, corpora, metas, results, unavailable=unavailable,
-                          training_data="each section's models are trained on the train split of that section's "
-                                        "corpus, as the paper trains one model per dataset")
+    return build_header(view, corpora, metas, results, unavailable=unavailable,
+                        training_data="each section's models are trained on the train split of that section's "
+                                      "corpus, as the paper trains one model per dataset",
+                        facts=header_facts(view, experiment, spec, results))
+
+
+def header_facts(view: dict, experiment: dict, spec: dict, results: list[dict]) -> dict:
+    """What only this paper's headers say: that it runs at its own block of the preset, its
+    protocol, how its windows were scaled, its seeds and t-tests."""
     # The preset's own description is of its shared scale; this paper runs at its `papers:` block.
-    header["preset_description"] = (f"this paper's block (`papers: {PAPER_KEY}`) of preset `{view['name']}`: "
-                                    "the scale line above; not the preset's shared scale")
+    facts = {"preset_description": (f"this paper's block (`papers: {PAPER_KEY}`) of preset `{view['name']}`: "
+                                    "the scale line above; not the preset's shared scale")}
     protocol = spec.get("protocol", "last-token")
     segments = results[0].get("segments") if results else None
     if protocol == "cache-window":
         window = results[0].get("window") if results else None
-        header["protocol"] = (f"last-token protocol (Section 3.4) over {segments} segments, each read through a "
-                              f"cache window of w̄ = {window} tokens (4 × L_tr, as the paper's 2048; Appendix B)")
+        facts["protocol"] = (f"last-token protocol (Section 3.4) over {segments} segments, each read through a "
+                             f"cache window of w̄ = {window} tokens (4 × L_tr, as the paper's 2048; Appendix B)")
     else:
-        header["protocol"] = (f"last-token protocol (Section 3.4): the same {segments} tokens scored at every L_ex, "
-                              "each after L_ex − 1 tokens")
+        facts["protocol"] = (f"last-token protocol (Section 3.4): the same {segments} tokens scored at every L_ex, "
+                             "each after L_ex − 1 tokens")
     if any("paper_window" in experiment["variants"].get(r["variant"], {}) for s in spec["sections"] for r in s["rows"]):
-        header["windows"] = windows_note(experiment, view)
+        facts["windows"] = windows_note(experiment, view)
     if spec.get("seeds") == "all":
         seeds = sorted({s for r in results for s in r.get("seeds", [r.get("seed", 1)])})
-        header["seeds"] = f"{len(seeds)} seeds per model; mean ± sample std (ddof = 1)"
+        facts["seeds"] = f"{len(seeds)} seeds per model; mean ± sample std (ddof = 1)"
         if spec.get("significance"):
             marks = spec["significance"]
-            header["seeds"] += (f"; {marks['better']} / {marks['worse']} = paired two-sided t-test over seeds at "
-                                f"α = 0.05: {marks['reference']} significantly better / worse than the row")
-    return header
+            facts["seeds"] += (f"; {marks['better']} / {marks['worse']} = paired two-sided t-test over seeds at "
+                               f"α = 0.05: {marks['reference']} significantly better / worse than the row")
+    return facts
 
 
 def main(argv=None) -> None:

@@ -11,7 +11,8 @@ Scale rules (the paper: R = 12 layers, L_tr = 512, its Table 7):
 
 from __future__ import annotations
 
-from ..presets import group_view
+from ..presets import eval_length, group_view
+from ..presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
 PAPER_TRAIN_LENGTH = 512
@@ -39,24 +40,22 @@ def variant_train_length(variant: dict, base_train_length: int) -> int:
 
 
 def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict:
-    """ModelConfig fields of one variant at one preset (the preset as this paper sees it).
-    The window is scaled with the preset's base L_tr and layers, not with a variant's longer L_tr:
-    Table 2 keeps w = 160 and lengthens L_tr to cover its receptive field."""
+    """ModelConfig fields of one variant at one preset (the preset as its budget group sees it,
+    `variant_view`), by lenex.presets.model_config. The window is scaled with the preset's base
+    L_tr and layers, not with a variant's longer L_tr: Table 2 keeps w = 160 and lengthens L_tr
+    to cover its receptive field."""
     variants = experiment["variants"]
     if variant_name not in variants:
         raise ValueError(f"unknown variant {variant_name!r} of {PAPER}; known: {', '.join(variants)}")
     variant = variants[variant_name]
-    model = dict(preset_view["model"])
-    base = model["train_length"]
-    config = {**model, "position": variant["position"],
-              "position_options": dict(variant.get("position_options") or {}),
-              "mask": variant.get("mask", "causal"), "mask_options": dict(variant.get("mask_options") or {}),
-              "train_length": variant_train_length(variant, base)}
-    if "position_module" in variant:  # an extra scheme from outside the registry
-        config["position_module"] = variant["position_module"]
+    model = preset_view["model"]
+    mask_options = dict(variant.get("mask_options") or {})
     if "paper_window" in variant:
-        config["mask_options"]["window"] = scaled_window(variant["paper_window"], model["n_layer"], base)
-    return config
+        mask_options["window"] = scaled_window(variant["paper_window"], model["n_layer"], model["train_length"])
+    return build_model_config(preset_view, variant_name, variant,
+                              position_options=dict(variant.get("position_options") or {}),
+                              mask=variant.get("mask", "causal"), mask_options=mask_options,
+                              train_length=variant_train_length(variant, model["train_length"]))
 
 
 def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict:
@@ -134,13 +133,7 @@ def cache_multiples(experiment: dict) -> list[float]:
 
 
 def lengths(multiples, train_length: int) -> list[int]:
-    out = []
-    for multiple in multiples:
-        length = multiple * train_length
-        if length != int(length):
-            raise ValueError(f"{multiple} x L_tr = {length} is not a whole number of tokens")
-        out.append(int(length))
-    return out
+    return [eval_length(multiple, train_length) for multiple in multiples]
 
 
 def figure_results(preset: str, figure: dict, kind: str = "erf.json") -> list[str]:

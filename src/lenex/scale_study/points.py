@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from ..files import atomic_write_text
+from ..scale_record import PROTOCOL_FIELDS, scores_of
 
 
 def read_points(path: Path) -> dict[str, dict]:
@@ -54,21 +55,6 @@ def length_ratios(ppl_by_length: dict[int, float], train_length: int, multiples:
 def missing_multiples(record: dict, multiples: list[int]) -> list[int]:
     """The multiples the config asks for that a recorded point has no ratio at."""
     return [k for k in multiples if str(k) not in record["ratio"]]
-
-
-# Protocols scored beside the LEX one (every point's `ppl` and `ratio`), and the record's field
-# for each: {"ppl", "ratio", "segments", "span"} (lenex.scale_study.study.last_token_scores).
-PROTOCOL_FIELDS = {"last-token": "last_token"}
-
-
-def scores_of(record: dict, protocol: str) -> dict | None:
-    """A point's scores ({"ppl", "ratio", ...}) with `protocol`: the LEX protocol's are the
-    record's own fields; another's, its PROTOCOL_FIELDS entry (None when it was not scored so)."""
-    if protocol == "lex":
-        return record
-    if protocol not in PROTOCOL_FIELDS:
-        raise ValueError(f"unknown protocol {protocol!r}; known: lex, {', '.join(PROTOCOL_FIELDS)}")
-    return record.get(PROTOCOL_FIELDS[protocol])
 
 
 def missing_protocols(record: dict, multiples: list[int], protocols: list[str]) -> list[str]:

@@ -10,7 +10,8 @@ from ..claims.predicates import threshold
 from ..claims.scale import first_showing, ratio_at
 from ..files import atomic_write_text, save_figure
 from ..dimensions import beyond_train_ppl, early_token_discount
-from .points import missing_multiples, missing_protocols, scores_of
+from ..scale_record import scores_of
+from .points import missing_multiples, missing_protocols
 
 PLOT, WRITEUP = "ratio.png", "README.md"
 

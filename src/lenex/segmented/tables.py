@@ -18,9 +18,10 @@ import json
 from pathlib import Path
 
 from ..cli import run_cli
-from ..header import run_record, split_size, stand_in
+from ..files import read_yaml
+from ..tables.header import RUN_FACTS, build_header, split_size, stand_in
 from ..presets import paper_view
-from ..raw_results import read_recorded
+from ..tables.raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
 from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
@@ -68,12 +69,6 @@ def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dic
     return table
 
 
-
-def paper_only_table(spec: dict, paper_df) -> TableData:
-    """A table with the paper's numbers only (ours empty): what its claims must hold on
-    (lenex.claims.paper_cells)."""
-    return build_segmented_table(spec, [], paper_df, {"scale_statement": "paper only", "lines": [], "stand_in": None})
-
 def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
     paper_text = paper_value_text(paper_df, PAPER, spec["table"], sec["dataset"], row["method"],
                                   length_label(multiple), spec["metric"])
@@ -92,10 +87,10 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
                                 MISSING if delta is None else format_delta(delta), OK, paper, ours, delta), found[0])
 
 
-def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool,
-                 results: list[dict] = ()) -> dict:
-    """Scale statement and header lines: which model stood in for which, on what data (the facts
-    and their wording from lenex.header, as every table's header)."""
+def header_facts(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool) -> dict:
+    """What only this paper's headers say, laid over the shared facts by lenex.tables.header's
+    build_header: its scale statement (the released models, or stand-ins), which model stood in for
+    which, the domain data, compute equivalence and the evaluation (`lines`), the domain's stand-in."""
     domain = metas.get("arxiv", {})
     (test_docs, test_tokens), (train_docs, train_tokens) = split_size(domain, "test"), split_size(domain, "train")
     arxiv = stand_in("arxiv", corpora.get("arxiv", {}), "arXiv")
@@ -111,9 +106,16 @@ def build_header(view: dict, models: dict[str, str], corpora: dict, metas: dict[
          f"({exp.get('epoch_tokens') or 'the whole train split'}); chunk/prefix run L_e/L_t epochs"),
         ("Evaluation", "Section 4.5: one document per test piece of L_e tokens, no packing, no sliding window, "
          f"remainder dropped; mean of per-piece perplexity; at most {view['eval']['max_tokens']} tokens per cell"),
-        *header_lines(run_record(results)),
     ]
     return {"scale_statement": f"Ours: preset `{view['name']}` — {verdict}", "lines": lines, "stand_in": arxiv}
+
+
+def table_header(header: dict) -> dict:
+    """The header as this paper's tables print it: its scale statement and its own lines, then the
+    run's revision, device and date (as every table's header lines say them)."""
+    run = {key: header[key] for key in RUN_FACTS}
+    return {"scale_statement": header["scale_statement"], "lines": header["lines"] + header_lines(run),
+            "stand_in": header["stand_in"]}
 
 
 def main(argv=None) -> None:
@@ -125,14 +127,14 @@ def main(argv=None) -> None:
     parser.add_argument("--metas", nargs="*", default=[], help="meta.json of the domain corpus")
     parser.add_argument("--hf", action="store_true", help="the results come from the released HF models")
     args = parser.parse_args(argv)
-    from ..files import read_yaml  # here: the import block is being reorganised (issue 35)
-
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(read_yaml(args.preset_file), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     results = load_results(args.results, args.spec, label="model")
-    table_header = build_header(view, json.loads(args.models), json.loads(args.corpora), metas, args.hf, results)
-    write_table(build_segmented_table(spec, results, load_paper_results(), table_header), args)
+    corpora = json.loads(args.corpora)
+    facts = header_facts(view, json.loads(args.models), corpora, metas, args.hf)
+    header = table_header(build_header(view, corpora, metas, results, facts=facts))
+    write_table(build_segmented_table(spec, results, load_paper_results(), header), args)
 
 if __name__ == "__main__":
     run_cli(main)

@@ -11,7 +11,7 @@ Paths (all under results/<preset>/):
 
 from __future__ import annotations
 
-from ..presets import variant_model
+from ..presets import model_config as build_model_config
 from .tables import run_name
 
 PAPER = "segmented"
@@ -36,7 +36,7 @@ def model_config(view: dict, experiment: dict, model: str) -> dict:
     paper's 1.x-billion models), the variant's position scheme, the model's L_t."""
     if model not in experiment["variants"]:
         raise ValueError(f"unknown model {model!r} for paper segmented; known: {', '.join(experiment['variants'])}")
-    return {**variant_model(view, model, experiment["variants"][model]), "train_length": base_train_length(view, model)}
+    return build_model_config(view, model, experiment["variants"][model], train_length=base_train_length(view, model))
 
 
 def continued_train_config(view: dict) -> dict:

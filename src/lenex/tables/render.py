@@ -15,7 +15,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
 from ..provenance import check_result_models
 from .cells import write_cells
-from ..raw_results import read_recorded
+from .raw_results import read_recorded
 from ..schemes import with_extra_schemes
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results

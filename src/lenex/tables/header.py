@@ -1,8 +1,12 @@
 """A table's header facts: at which scale our numbers were produced, on what data, from which
-code. `build_header` is every generic table's (`python -m lenex.header --preset-file P --corpora
-JSON --metas M.. --results R.. --out H.json`, which lenex.tables.render reads; the receptive-field
-tables add their protocol to it); the pieces below it (`split_size`, `stand_in`, `run_record`)
-are also what the segmented paper's own header (lenex.segmented.tables) is written from."""
+code. `build_header` is every paper's table header, the one builder: the facts every table shares
+(the preset and its model, the data's stand-ins and sizes, the run's revision, device and date)
+with a paper's own facts laid over them (`facts`: the receptive-field protocol and seeds, the
+segmented paper's models and domain data; each paper's table module says them). LEX's tables
+read it as a file (`python -m lenex.tables.header --preset-file P --corpora JSON --metas M..
+--results R.. --out H.json`, which lenex.tables.render reads); the other papers' renderers call it
+in their own process.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +16,11 @@ from pathlib import Path
 
 import yaml
 
-from .cli import run_cli
-from .files import atomic_write_text
-from .presets import paper_view
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..presets import paper_view
 from .raw_results import read_recorded
-from .run_facts import recorded
+from ..run_facts import recorded
 
 
 def split_size(meta: dict, split: str) -> tuple:
@@ -30,9 +34,13 @@ def stand_in(corpus: str, spec: dict, paper_data: str | None = None) -> str:
     return f"{spec.get('stands_in_for', paper_data or corpus)} -> {spec.get('description', '?')}"
 
 
+#: The run's facts every header ends with: which code, on which device, when.
+RUN_FACTS = ("git_rev", "device", "date")
+
+
 def run_record(results: list[dict]) -> dict:
     """The run's facts as the evaluations recorded them, not the renderer's."""
-    return {key: recorded(results, key) for key in ("git_rev", "device", "date")}
+    return {key: recorded(results, key) for key in RUN_FACTS}
 
 
 def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str) -> str:
@@ -45,7 +53,10 @@ def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str
 
 
 def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict],
-                 training_data: str | None = None, unavailable: dict | None = None) -> dict:
+                 training_data: str | None = None, unavailable: dict | None = None,
+                 facts: dict | None = None) -> dict:
+    """The header of a table of `results` at `preset` (as its paper sees it), describing the corpora
+    of `metas`, with the paper's own `facts` laid over (a fact it restates keeps its place)."""
     first = results[0] if results else {}
     model = {**preset["model"], **recorded_architecture(results)}
     stand_ins = {}
@@ -67,6 +78,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
         **run_record(results),
+        **(facts or {}),
     }
 
 

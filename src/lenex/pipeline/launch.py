@@ -1,9 +1,9 @@
 """Start a lenex entry point without paying for torch's import each time: a fork server.
 
-    python -m lenex.launch lenex.train --model-config ...     # what a rule runs (a job)
-    python -m lenex.launch --serve SOCKET                      # what a local run starts once
+    python -m lenex.pipeline.launch lenex.train --model-config ...     # what a rule runs (a job)
+    python -m lenex.pipeline.launch --serve SOCKET                      # what a local run starts once
 
-A job is `python -m lenex.launch <module> <args>`. Where `LENEX_FORK_SERVER` names the socket of a
+A job is `python -m lenex.pipeline.launch <module> <args>`. Where `LENEX_FORK_SERVER` names the socket of a
 running server (the Snakefile's `onstart` starts one for a local run and sets it), the job hands
 its command, environment, working directory, `sys.path` and its stdin/stdout/stderr to the server,
 which forks a child that already has torch (and `torch._dynamo`, which every optimizer imports)
@@ -98,7 +98,7 @@ def run_job(module: str, args: list[str]) -> int | None:
     reply, _ = _receive(conn, buffer)
     conn.close()
     if reply is None:  # the child died without a word (killed): say so, as a shell would
-        print(f"lenex.launch: {module} (pid {child}) ended without an exit status", file=sys.stderr)
+        print(f"lenex.pipeline.launch: {module} (pid {child}) ended without an exit status", file=sys.stderr)
         return 1
     return int(reply["status"])
 
@@ -109,7 +109,7 @@ def main(argv=None) -> None:
         serve(argv[1])
         return
     if not argv or argv[0].startswith("-"):
-        print("usage: python -m lenex.launch <module> [args ...] | --serve SOCKET", file=sys.stderr)
+        print("usage: python -m lenex.pipeline.launch <module> [args ...] | --serve SOCKET", file=sys.stderr)
         sys.exit(2)
     status = run_job(argv[0], argv[1:])
     if status is None:
@@ -121,12 +121,12 @@ def main(argv=None) -> None:
 
 
 def start_server(folder, python: str = sys.executable, log=None, **popen) -> "subprocess.Popen":
-    """Start `python -m lenex.launch --serve <folder>/socket` in its own session (what the
+    """Start `python -m lenex.pipeline.launch --serve <folder>/socket` in its own session (what the
     workflow's onstart, the pipeline benchmark and the tests run); jobs find it through
     SOCKET_ENV=socket_path(folder) once it accepts. `log`: a file for its output (default none)."""
     import subprocess  # here, not at the top: a job's own start-up stays at what it needs
 
-    return subprocess.Popen([python, "-m", "lenex.launch", "--serve", socket_path(folder)],
+    return subprocess.Popen([python, "-m", "lenex.pipeline.launch", "--serve", socket_path(folder)],
                             stdin=subprocess.DEVNULL, stdout=log or subprocess.DEVNULL,
                             stderr=subprocess.STDOUT, start_new_session=True, **popen)
 

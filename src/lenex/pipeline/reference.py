@@ -1,13 +1,13 @@
 """Write a preset's reference-run page, results/<preset>/REFERENCE.md, from recorded data only:
 the runs file (results/<preset>/runs.yaml: each run's paper and title, and for runs older than
 the run records their command, wall time and revision), each run's record where it exists
-(results/<preset>/runs/<paper>.json from its Snakemake logs, lenex.reference_record: command and
+(results/<preset>/runs/<paper>.json from its Snakemake logs, lenex.pipeline.reference_record: command and
 wall time; the revision from the raw results' git_rev) and each paper's machine-checked claims
 (results/<preset>/claims/<paper>.json): per paper the five verdict counts, the median effect
 fraction, the bar, and whether its claims file was fixed before the run it judges (lenex.claims.fixed).
 No finding is typed by hand: a paper whose claims were not computed says so.
 
-    python -m lenex.reference --preset workstation
+    python -m lenex.pipeline.reference --preset workstation
 """
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ import argparse
 import json
 from pathlib import Path
 
-from .claims.summary import (BAR_SHARE, PAPER_SIDE, against_bar, fraction_text, median_effect_fraction,
+from ..claims.summary import (BAR_SHARE, PAPER_SIDE, against_bar, fraction_text, median_effect_fraction,
                              paper_counts, untestable_why, verdict_counts)
-from .claims.fixed import fixed_before_run
-from .claims.verdicts import VERDICTS
-from .cli import run_cli
-from .files import atomic_write_text, read_json, read_yaml
+from ..claims.fixed import fixed_before_run
+from ..claims.verdicts import VERDICTS
+from ..cli import run_cli
+from ..files import atomic_write_text, read_json, read_yaml
 from .reference_record import wall_time_text
-from .tables.formatting import md_escape
+from ..tables.formatting import md_escape
 
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
 

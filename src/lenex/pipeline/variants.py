@@ -15,17 +15,17 @@ import hashlib
 import json
 from pathlib import Path
 
-from .config import required_fields
+from ..config import required_fields
 
 # What a variant check reads besides the variants: the registries and their options.
-REGISTRY_CODE = ("config.py", "variants.py", "masks", "positions")
+REGISTRY_CODE = ("config.py", "pipeline/variants.py", "masks", "positions")
 
 
 def check_variant(spec: dict) -> None:
     """Raise one ValueError naming the bad value of a variant {position, position_options,
     mask, mask_options, ...}: an unknown scheme or mask, an unknown option key, a bad option value."""
-    from .masks import MASKS, build_mask  # torch: only when no stamp says these variants passed
-    from .positions import POSITIONS, make_options
+    from ..masks import MASKS, build_mask  # torch: only when no stamp says these variants passed
+    from ..positions import POSITIONS, make_options
 
     name = spec["position"]
     if name not in POSITIONS:
@@ -54,7 +54,7 @@ def check_variants(variants: dict, where: str) -> None:
 def check_fingerprint(variants: dict) -> str:
     """sha256 of the variants and the registries' code: a check's result depends on nothing else."""
     digest = hashlib.sha256(json.dumps(variants, sort_keys=True, default=str).encode())
-    root = Path(__file__).parent
+    root = Path(__file__).parents[1]  # src/lenex: the registries are its positions/ and masks/
     files = []
     for name in REGISTRY_CODE:
         path = root / name

@@ -1,7 +1,7 @@
 """What a preset costs before it runs: every job of a paper's tables with its declared
 resources, and GPU-hours.
 
-    python -m lenex.plan --preset-file config/presets/paper.yaml --paper lex \\
+    python -m lenex.pipeline.plan --preset-file config/presets/paper.yaml --paper lex \\
         --targets results/paper/tables/lex/table2.md ... --out-md PLAN.md --out-json PLAN.json
 
 The job list comes from the DAG itself (`snakemake -n --forceall <targets>`), so a paper
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import yaml
 
-from .cli import run_cli
-from .files import atomic_write_text
-from .presets import paper_view
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..presets import paper_view
 
 _RULE = re.compile(r"^(?:local)?rule (\w+):$")
 _FIELD = re.compile(r"^\s+(\w+): (.*)$")

@@ -2,7 +2,7 @@
 compact JSON-lines file per paper and preset (`results/<preset>/raw/<paper>.jsonl`), so that
 `make tables` re-renders them byte-identically without the evaluation outputs (docs/raw-results.md).
 
-    python -m lenex.raw_results collect --out results/tiny/raw/lex.jsonl --files R.json ..
+    python -m lenex.tables.raw_results collect --out results/tiny/raw/lex.jsonl --files R.json ..
 
 One line per record, tidy: an evaluation's fields (paper, variant, corpus, mask, length, ppl,
 tokens, scored_tokens_sha256, checkpoint, model_config, git_rev, device, date, seed ...) beside
@@ -25,8 +25,8 @@ import json
 import os
 from pathlib import Path
 
-from .cli import run_cli
-from .files import atomic_write_text, read_json
+from ..cli import run_cli
+from ..files import atomic_write_text, read_json
 
 RAW_ENV = "LENEX_RAW"
 _PLACE = ("file", "item", "items")

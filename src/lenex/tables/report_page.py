@@ -3,14 +3,14 @@ page for the Snakemake report, whose viewer shows HTML in a frame but offers Mar
 as a download. A table also gets a caption: its scale line and the bullets that name a
 stand-in corpus, taken from the table's own header (written by its renderer, not here).
 
-    python -m lenex.report_page --md results/tiny/tables/lex/table2.md \\
+    python -m lenex.tables.report_page --md results/tiny/tables/lex/table2.md \\
         --out-html results/tiny/report/tables/lex/table2.html \\
         --out-caption results/tiny/report/tables/lex/table2.caption.html
 
 Local images the page links to (a card's lengths.png) are embedded as data URIs, so the
 page needs nothing beside it once inside the report.
 
-    python -m lenex.report_page --contents results/tiny/report/contents.txt --files a.html b.png
+    python -m lenex.tables.report_page --contents results/tiny/report/contents.txt --files a.html b.png
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from .cli import run_cli
-from .files import atomic_write_text
+from ..cli import run_cli
+from ..files import atomic_write_text
 
 # Bullets of a table header that say which corpus stood in for which: every renderer writes
 # "<paper's corpus> -> <stand-in>" for evaluation corpora and "stands in for" for training data.
@@ -109,7 +109,7 @@ def render_caption(header: PageHeader) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lenex.report_page", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m lenex.tables.report_page", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--md", help="the Markdown page")
     parser.add_argument("--out-html")

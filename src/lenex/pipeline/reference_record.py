@@ -1,11 +1,11 @@
 """Record a reference run from Snakemake's own logs: results/<preset>/runs/<paper>.json.
 
-    python -m lenex.reference_record --preset workstation --paper lex .snakemake/log/<start>.snakemake.log
+    python -m lenex.pipeline.reference_record --preset workstation --paper lex .snakemake/log/<start>.snakemake.log
 
 Each log is one part of the run (a run cut off and resumed with the same command has several, in
 order): its start is the log's `Date:` header, its end the last job's timestamp, its jobs the last
 "N of M steps" line. The logs are copied beside the record, so the wall time REFERENCE.md states
-(lenex.reference) is re-derivable from committed files and never typed by hand.
+(lenex.pipeline.reference) is re-derivable from committed files and never typed by hand.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from .cli import run_cli
-from .files import atomic_write_text
+from ..cli import run_cli
+from ..files import atomic_write_text
 
 HEADER_DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
 HEADER_COMMAND = re.compile(r"^\s*Command: (.+?)\s*$", re.M)

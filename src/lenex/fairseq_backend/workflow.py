@@ -1,0 +1,95 @@
+"""What the rules of the fairseq backend and its cross-check read (rules in fairseq.smk; the
+`train` rule takes its launcher and inputs from here whichever the backend; docs/fairseq.md).
+Every function takes the workflow's `Pipeline` (lenex.pipeline.workflow)."""
+
+from __future__ import annotations
+
+from ..pipeline.resources import launcher
+from . import require_fairseq
+
+FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
+    f"{split}.{ext}" for split in ("train", "valid", "test") for ext in ("bin", "idx")]
+
+
+def train_backend(pipeline, preset: str, paper: str) -> str:
+    return pipeline.paper_preset(preset, paper)["train"].get("backend", "lenex")
+
+
+def fairseq_data_files(pipeline, preset: str, corpus: str) -> list[str]:
+    """The binarized corpus; asking for it without fairseq installed stops the workflow at once
+    with the one line naming `make setup-fairseq` (before any job runs)."""
+    require_fairseq()
+    return [f"results/{preset}/data-fairseq/{corpus}/{name}" for name in FAIRSEQ_FILES]
+
+
+def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None) -> list[str]:
+    """Inputs a training job needs beyond lenex's token files: fairseq's binarized copy."""
+    if (backend or train_backend(pipeline, preset, paper)) != "fairseq":
+        return []
+    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(paper))
+
+
+def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
+    """The trainer's command up to its shared arguments (--model-config ... --threads)."""
+    if (backend or train_backend(pipeline, preset, paper)) == "fairseq":
+        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(paper)}"
+        return f"{launcher('lenex.fairseq_backend.train', 1)} --bin {folder}"
+    return launcher("lenex.train", pipeline.train_gpus(preset, paper))
+
+
+def crosscheck_spec(pipeline, preset: str) -> dict:
+    """What the cross-check compares (config `crosscheck`, with the preset's `crosscheck` laid over
+    it): its paper, corpus, variants, backends, seeds, multiples of L_tr and the variant also
+    scored with blockwise attention beyond L_tr."""
+    own = {k: v for k, v in (pipeline.preset(preset).get("crosscheck") or {}).items() if k != "train"}
+    return {**pipeline.config["crosscheck"], **own}
+
+
+def crosscheck_train_config(pipeline, preset: str, paper: str, backend: str, seed) -> dict:
+    """The preset's training (with its `crosscheck.train` laid over it), on `backend` with `seed`;
+    the validation loss is measured at every logging interval (lenex's fixed validation windows),
+    which is the curve the page compares."""
+    train = {**pipeline.paper_preset(preset, paper)["train"],
+             **(pipeline.preset(preset).get("crosscheck") or {}).get("train", {})}
+    return {**train, "backend": backend, "seed": int(seed), "eval_every": train["log_every"]}
+
+
+def crosscheck_budget(pipeline, preset: str) -> dict:
+    """What the page says each cross-check model trained on (the same for every backend and seed)."""
+    train = crosscheck_train_config(pipeline, preset, crosscheck_spec(pipeline, preset)["paper"], "lenex", 1)
+    return {key: train[key] for key in ("steps", "batch_size", "lr", "warmup") if key in train}
+
+
+def crosscheck_page_spec(pipeline, preset: str) -> dict:
+    """The page's arguments (lenex.fairseq_backend.crosscheck --spec)."""
+    spec = crosscheck_spec(pipeline, preset)
+    return {**spec, "preset": preset, "train_length": pipeline.train_length(preset, spec["paper"]),
+            "train": crosscheck_budget(pipeline, preset)}
+
+
+def crosscheck_runs(pipeline, preset: str):
+    """(root of one backend and seed's run, the spec) for each backend and seed."""
+    spec = crosscheck_spec(pipeline, preset)
+    for backend in spec["backends"]:
+        for seed in spec["seeds"]:
+            yield f"results/{preset}/crosscheck/{backend}/s{seed}", spec
+
+
+def crosscheck_models(pipeline, preset: str) -> list[str]:
+    return [f"{root}/models/{spec['paper']}/{variant}.pt"
+            for root, spec in crosscheck_runs(pipeline, preset) for variant in spec["variants"]]
+
+
+def crosscheck_evaluations(pipeline, preset: str) -> list[str]:
+    """Every evaluation the page reads: each model at each multiple of L_tr, causal, and the
+    blockwise variant's also blockwise beyond L_tr."""
+    files = []
+    for root, spec in crosscheck_runs(pipeline, preset):
+        train_length = pipeline.train_length(preset, spec["paper"])
+        for variant in spec["variants"]:
+            for multiple in spec["multiples"]:
+                length = pipeline.eval_length(preset, multiple, spec["paper"])
+                masks = ["causal"] + (["blockwise"] if variant == spec["bca_variant"] and length > train_length else [])
+                files += [f"{root}/eval/{spec['paper']}/{variant}/{spec['corpus']}/{mask}/L{length}.json"
+                          for mask in masks]
+    return files

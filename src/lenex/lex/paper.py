@@ -1,0 +1,87 @@
+"""The LEX paper as the workflow sees it (lenex.pipeline.papers.Paper): its models are the
+generic `train` rule's, its cells the generic evaluation's, its tables the library's renderer
+with a header file of their own (rule lex_table_header). File lists: lenex.lex.targets."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..pipeline.papers import Paper
+from ..pipeline.settings import quoted_json
+from ..presets import model_config
+from . import targets
+
+
+class Lex(Paper):
+    name = targets.PAPER
+    table_renderer = "lenex.tables.render"
+
+    def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
+        return model_config(view, variant, experiment["variants"][variant])
+
+    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
+        """Its results (evaluations or resolutions) and the metas of its corpora (its header's)."""
+        spec = pipeline.table_spec(self.name, table)
+        skip = pipeline.corpus_unavailable
+        return {"results": targets.table_results(preset, spec, pipeline.train_length(preset, self.name), skip),
+                "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
+
+    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
+        """Figure 1 draws Table 2's PG22 section; Figure 2 is analytic (no recorded file)."""
+        return self.section_recorded(pipeline, preset, "2", "pg22") if figure == "1" else []
+
+    def section_recorded(self, pipeline, preset: str, table: str, corpus: str) -> list[str]:
+        """The results of one section (corpus) of a table."""
+        return targets.section_results(preset, pipeline.table_spec(self.name, table),
+                                       pipeline.train_length(preset, self.name), corpus, pipeline.corpus_unavailable)
+
+    def header_recorded(self, pipeline, preset: str) -> list[str]:
+        return [pipeline.train_meta(preset, self.name)]
+
+    def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
+        return {"header": self.header_file(preset, table)}
+
+    def header_file(self, preset: str, table: str) -> str:
+        """The header facts of one table (rule lex_table_header, lenex.tables.header)."""
+        return f"results/{preset}/tables/{self.name}/table{table}.header.json"
+
+    def header_arguments(self, pipeline, preset: str, table: str) -> str:
+        """lenex.tables.header's arguments for one table: the scale, corpora, training data and
+        results it describes."""
+        recorded = self.table_recorded(pipeline, preset, table)
+        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_unavailable)
+        return (f"--preset-file {pipeline.preset_file(preset)} --paper {self.name}"
+                f" --corpora {quoted_json(pipeline.config['corpora'])} --metas {' '.join(recorded['metas'])}"
+                f" --train-meta {pipeline.train_meta(preset, self.name)}"
+                f" --train-stands-in-for {shlex.quote(pipeline.experiment(self.name)['train_stands_in_for'])}"
+                f" --unavailable {quoted_json(unavailable)} --results {' '.join(recorded['results'])}")
+
+    def paper_head_dim(self, pipeline) -> int:
+        """The head dimension of the paper's own model (its `paper` preset: 1024 / 16)."""
+        model = pipeline.paper_preset("paper", self.name)["model"]
+        return model["d_model"] // model["n_head"]
+
+    def table_arguments(self, pipeline, preset: str, table: str) -> str:
+        results = self.table_recorded(pipeline, preset, table)["results"]
+        return "--results " + " ".join(results) + f" --header {self.header_file(preset, table)}"
+
+    def evaluation_jobs(self, pipeline, preset: str) -> dict[tuple, list[dict]]:
+        """The tables' cells at a CPU preset as evaluation jobs, one per model, measure and corpus:
+        {(variant, stage, corpus): [cell spec with its result path]} (lenex.lex.evaluate_model,
+        targets.job_cells). A job there pays more to start than a tiny cell costs. At a preset whose
+        evaluations run on GPUs none: each cell is its own job of the one-cell rules (`evaluate`,
+        `resolution`), which run side by side and which a cluster profile reaches by name."""
+        if pipeline.gpu_stage(preset, "evaluate", self.name):
+            return {}
+        jobs = targets.job_cells(pipeline.experiment(self.name)["tables"], pipeline.train_length(preset, self.name),
+                                 pipeline.corpus_unavailable)
+        return {
+            key: [{"stage": stage, "data": f"results/{preset}/data/{corpus}", "mask": mask, "length": length,
+                   "out": targets.cell_path(preset, cell),
+                   "extra": {"variant": variant, "corpus": corpus, "paper": self.name, "preset": preset}}
+                  for cell in cells for stage, variant, corpus, mask, length in [cell]]
+            for key, cells in jobs.items()
+        }
+
+
+PAPER = Lex()

@@ -1,0 +1,101 @@
+"""One interface per paper, and the registry the workflow finds the papers in.
+
+Each paper package defines one `Paper` (lenex.<package>.paper) and declares it in pyproject.toml
+under the entry points `lenex.papers`, named by the paper:
+
+    [project.entry-points."lenex.papers"]
+    lex = "lenex.lex.paper:PAPER"
+
+The registry is filled from there (`registered`): the library and the rules never list the
+papers, they ask for one by name (`paper_named`) or go over the configured ones. What a paper
+tells the workflow: its models' configs, the recorded files (evaluations, corpus metas) each of
+its tables and figures reads, the files its table jobs read besides them, its table renderer's
+arguments, the header facts only it knows (through its renderer), and the figures that carry
+numbers no table has (each writes its own cells file, which its claims read).
+
+A function of a preset takes the preset's name and, where it builds models, the preset as the
+paper sees it (`view`, lenex.presets.paper_view), so a later seed list (several models per
+variant) is a field of the view, not a new argument.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import ABC, abstractmethod
+
+PAPER_ENTRY_POINTS = "lenex.papers"
+
+
+class Paper(ABC):
+    """One paper as the workflow sees it (see the module's docstring). `pipeline`, where a method
+    takes it, is the workflow's lenex.pipeline.workflow.Pipeline (config, presets, corpora)."""
+
+    #: The paper's one name: config/experiments/<name>.yaml, results/<preset>/.../<name>/, {paper}.
+    name: str
+    #: The module that renders one of its tables (`python -m <module>`, rule paper_table).
+    table_renderer: str
+    #: Its figures whose numbers no table has: each writes <figure>.cells.json beside its PNG.
+    figure_cells: tuple[str, ...] = ()
+
+    @abstractmethod
+    def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
+        """ModelConfig fields of one variant's model (`view`: the preset as this paper sees it),
+        built by lenex.presets.model_config with what the paper derives laid over."""
+
+    @abstractmethod
+    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
+        """The recorded files one table reads, by role (results, metas, ...): its job's inputs,
+        which under `from_raw` its raw results stand in for."""
+
+    @abstractmethod
+    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
+        """The recorded files one figure reads."""
+
+    @abstractmethod
+    def table_arguments(self, pipeline, preset: str, table: str) -> str:
+        """The table renderer's own arguments, beyond the ones every renderer takes
+        (lenex.tables.render.add_table_arguments): its results, header facts, corpora ..."""
+
+    def header_recorded(self, pipeline, preset: str) -> list[str]:
+        """Recorded files its headers read beyond each table's own (e.g. the training corpus's meta)."""
+        return []
+
+    def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
+        """A table job's inputs that are not recorded results (a header file, the preset file)."""
+        return {}
+
+    def recorded(self, pipeline, preset: str) -> list[str]:
+        """Every recorded file its tables, figures and headers read: its raw results."""
+        experiment = pipeline.experiment(self.name)
+        files = list(self.header_recorded(pipeline, preset))
+        for key in experiment["tables"]:
+            for group in self.table_recorded(pipeline, preset, key.removeprefix("table")).values():
+                files += group
+        for key in experiment.get("figures", {}):
+            files += self.figure_recorded(pipeline, preset, key.removeprefix("figure"))
+        return sorted(set(files))
+
+
+@functools.cache
+def registered() -> dict[str, Paper]:
+    """Every paper an installed package declares (entry points `lenex.papers`), by name."""
+    from importlib.metadata import entry_points
+
+    papers = {}
+    for point in entry_points(group=PAPER_ENTRY_POINTS):
+        paper = point.load()
+        if not isinstance(paper, Paper) or paper.name != point.name:
+            raise TypeError(f"entry point {point.name} = {point.value} ({PAPER_ENTRY_POINTS}) is not the "
+                            f"Paper named {point.name!r}")
+        papers[point.name] = paper
+    return papers
+
+
+def paper_named(name: str) -> Paper:
+    """The registered paper `name`, or one error naming the registered ones."""
+    papers = registered()
+    if name not in papers:
+        raise ValueError(f"unknown paper {name!r}; registered: {', '.join(sorted(papers)) or 'none'} (a paper "
+                         f"declares itself under the entry points `{PAPER_ENTRY_POINTS}` in pyproject.toml; "
+                         "`make setup` installs what it declares)")
+    return papers[name]

@@ -1,0 +1,61 @@
+"""Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each paper's
+render rules read, and how a render job is pointed at them or, under `from_raw`, at the raw
+results that hold them. A mixin of `lenex.pipeline.workflow.Pipeline`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..tables.raw_results import RAW_ENV
+
+
+class Recorded:
+    def raw_file(self, preset_name: str, paper: str) -> str:
+        return f"results/{preset_name}/raw/{paper}.jsonl"
+
+    def raw_files(self, preset_name: str) -> list[str]:
+        return [self.raw_file(preset_name, paper.name) for paper in self.papers()]
+
+    def paper_recorded(self, preset_name: str, paper: str) -> list[str]:
+        """Every recorded file the tables, figures and headers of one paper read: its raw results."""
+        return self.paper(paper).recorded(self, preset_name)
+
+    def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
+        """Every recorded file one table's job reads."""
+        groups = self.paper(paper).table_recorded(self, preset_name, str(table))
+        return [path for group in groups.values() for path in group]
+
+    def recorded(self, paths, paper: str | None = None):
+        """Input function of a render job for recorded files: those `paths(wildcards)` names or,
+        under from_raw, the raw results that hold them (the job's {paper}, or `paper`)."""
+
+        def inputs(wildcards):
+            if self.from_raw:
+                return self.raw_file(wildcards.preset, paper or wildcards.paper)
+            return paths(wildcards)
+
+        return inputs
+
+    def raw_env(self, paper: str | None = None):
+        """Params function, the shell prefix of a render rule: under from_raw, LENEX_RAW names the
+        raw results that lenex.tables.raw_results.read_recorded serves the recorded files from."""
+
+        def prefix(wildcards):
+            if not self.from_raw:
+                return ""
+            return f"{RAW_ENV}={self.raw_file(wildcards.preset, paper or wildcards.paper)} "
+
+        return prefix
+
+    def rendered_from_raw(self, preset_name: str):
+        """The input of `all` under from_raw, checked only when `all` is built: what is rendered
+        from the raw results, which must all be there."""
+
+        def inputs(wildcards):
+            missing = [p for p in self.raw_files(preset_name) if not Path(p).exists()]
+            if missing:
+                raise ValueError(f"from_raw: no raw results for preset {preset_name!r}: missing {', '.join(missing)}; "
+                                 "a run of the pipeline at that preset writes them (rule raw_results)")
+            return self.paper_targets(preset_name)
+
+        return inputs

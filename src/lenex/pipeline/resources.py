@@ -1,0 +1,141 @@
+"""How a train or evaluate job of any paper runs: its threads, declared resources and launcher,
+all from the preset's `resources: <stage>:` (as the job's paper sees it). Every rule of those
+stages takes them from here, so a new rule cannot drift from the others, and a cluster profile
+needs no rule's name to reach it: what a job asks SLURM for (GPUs, CPUs per GPU, memory, time,
+nodes) is declared by the rule itself.
+
+`Resources` is a mixin of `lenex.pipeline.workflow.Pipeline` (it reads `self.rule_resources`);
+its input functions take the job's {paper} wildcard unless a paper's own rule passes its paper.
+Below it: the fork server a local run starts its jobs from (lenex.pipeline.launch), and the
+local run's job rate limit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+#: A job's memory (MB) and time limit (minutes) where the preset's stage names none.
+STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30}}
+#: The module every job starts through (lenex.pipeline.launch).
+LAUNCH = "lenex.pipeline.launch"
+
+
+def launcher(module: str, gpus: int) -> str:
+    """`python -m module` (through lenex.pipeline.launch, which forks it from a local run's fork
+    server), or torchrun with one process per GPU (lenex.train's data parallelism)."""
+    if gpus > 1:
+        return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
+    return f"python -m {LAUNCH} {module}"
+
+
+class Resources:
+    def stage_setting(self, stage: str, key: str, default=None, paper: str | None = None):
+        """Input function: the preset's `resources: <stage>: <key>` for the job's paper (default:
+        `default`, else the stage's STAGE_DEFAULTS)."""
+        default = STAGE_DEFAULTS[stage].get(key) if default is None else default
+        return lambda wc: self.rule_resources(wc.preset, stage, key, default, paper or wc.paper)
+
+    def stage_threads(self, stage: str, paper: str | None = None):
+        return self.stage_setting(stage, "threads", 1, paper)
+
+    def stage_resources(self, stage: str, paper: str | None = None) -> dict:
+        """resources: of one job (memory, runtime, GPUs, CPUs per GPU), as
+        `resources: **pipeline.stage_resources(...)`."""
+        return {key: (lambda wc, key=key: self.stage_resources_at(wc.preset, stage, paper or wc.paper)[key])
+                for key in ("mem_mb", "runtime", "gpu", "cpus_per_gpu")}
+
+    def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
+        """stage_resources of a job whose preset is known when its rule is made (the rules made per
+        preset); `runs`: how many of the stage's units of work the job does (the preset's runtime
+        bounds one). `cpus_per_gpu`: the stage's threads shared among its GPUs (0 for a CPU job,
+        which SLURM gives `threads` CPUs per task instead)."""
+        defaults = STAGE_DEFAULTS[stage]
+        gpus = self.rule_resources(preset_name, stage, "gpus", 0, paper)
+        threads = self.rule_resources(preset_name, stage, "threads", 1, paper)
+        return {
+            "mem_mb": self.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
+            "runtime": runs * self.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
+            "gpu": gpus,
+            "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
+        }
+
+    def presets_by_nodes(self, one_node: bool) -> str:
+        """The presets whose trainings span one node (or several), as a wildcard pattern: each
+        preset's trainings go to one rule (train or train_multinode); "-" matches no preset."""
+        names = [name for name in self.preset_names
+                 if (self.preset(name)["resources"].get("train", {}).get("nodes", 1) == 1) == one_node]
+        return "|".join(names) or "-"
+
+    def train_gpus(self, preset_name: str, paper: str) -> int:
+        return self.rule_resources(preset_name, "train", "gpus", 0, paper)
+
+    def gpu_stage(self, preset_name: str, stage: str, paper: str) -> bool:
+        """Whether the preset runs the stage's jobs on GPUs (a cluster or a GPU workstation)."""
+        return self.rule_resources(preset_name, stage, "gpus", 0, paper) > 0
+
+    def process_threads(self, paper: str | None = None):
+        """Params function: torch CPU threads per training process, the job's cores shared among
+        its processes."""
+        return lambda wc, threads: max(1, threads // max(1, self.train_gpus(wc.preset, paper or wc.paper)))
+
+    def train_launcher_of(self, module: str, paper: str | None = None):
+        """Params function: the launcher of `module` with the preset's training GPUs."""
+        return lambda wc: launcher(module, self.train_gpus(wc.preset, paper or wc.paper))
+
+    def multinode_launcher(self, preset_name: str, paper: str) -> str:
+        """srun starting one torchrun per node; the torchruns meet at the allocation's first node."""
+        nodes = self.rule_resources(preset_name, "train", "nodes", 1, paper)
+        return ("head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
+                f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
+                f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"
+                " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.train")
+
+
+def local_run(workflow) -> bool:
+    """Whether this run's jobs run on this machine (the local executor), once jobs are starting."""
+    return getattr(getattr(workflow, "executor_plugin", None), "name", None) == "local"
+
+
+def drop_local_rate_limit(workflow) -> None:
+    """Run once jobs are about to start (onstart, Snakefile): a local run keeps no job rate limit.
+    Snakemake 9 re-arms a one-second re-scheduling timer on every scheduling round while a rate
+    limit is set (the CLI's default 100/1s), so rounds multiply with the jobs already done
+    (snakemake/snakemake#3804, #3744); each round re-reads every ready job's inputs. On the tiny
+    DAG that was most of the scheduler's CPU, taken from the two cores the jobs run on. A local run
+    starts at most --cores jobs at once anyway; a cluster executor keeps its limit."""
+    scheduler = getattr(workflow, "scheduler", None)
+    if local_run(workflow) and hasattr(scheduler, "job_rate_limiter"):
+        scheduler.job_rate_limiter = None
+
+
+#: The fork server of this run (lenex.pipeline.launch): its process and folder, while it runs.
+FORK_SERVER: dict = {}
+
+
+def start_fork_server(workflow) -> None:
+    """onstart (Snakefile): a local run starts one fork server and tells its jobs where it is
+    (lenex.pipeline.launch.SOCKET_ENV, inherited by every job). A cluster executor starts none (its
+    jobs run on other machines, each `python -m lenex.pipeline.launch` then runs the module itself),
+    nor does LENEX_FORK_SERVER=off. The server stops with the run (stop_fork_server), or if the run dies."""
+    from . import launch
+
+    python = shutil.which("python")  # the interpreter the jobs' `python` is
+    if not local_run(workflow) or os.environ.get(launch.SOCKET_ENV) == "off" or not python:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="lenex-launch-"))
+    with open(folder / "server.log", "w") as log:
+        FORK_SERVER["process"] = launch.start_server(folder, python, log)
+    FORK_SERVER["folder"] = folder
+    os.environ[launch.SOCKET_ENV] = str(launch.socket_path(folder))
+
+
+def stop_fork_server() -> None:
+    """onsuccess / onerror: the run's fork server goes with it (jobs still running are its own)."""
+    process = FORK_SERVER.pop("process", None)
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=30)
+        shutil.rmtree(FORK_SERVER.pop("folder"), ignore_errors=True)

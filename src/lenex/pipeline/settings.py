@@ -1,0 +1,151 @@
+"""What the rules read: the workflow's config (config/config.yaml, checked against its schema),
+the presets and each paper's experiment file, each checked when first read, and the papers.
+
+`Settings` holds them for one run of the workflow (`workflow/rules/common.smk` makes the one
+instance, `pipeline`); `lenex.pipeline.workflow.Pipeline` adds the corpora, resources, recorded
+files and targets on top of it. Nothing here imports Snakemake but its schema validator.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+from pathlib import Path
+
+from ..files import read_yaml
+from ..presets import eval_length, paper_view, scale_budget
+from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
+from .papers import Paper, paper_named
+from .variants import check_variants_once
+
+
+def quoted_json(value) -> str:
+    """A value as one shell word of JSON (keys sorted: the same value is the same command)."""
+    return shlex.quote(json.dumps(value, sort_keys=True))
+
+
+def validate(values: dict, schema: Path) -> None:
+    """Snakemake's JSON-schema validation (it fills in the schema's defaults), outside a Snakefile too."""
+    from snakemake.utils import validate as snakemake_validate
+
+    snakemake_validate(values, str(schema))
+
+
+class Settings:
+    """The config, presets and experiment files of one workflow rooted at `root` (the Snakefile's
+    folder: config/ and workflow/schemas/ below it). `stamps`: where a variant check that passed
+    leaves its stamp (lenex.pipeline.variants.check_variants_once)."""
+
+    def __init__(self, config: dict, root: str | Path, stamps: str | Path = Path(".snakemake") / "lenex"):
+        self.root = Path(root)
+        self.config_dir = self.root / "config"
+        self.schemas = self.root / "workflow" / "schemas"
+        self.stamps = Path(stamps)
+        validate(config, self.schemas / "config.schema.yaml")
+        self.config = config
+        # Your own position schemes (config/schemes.yaml), checked against the registry now.
+        self.extra_schemes = resolve_entries(config.get("extra_schemes") or {})
+        # Raw results (docs/raw-results.md): with `--config from_raw=True` (make tables) every
+        # render job reads its recorded inputs from results/<preset>/raw/<paper>.jsonl instead of
+        # the evaluation outputs and corpus metas: no fetch, prepare, train or evaluate job.
+        self.from_raw = bool(config.get("from_raw", False))
+        for name in config["papers"]:
+            paper_named(name)  # a configured paper that no package declares: one error now
+
+    # -- papers ------------------------------------------------------------------------------
+    def paper(self, name: str) -> Paper:
+        return paper_named(name)
+
+    def papers(self) -> list[Paper]:
+        """The configured papers (config `papers`), in the config's order."""
+        return [paper_named(name) for name in self.config["papers"]]
+
+    # -- presets ------------------------------------------------------------------------------
+    @property
+    def preset_names(self) -> list[str]:
+        """Every preset file (config/presets/): rules whose outputs differ per preset are made for each."""
+        return sorted(p.stem for p in (self.config_dir / "presets").glob("*.yaml"))
+
+    def preset_file(self, name: str) -> str:
+        return str(self.config_dir / "presets" / f"{name}.yaml")
+
+    def _load_yaml(self, kind: str, name: str, schema: str) -> dict:
+        path = self.config_dir / kind / f"{name}.yaml"
+        if not path.exists():
+            known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+            raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
+        values = read_yaml(path)  # a syntax error names the file and line
+        validate(values, self.schemas / schema)
+        return values
+
+    @functools.cache
+    def preset(self, name: str) -> dict:
+        values = self._load_yaml("presets", name, "preset.schema.yaml")
+        if values["name"] != name:
+            raise ValueError(f"preset file {name}.yaml declares name {values['name']!r}")
+        for paper in values.get("papers") or {}:
+            paper_named(paper)  # a block for no paper would change nothing: one error instead
+        return values
+
+    @functools.cache
+    def paper_preset(self, name: str, paper: str) -> dict:
+        """The preset as one paper sees it: its `papers.<paper>` block merged over the shared sections."""
+        return paper_view(self.preset(name), paper)
+
+    def rule_resources(self, preset_name: str, stage: str, key: str, default, paper: str | None = None):
+        """The preset's `resources: <stage>: <key>` (as `paper` sees it, or the shared one)."""
+        view = self.preset(preset_name) if paper is None else self.paper_preset(preset_name, paper)
+        return view["resources"].get(stage, {}).get(key, default)
+
+    # -- experiments --------------------------------------------------------------------------
+    @functools.cache
+    def experiment(self, paper: str) -> dict:
+        """A paper's experiment file, with each extra scheme as a variant and as rows of the tables
+        that compare schemes (lenex.schemes)."""
+        loaded = self._load_yaml("experiments", paper, "experiment.schema.yaml")
+        # Schemes, masks and their options exist: checked now, not when (after its old output is
+        # gone) a job runs; a stamp skips the check (and its torch import) when nothing changed.
+        check_variants_once(loaded["variants"], self.config_dir / "experiments" / f"{paper}.yaml", self.stamps)
+        return with_extra_schemes(loaded, self.extra_schemes)
+
+    def table_spec(self, paper: str, table) -> dict:
+        tables = self.experiment(paper)["tables"]
+        if f"table{table}" not in tables:
+            raise ValueError(f"paper {paper!r} has no table {table}; known: {', '.join(tables)}")
+        return tables[f"table{table}"]
+
+    def figure_title(self, paper: str, figure) -> str:
+        """One figure's title from the experiment file, as one shell word."""
+        return shlex.quote(self.experiment(paper)["figures"][f"figure{figure}"]["title"])
+
+    def scheme_files(self, paper: str, variant: str) -> list[str]:
+        """The scheme file an extra scheme's model imports (none for the papers' own variants)."""
+        return module_files(self.experiment(paper)["variants"].get(variant, {}))
+
+    def table_schemes(self, paper: str, table) -> str:
+        """JSON of the extra schemes one table (or figure from it) shows; {} where it compares none."""
+        return quoted_json(table_extra(self.experiment(paper), f"table{table}", self.extra_schemes))
+
+    def model_config(self, preset_name: str, paper: str, variant: str) -> dict:
+        """ModelConfig fields of one variant's model at a preset, as its paper builds them."""
+        variants = self.experiment(paper)["variants"]
+        if variant not in variants:
+            raise ValueError(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
+        return self.paper(paper).model_config(self.paper_preset(preset_name, paper), self.experiment(paper), variant)
+
+    def train_length(self, preset_name: str, paper: str) -> int:
+        return self.paper_preset(preset_name, paper)["model"]["train_length"]
+
+    def eval_length(self, preset_name: str, multiple, paper: str) -> int:
+        """multiple x the paper's L_tr at a preset, in tokens (lenex.presets.eval_length)."""
+        return eval_length(multiple, self.train_length(preset_name, paper))
+
+    def claims_budget(self, preset_name: str, paper: str) -> dict:
+        """What a paper's claims compare with the scale study (lenex.presets.scale_budget), for the
+        variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
+        claims job's command as it was. A name that is no variant is left out: the claims job fails
+        naming it (lenex.claims.scale)."""
+        claims = read_yaml(self.config_dir / "claims" / f"{paper}.yaml")["claims"]
+        named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
+        return scale_budget(self.paper_preset(preset_name, paper), self.experiment(paper)["variants"], named)

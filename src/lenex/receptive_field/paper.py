@@ -1,0 +1,77 @@
+"""The receptive-field paper as the workflow sees it (lenex.pipeline.papers.Paper): one model per
+corpus, variant and seed (its own rules, workflow/rules/receptive_field.smk), the last-token
+protocol, ERF and cache window per model, its own table renderer (lenex.receptive_field.table).
+Scale rules and file lists: lenex.receptive_field.targets."""
+
+from __future__ import annotations
+
+from ..pipeline.papers import Paper
+from ..pipeline.settings import quoted_json
+from . import PAPER_KEY, targets
+
+
+class ReceptiveField(Paper):
+    name = PAPER_KEY
+    table_renderer = "lenex.receptive_field.table"
+
+    def variant_view(self, view: dict, experiment: dict, variant: str) -> dict:
+        """The preset as the variant's budget group sees it (targets.variant_view)."""
+        return targets.variant_view(view, experiment, variant)
+
+    def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
+        return targets.model_config(variant, experiment, self.variant_view(view, experiment, variant))
+
+    def view(self, pipeline, preset: str, variant: str) -> dict:
+        """The preset as one variant's budget group sees it."""
+        return self.variant_view(pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name), variant)
+
+    def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
+        """The variant's budget group's training with seed s's seed (targets.train_seed)."""
+        return {**self.view(pipeline, preset, variant)["train"],
+                "seed": targets.train_seed(pipeline.paper_preset(preset, self.name), int(seed))}
+
+    def multiples(self, pipeline, protocol: str) -> str:
+        """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""
+        lister = {"last-token": targets.last_token_multiples, "cache-window": targets.cache_multiples}[protocol]
+        return " ".join(str(m) for m in lister(pipeline.experiment(self.name)))
+
+    def erf_options(self, pipeline, preset: str, variant: str, out: str) -> str:
+        """Section 5.1's measurement beside the last-token protocol: c_m and the ERF when
+        predicting the (4 x L_tr)-th token."""
+        segments = self.view(pipeline, preset, variant)["experiment"]["erf_segments"]
+        return f"--erf-out {out} --erf-multiple {targets.ERF_MULTIPLE} --erf-segments {segments}"
+
+    def window_option(self) -> str:
+        """Appendix B's cache window, w-bar = 4 x L_tr."""
+        return f"--window-multiple {targets.CACHE_WINDOW_MULTIPLE} "
+
+    def timing_option(self, pipeline, preset: str) -> str:
+        return f"--timing-tokens {pipeline.paper_preset(preset, self.name)['experiment']['cache_timing_tokens']}"
+
+    def figure_kind(self, pipeline, figure: str) -> str:
+        """`erf` for a figure of models' c_m (it names variants), else the analytic figure's own name."""
+        return "erf" if pipeline.experiment(self.name)["figures"][f"figure{figure}"].get("variants") else f"figure{figure}"
+
+    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
+        """Its evaluations, the ERFs listed under it, the metas of its corpora."""
+        spec = pipeline.table_spec(self.name, table)
+        skip = pipeline.corpus_unavailable
+        return {"results": targets.table_results(preset, spec, pipeline.paper_preset(preset, self.name), skip),
+                "erf": targets.table_erf_results(preset, spec, skip),
+                "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
+
+    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
+        return targets.figure_results(preset, pipeline.experiment(self.name)["figures"][f"figure{figure}"])
+
+    def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
+        return {"preset_file": pipeline.preset_file(preset)}
+
+    def table_arguments(self, pipeline, preset: str, table: str) -> str:
+        recorded = self.table_recorded(pipeline, preset, table)
+        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_unavailable)
+        return (f"--preset-file {pipeline.preset_file(preset)} --results {' '.join(recorded['results'])}"
+                f" --erf {' '.join(recorded['erf'])} --metas {' '.join(recorded['metas'])}"
+                f" --corpora {quoted_json(pipeline.config['corpora'])} --unavailable {quoted_json(unavailable)}")
+
+
+PAPER = ReceptiveField()

@@ -1,0 +1,131 @@
+"""One interface per paper (lenex.pipeline.papers): the registry is filled by the packages' entry
+points, each paper answers the same questions (models, recorded inputs, table arguments, header
+facts, figure cells), and the fairseq cross-check's settings (lenex.fairseq_backend.workflow)."""
+import pytest
+
+from lenex.fairseq_backend import workflow as fairseq
+from lenex.pipeline import papers
+from lenex.pipeline.papers import Paper, paper_named, registered
+from test_pipeline import pipeline, repo_config  # noqa: F401 - the module's fixture
+from test_workflow import REPO
+
+
+def test_the_registry_holds_each_paper_its_package_declares():
+    assert {name: type(paper).__module__ for name, paper in registered().items()} == {
+        "lex": "lenex.lex.paper", "receptive-field": "lenex.receptive_field.paper",
+        "segmented": "lenex.segmented.paper"}
+    with pytest.raises(ValueError, match="unknown paper 'sandwich'; registered: lex, receptive-field, segmented "
+                                         r"\(a paper declares itself under the entry points `lenex.papers`"):
+        paper_named("sandwich")
+
+
+def test_a_paper_must_answer_every_question():
+    class Half(Paper):
+        name, table_renderer = "half", "lenex.tables.render"
+
+        def model_config(self, view, experiment, variant):
+            return {}
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()
+
+
+def test_an_entry_point_that_is_not_its_paper_is_refused(monkeypatch):
+    segmented = paper_named("segmented")
+
+    class Point:
+        name, value = "lex", "lenex.segmented.paper:PAPER"
+
+        def load(self):
+            return segmented
+
+    registered.cache_clear()
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [Point()])
+    try:
+        with pytest.raises(TypeError, match="entry point lex = lenex.segmented.paper:PAPER"):
+            papers.registered()
+    finally:
+        monkeypatch.undo()
+        registered.cache_clear()
+
+
+def test_every_paper_lists_its_recorded_files_as_its_tables_figures_and_headers_read(pipeline):  # noqa: F811
+    lex = pipeline.paper("lex")
+    table2 = lex.table_recorded(pipeline, "tiny", "2")
+    assert set(table2) == {"results", "metas"} and len(table2["results"]) == 48
+    assert table2["metas"] == ["results/tiny/data/pg22/meta.json", "results/tiny/data/qmsum/meta.json"]
+    # Figure 1 draws Table 2's PG22 section; Figure 2 is analytic
+    assert lex.figure_recorded(pipeline, "tiny", "1") == [p for p in table2["results"] if "/pg22/" in p]
+    assert lex.figure_recorded(pipeline, "tiny", "2") == []
+    recorded = pipeline.paper_recorded("tiny", "lex")
+    assert "results/tiny/data/train_mix/meta.json" in recorded and set(table2["results"]) < set(recorded)
+    assert recorded == sorted(set(recorded))
+    rf = pipeline.paper("receptive-field").table_recorded(pipeline, "tiny", "1")
+    assert set(rf) == {"results", "erf", "metas"}
+    seg = pipeline.paper("segmented")
+    assert seg.header_recorded(pipeline, "tiny") == ["results/tiny/data/arxiv/meta.json"]
+    assert seg.figure_cells == ("figure3",) and lex.figure_cells == ()
+    assert all(p.endswith(".json") for p in pipeline.paper_recorded("tiny", "segmented"))
+
+
+def test_table_jobs_inputs_and_arguments(pipeline):  # noqa: F811
+    lex, rf, seg = (pipeline.paper(name) for name in ("lex", "receptive-field", "segmented"))
+    assert lex.table_inputs(pipeline, "tiny", "3") == {"header": "results/tiny/tables/lex/table3.header.json"}
+    arguments = lex.table_arguments(pipeline, "tiny", "3")
+    assert arguments.startswith("--results results/tiny/resolution/lex/")
+    assert arguments.endswith(" --header results/tiny/tables/lex/table3.header.json")
+    header = lex.header_arguments(pipeline, "tiny", "2")
+    assert header.startswith(f"--preset-file {REPO}/config/presets/tiny.yaml --paper lex --corpora '")
+    assert " --train-meta results/tiny/data/train_mix/meta.json --train-stands-in-for " in header
+    assert rf.table_inputs(pipeline, "tiny", "1") == {"preset_file": str(REPO / "config/presets/tiny.yaml")}
+    assert " --erf " in rf.table_arguments(pipeline, "tiny", "1") and " --unavailable '{}'" in rf.table_arguments(
+        pipeline, "tiny", "1")
+    assert seg.table_arguments(pipeline, "tiny", "2").endswith(" --metas results/tiny/data/arxiv/meta.json ")
+    assert seg.table_arguments(pipeline, "paper", "2").endswith(" --hf")  # the released checkpoints at `paper`
+    assert [p.table_renderer for p in (lex, rf, seg)] == ["lenex.tables.render", "lenex.receptive_field.table",
+                                                           "lenex.segmented.tables"]
+
+
+def test_lex_scores_its_cells_in_one_job_per_model_only_on_a_cpu_preset(pipeline):  # noqa: F811
+    lex = pipeline.paper("lex")
+    jobs = lex.evaluation_jobs(pipeline, "tiny")
+    assert len(jobs) == 18 + 4 and sum(len(cells) for cells in jobs.values()) == 102 + 9
+    first = jobs[("xpos", "eval", "pg22")][0]
+    assert first["out"].startswith("results/tiny/eval/lex/xpos/pg22/") and first["extra"]["paper"] == "lex"
+    assert lex.evaluation_jobs(pipeline, "paper") == {}  # GPUs: each cell its own job (rule evaluate)
+    assert lex.paper_head_dim(pipeline) == 64  # 1024 / 16 (Table 7)
+
+
+def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
+    rf, seg = pipeline.paper("receptive-field"), pipeline.paper("segmented")
+    assert rf.train_config(pipeline, "tiny", "alibi", "2")["seed"] == pipeline.paper_preset(
+        "tiny", "receptive-field")["train"].get("seed", 1) + 1
+    assert rf.multiples(pipeline, "cache-window") and rf.window_option() == "--window-multiple 4 "
+    assert rf.erf_options(pipeline, "tiny", "alibi", "E.json").startswith("--erf-out E.json --erf-multiple 4 ")
+    assert rf.figure_kind(pipeline, "8") == "figure8" and rf.figure_kind(pipeline, "4") == "erf"
+    assert seg.presets(pipeline, released=True) == "paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
+    assert seg.hf_checkpoint(pipeline, "paper", "pythia") == "EleutherAI/pythia-1.4b"
+    assert seg.domain_data(pipeline, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
+    assert seg.domain_data(pipeline, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
+    assert seg.evaluation_extra(pipeline, "tiny", "pythia", "ootb") == {
+        "model": "pythia", "run": "ootb", "base_train_length": 32, "paper": "segmented", "preset": "tiny"}
+    assert seg.attention_options(pipeline, "paper", "pythia") == "--train-length 2048 --max-pieces 16"
+
+
+def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  # noqa: F811
+    spec = fairseq.crosscheck_spec(pipeline, "tiny")
+    assert spec == pipeline.config["crosscheck"] and spec["variants"] == ["transformer", "alibi", "rope", "xpos"]
+    # 2 backends x 2 seeds x (4 variants x 5 lengths + xPos with BCA at 2 and 4 x L_tr)
+    assert len(fairseq.crosscheck_evaluations(pipeline, "tiny")) == 2 * 2 * (4 * 5 + 2)
+    assert len(fairseq.crosscheck_models(pipeline, "tiny")) == 16
+    # workstation trains its cross-check models on its own, smaller budget
+    assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == 4096
+    page = fairseq.crosscheck_page_spec(pipeline, "tiny")
+    assert page["preset"] == "tiny" and page["train_length"] == pipeline.train_length("tiny", "lex")
+
+
+def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
+    assert fairseq.train_launcher(pipeline, "paper", "lex") == "torchrun --standalone --nproc_per_node 8 -m lenex.train"
+    assert fairseq.train_launcher(pipeline, "tiny", "lex", "fairseq") == (
+        "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix")
+    assert fairseq.backend_inputs(pipeline, "tiny", "lex") == []
