@@ -5,7 +5,7 @@ import math
 import pytest
 
 from lenex import dimensions as D
-from lenex.dimensions_report import rewrite_page
+from lenex.scale_study.dimensions_report import rewrite_page
 from lenex.positions import xpos_zeta
 
 

@@ -2,7 +2,7 @@
 
 A small model keeps a paper's phenomenon when it keeps the numbers the phenomenon depends on, not
 the paper's sizes, as a wind-tunnel model keeps a Reynolds number. Each function takes sizes in
-tokens (or dimensions) and returns a number without units; `lenex.dimensions_report` tabulates
+tokens (or dimensions) and returns a number without units; `lenex.scale_study.dimensions_report` tabulates
 them for the papers and for our presets.
 """
 

@@ -1,6 +1,6 @@
 """The dimensional-analysis tables of docs/dimensions.md, computed from the presets, the papers'
 numbers and our measurements (config/dimensions.yaml says which):
-`python -m lenex.dimensions_report [--write docs/dimensions.md]`.
+`python -m lenex.scale_study.dimensions_report [--write docs/dimensions.md]`.
 
 Each paper gets one table: a row per group (lenex.dimensions), a column per setting (the paper,
 the workstation preset before issue 34, the workstation preset now). The page keeps its prose;
@@ -19,12 +19,12 @@ from pathlib import Path
 
 import yaml
 
-from . import dimensions as D
-from .cli import run_cli
-from .files import atomic_write_text
-from .presets import group_view, paper_view
+from .. import dimensions as D
+from ..cli import run_cli
+from ..files import atomic_write_text
+from ..presets import group_view, paper_view
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPERS = ("lex", "receptive-field", "segmented")
 RF_PAPER_WINDOWS = (40, 320)  # the receptive-field paper's smallest and largest w (Tables 1 and 4)
 
@@ -89,7 +89,7 @@ def rf_rows(view: dict, experiment: dict) -> dict:
     length, layers = model["train_length"], model["n_layer"]
     scale = scheme_options(view, "alibi").get("slope_scale", 1.0)
     alibi = D.alibi_extent(model["n_head"], length, slope_scale=scale)
-    from .receptive_field.targets import scaled_window  # the windows the rules train with
+    from ..receptive_field.targets import scaled_window  # the windows the rules train with
     small, large = (scaled_window(w, layers, length) for w in RF_PAPER_WINDOWS)
     head = seeds["model"]["d_model"] // seeds["model"]["n_head"]
     rope = D.rotary_geometry(head, 10000.0, length)
