@@ -107,11 +107,20 @@ def shape_name(model: dict) -> str:
     return f"{model['n_layer']}x{model['d_model']}"
 
 
-def scale_budget(view: dict, variants: dict, named: set[str]) -> dict:
+#: What makes a scale-study point the same model as a variant's (lenex.claims.scale.same_scheme).
+SCHEME_FIELDS = ("position", "position_options", "mask", "mask_options", "train_length")
+
+
+def scale_budget(view: dict, variants: dict, named: set[str], models: dict[str, dict] | None = None) -> dict:
     """What a paper's claims compare with the scale study: the tokens every model trains on at
     least and the paper's own model shape, and for each variant in `named` (and of the paper) its
-    own tokens and shape (lenex.claims.scale.Budget)."""
+    own tokens and shape, and, given its model config (`models`), the fields that make a study
+    point the same scheme as it (lenex.claims.scale.Budget)."""
     by_variant = {name: {"tokens": variant_tokens(view, variants[name]),
                          "shape": shape_name(variant_model(view, name, variants[name]))}
                   for name in sorted(named & set(variants))}
+    for name, model in (models or {}).items():
+        if name in by_variant:
+            by_variant[name]["scheme"] = {k: model.get(k) or ({} if k.endswith("options") else None)
+                                          for k in SCHEME_FIELDS}
     return {"tokens": budget_tokens(view, variants), "shape": shape_name(view["model"]), "by_variant": by_variant}

@@ -148,4 +148,6 @@ class Settings:
         naming it (lenex.claims.scale)."""
         claims = read_yaml(self.config_dir / "claims" / f"{paper}.yaml")["claims"]
         named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
-        return scale_budget(self.paper_preset(preset_name, paper), self.experiment(paper)["variants"], named)
+        variants = self.experiment(paper)["variants"]
+        models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
+        return scale_budget(self.paper_preset(preset_name, paper), variants, named, models)
