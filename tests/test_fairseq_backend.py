@@ -138,7 +138,7 @@ def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
     train = _train_config_printed(run.stdout)
     assert (train["steps"], train["warmup"], train["seed"], train["backend"]) == (4096, 410, 2, "lenex")
     assert train["eval_every"] == train["log_every"] == 256
-    lex_model = "results/workstation/models/lex/rope.pt"
+    lex_model = "results/workstation/models/lex/rope/seed1.pt"
     run = snakemake("-n", "-p", "--forceall", lex_model, cwd=scratch_workflow(tmp_path))
     assert run.returncode == 0, run.stderr
     lex_train = _train_config_printed(run.stdout)
@@ -310,7 +310,7 @@ def test_backend_fairseq_in_a_preset_trains_through_fairseq(tmp_path):
     from test_workflow import job_counts, snakemake
 
     workdir = _workflow_with_fairseq_preset(tmp_path)
-    run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos.pt", cwd=workdir)
+    run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos/seed1.pt", cwd=workdir)
     assert run.returncode == 0, run.stderr
     assert job_counts(run.stdout)["binarize_fairseq"] == 1 and job_counts(run.stdout)["train"] == 1
     assert "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix" in run.stdout

@@ -33,7 +33,8 @@ def test_paper_preset_is_the_papers_table7():
     assert {k: paper["model"][k] for k in ("n_layer", "d_model", "n_head", "train_length")} == \
         {"n_layer": 12, "d_model": 768, "n_head": 12, "train_length": 512}
     assert (paper["train"]["lr"], paper["train"]["batch_size"], paper["train"]["steps"]) == (6e-4, 32, 50000)
-    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1, 2, 3, 4, 5]
+    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1]
+    assert plan.variant_seeds(paper, EXPERIMENT, "sandwich") == [1, 2, 3, 4, 5]  # Table 3: the paper's five
     assert plan.seeds(view("workstation")) == [1, 2, 3, 4, 5] and len(plan.seeds(view("tiny"))) < 5
 
 
@@ -52,7 +53,7 @@ def test_model_configs_scale_windows_and_train_lengths():
 
 def test_tables_read_every_model_they_need_at_the_paper_preset():
     paper = view("paper")
-    counts = {key: len(plan.table_results("paper", spec, paper)) for key, spec in EXPERIMENT["tables"].items()}
+    counts = {key: len(plan.table_results("paper", spec, paper, EXPERIMENT)) for key, spec in EXPERIMENT["tables"].items()}
     # 17 models per corpus (Tables 1, 4), 2 per corpus (Table 2), 7 x 3 corpora x 5 seeds (Table 3),
     # 2 x 3 x 5 cache-window evaluations (Table 5).
     assert counts == {"table1": 17, "table2": 4, "table3": 105, "table4": 17, "table5": 30}

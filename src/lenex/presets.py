@@ -65,6 +65,25 @@ def group_view(view: dict, group: str | None) -> dict:
     return merged
 
 
+def seed_list(view: dict) -> list[int]:
+    """Seeds 1..n of every model a paper's claims compare, n = `experiment.seeds` of the view (a
+    paper's, or a budget group's through `group_view`; default 1): each is a separately trained
+    model of the same variant, so a cell is the mean over them and comparisons pair by seed."""
+    count = (view.get("experiment") or {}).get("seeds", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ValueError(f"preset {view.get('name')!r}: experiment.seeds must be a whole number of at least 1, "
+                         f"got {count!r}")
+    return list(range(1, count + 1))
+
+
+def train_seed(base_seed: int, seed: int) -> int:
+    """The training seed of seed s: the preset's own (`base_seed`) + s - 1, so seed 1 is the run a
+    preset without seeds makes."""
+    if seed < 1:
+        raise ValueError(f"seeds are numbered from 1, got {seed}")
+    return int(base_seed) + int(seed) - 1
+
+
 def variant_tokens(view: dict, variant: dict) -> int:
     """Tokens one variant's models train on: its budget group's steps x batch times the L_tr it
     trains at (a variant may train at a `train_length_multiple` of the paper's, as the

@@ -2,8 +2,9 @@
 # at L_t, or the released Hugging Face checkpoints under the `paper` preset), one epoch of
 # domain adaptation (the OOTB checkpoint), compute-equivalent continued pretraining on
 # segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
-# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. Its interface: lenex.segmented.paper; file
-# lists: lenex.segmented.targets.
+# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. The pretrained model is one per preset;
+# everything after it is trained per seed (seed{s}/ in its paths; docs/segmented.md). Its
+# interface: lenex.segmented.paper; file lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 
@@ -79,20 +80,23 @@ rule segmented_retokenize:
 
 
 # One epoch at L_t on the domain corpus: the OOTB checkpoint (Section 4.3), and (da) one more
-# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t.
+# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t. Seed s
+# samples its epoch with its own seed, from the one pretrained model.
 rule segmented_adapt:
     input:
         model=lambda wc: (
             f"results/{wc.preset}/models/segmented/"
-            + ("pretrained/{}.pt" if wc.run == "ootb" else "{}/ootb.pt").format(
-                wc.model
+            + (
+                f"pretrained/{wc.model}.pt"
+                if wc.run == "ootb"
+                else f"{wc.model}/seed{wc.seed}/ootb.pt"
             )
         ),
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
-        "results/{preset}/models/segmented/{model}/{run}.pt",
+        "results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
     log:
-        "results/{preset}/logs/train/segmented/{model}/{run}.log",
+        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{run}.log",
     wildcard_constraints:
         run="ootb|da",
     conda:
@@ -103,10 +107,12 @@ rule segmented_adapt:
     params:
         method="full",
         extend_by=1,
-        train=lambda wc: quoted_json(SEG.continued_train_config(pipeline, wc.preset)),
+        train=lambda wc: quoted_json(
+            SEG.continued_train_config(pipeline, wc.preset, wc.seed)
+        ),
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
         epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline, wc.preset),
-        workdir="results/{preset}/train/segmented/{model}/{run}",
+        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{run}",
         launcher=pipeline.train_launcher_of("lenex.segmented.continued", SEG.name),
         threads=pipeline.process_threads(SEG.name),
     shell:
@@ -116,31 +122,32 @@ rule segmented_adapt:
         " --threads {params.threads} > {log} 2>&1"
 
 
-# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4).
+# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4): seed s
+# continues seed s's OOTB model, its pieces and segments drawn with its own seed.
 use rule segmented_adapt as segmented_continue with:
     input:
-        model="results/{preset}/models/segmented/{model}/ootb.pt",
+        model="results/{preset}/models/segmented/{model}/seed{seed}/ootb.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
-        "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
+        "results/{preset}/models/segmented/{model}/seed{seed}/{method}-x{beta}.pt",
     log:
-        "results/{preset}/logs/train/segmented/{model}/{method}-x{beta}.log",
+        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{method}-x{beta}.log",
     params:
         method="{method}",
         extend_by="{beta}",
-        workdir="results/{preset}/train/segmented/{model}/{method}-x{beta}",
+        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{method}-x{beta}",
 
 
 # Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);
 # `options` is what Figure 3's attention statistic (below) changes.
 rule segmented_evaluate:
     input:
-        model="results/{preset}/models/segmented/{model}/{run}.pt",
+        model="results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
     output:
-        "results/{preset}/eval/segmented/{model}/{run}/L{length}.json",
+        "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/L{length}.json",
     log:
-        "results/{preset}/logs/eval/segmented/{model}/{run}/L{length}.log",
+        "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/L{length}.log",
     conda:
         ENV
     threads: pipeline.stage_threads("evaluate", SEG.name)
@@ -151,7 +158,7 @@ rule segmented_evaluate:
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
         options=lambda wc: SEG.evaluation_options(pipeline, wc.preset),
         extra=lambda wc: quoted_json(
-            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run)
+            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run, wc.seed)
         ),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
@@ -162,13 +169,15 @@ rule segmented_evaluate:
 # Figure 3's statistic: median attention weight of queries past L_t (own models).
 use rule segmented_evaluate as segmented_attention with:
     output:
-        "results/{preset}/eval/segmented/{model}/{run}/attention_L{length}.json",
+        "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.json",
     log:
-        "results/{preset}/logs/eval/segmented/{model}/{run}/attention_L{length}.log",
+        "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.log",
     params:
         module="lenex.segmented.attention",
         options=lambda wc: SEG.attention_options(pipeline, wc.preset, wc.model),
-        extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
+        extra=lambda wc: quoted_json(
+            {"model": wc.model, "run": wc.run, "seed": int(wc.seed)}
+        ),
 
 
 # Figure 2 (perplexity against length) and Figure 3 (attention past L_t, with its cells).

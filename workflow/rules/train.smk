@@ -1,4 +1,5 @@
-# Pretraining stage: one model per (preset, paper, variant). The resumable state lives in
+# Pretraining stage: one model per (preset, paper, variant, seed): seed s trains with the paper's
+# training seed + s - 1 (its Paper.train_config), seeds 1..n from the preset (Paper.seeds). The resumable state lives in
 # results/<preset>/train/, outside the declared output, so a rerun after a crash (or a SLURM
 # job that hit its time limit) resumes.
 #
@@ -19,9 +20,9 @@ rule train:
         + pipeline.scheme_files(wc.paper, wc.variant)
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper),
     output:
-        "results/{preset}/models/{paper}/{variant}.pt",
+        "results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
     log:
-        "results/{preset}/logs/train/{paper}/{variant}.log",
+        "results/{preset}/logs/train/{paper}/{variant}/seed{seed}.log",
     wildcard_constraints:
         preset=pipeline.presets_by_nodes(one_node=True),
     conda:
@@ -34,10 +35,12 @@ rule train:
             pipeline.model_config(wc.preset, wc.paper, wc.variant)
         ),
         train=lambda wc: quoted_json(
-            pipeline.paper_preset(wc.preset, wc.paper)["train"]
+            pipeline.paper(wc.paper).train_config(
+                pipeline, wc.preset, wc.variant, wc.seed
+            )
         ),
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
-        workdir="results/{preset}/train/{paper}/{variant}",
+        workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.process_threads(),
         # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
         launcher=lambda wc: fairseq.train_launcher(pipeline, wc.preset, wc.paper),

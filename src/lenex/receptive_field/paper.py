@@ -21,14 +21,19 @@ class ReceptiveField(Paper):
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(variant, experiment, self.variant_view(view, experiment, variant))
 
+    def seeds(self, view: dict, experiment: dict, variant: str) -> list[int]:
+        """The variant's budget group's seeds (targets.variant_seeds)."""
+        return targets.variant_seeds(view, experiment, variant)
+
     def view(self, pipeline, preset: str, variant: str) -> dict:
         """The preset as one variant's budget group sees it."""
         return self.variant_view(pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name), variant)
 
     def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
-        """The variant's budget group's training with seed s's seed (targets.train_seed)."""
+        """The variant's budget group's training with seed s's training seed (the paper's `train.seed`
+        + s - 1, Paper.train_seed)."""
         return {**self.view(pipeline, preset, variant)["train"],
-                "seed": targets.train_seed(pipeline.paper_preset(preset, self.name), int(seed))}
+                "seed": self.train_seed(pipeline.paper_preset(preset, self.name), seed)}
 
     def multiples(self, pipeline, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""
@@ -56,8 +61,9 @@ class ReceptiveField(Paper):
         """Its evaluations, the ERFs listed under it, the metas of its corpora."""
         spec = pipeline.table_spec(self.name, table)
         skip = pipeline.corpus_unavailable
-        return {"results": targets.table_results(preset, spec, pipeline.paper_preset(preset, self.name), skip),
-                "erf": targets.table_erf_results(preset, spec, skip),
+        view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)
+        return {"results": targets.table_results(preset, spec, view, experiment, skip),
+                "erf": targets.table_erf_results(preset, spec, view, experiment, skip),
                 "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
 
     def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:

@@ -40,8 +40,14 @@ class Segmented(Paper):
         view = self.view(pipeline, preset)
         return targets.domain_meta(preset, view, model) if meta else targets.domain_data(preset, view, model)
 
-    def continued_train_config(self, pipeline, preset: str) -> dict:
-        return targets.continued_train_config(self.view(pipeline, preset))
+    def train_seed(self, view: dict, seed) -> int:
+        """Seed s's training seed: the pretrained model is one per preset, the seeds are those of
+        the runs after it (domain adaptation, continued pretraining)."""
+        return targets.continued_train_config(view, int(seed))["seed"]
+
+    def continued_train_config(self, pipeline, preset: str, seed) -> dict:
+        """Domain adaptation's and continued pretraining's training for seed s (targets.continued_train_config)."""
+        return targets.continued_train_config(self.view(pipeline, preset), int(seed))
 
     def epoch_tokens(self, pipeline, preset: str) -> int:
         """Tokens of one epoch of adaptation or continued pretraining (0: the whole train split)."""
@@ -51,9 +57,10 @@ class Segmented(Paper):
         view = self.view(pipeline, preset)
         return f"--max-tokens {view['eval']['max_tokens']} --batch-tokens {view['eval']['batch_tokens']}"
 
-    def evaluation_extra(self, pipeline, preset: str, model: str, run: str) -> dict:
+    def evaluation_extra(self, pipeline, preset: str, model: str, run: str, seed) -> dict:
         """What every Section 4.5 result records besides its measurement."""
-        return {"model": model, "run": run, "base_train_length": targets.base_train_length(self.view(pipeline, preset), model),
+        return {"model": model, "run": run, "seed": int(seed),
+                "base_train_length": targets.base_train_length(self.view(pipeline, preset), model),
                 "paper": self.name, "preset": preset}
 
     def attention_options(self, pipeline, preset: str, model: str) -> str:

@@ -1,6 +1,6 @@
 """A table's header facts: at which scale our numbers were produced, on what data, from which
 code. `build_header` is every paper's table header, the one builder: the facts every table shares
-(the preset and its model, the data's stand-ins and sizes, the run's revision, device and date)
+(the preset and its model, the data's stand-ins and sizes, the seeds per model, the run's revision, device and date)
 with a paper's own facts laid over them (`facts`: the receptive-field protocol and seeds, the
 segmented paper's models and domain data; each paper's table module says them). LEX's tables
 read it as a file (`python -m lenex.tables.header --preset-file P --corpora JSON --metas M..
@@ -20,6 +20,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text
 from ..presets import paper_view
 from .raw_results import read_recorded
+from .seeds import seeds_fact
 from ..run_facts import recorded
 
 
@@ -77,6 +78,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
+        "seeds": seeds_fact(results),
         **run_record(results),
         **(facts or {}),
     }
