@@ -102,15 +102,18 @@ def _result_name(spec: dict) -> str:
     return "cache_window.json" if spec.get("protocol") == "cache-window" else "last_token.json"
 
 
-def table_results(preset: str, spec: dict, preset_view: dict, skip_corpus=lambda corpus: False) -> list[str]:
-    """Every evaluation file one table reads: sections x rows x seeds."""
+def table_results(preset: str, spec: dict, preset_view: dict, skip_corpus=lambda corpus: False,
+                  experiment: dict | None = None) -> list[str]:
+    """Every evaluation file one table reads: sections x rows x seeds (given the `experiment`, a
+    row's seeds are its budget group's: a preset's `experiment.groups.<group>.experiment.seeds`)."""
     paths = []
     for section in spec["sections"]:
         corpus = section["corpus"]
         if corpus is None or skip_corpus(corpus):
             continue
         for row in section["rows"]:
-            for seed in table_seeds(spec, preset_view):
+            view = variant_view(preset_view, experiment, row["variant"]) if experiment else preset_view
+            for seed in table_seeds(spec, view):
                 paths.append(f"{eval_dir(preset, corpus, row['variant'], seed)}/{_result_name(spec)}")
     return sorted(set(paths))
 
