@@ -119,10 +119,18 @@ def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  
     # 2 backends x 2 seeds x (4 variants x 5 lengths + xPos with BCA at 2 and 4 x L_tr)
     assert len(fairseq.crosscheck_evaluations(pipeline, "tiny")) == 2 * 2 * (4 * 5 + 2)
     assert len(fairseq.crosscheck_models(pipeline, "tiny")) == 16
-    # workstation trains its cross-check models on its own, smaller budget
-    assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == 4096
+    # workstation trains its cross-check models on its own budget (its `crosscheck.train` over LEX's)
+    own = pipeline.preset("workstation")["crosscheck"]["train"]
+    assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == own["steps"]
     page = fairseq.crosscheck_page_spec(pipeline, "tiny")
     assert page["preset"] == "tiny" and page["train_length"] == pipeline.train_length("tiny", "lex")
+
+
+def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
+    from test_pipeline import TINY, scratch_config
+
+    preset = scratch_config(tmp_path, TINY + "crosscheck:\n  train: {steps: 7, warmup: 1}\n")
+    assert fairseq.crosscheck_budget(preset, "p") == {"steps": 7, "batch_size": 8, "lr": 0.003, "warmup": 1}
 
 
 def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811

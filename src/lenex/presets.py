@@ -1,7 +1,8 @@
 """Scale presets seen from one paper.
 
 A preset (config/presets/<name>.yaml) gives one scale for every paper: `model`, `train`,
-`eval`, `resources`. The three papers do not share hyper-parameters (LEX trains 24 x 1024 at
+`eval`, `resources`, and `positions`: options laid under every variant's own for the models of a
+scheme (the scaled quantities of docs/dimensions.md, e.g. xPos's `scale_base` at a shorter L_tr). The three papers do not share hyper-parameters (LEX trains 24 x 1024 at
 L_tr = 1024; the receptive-field paper 12 x 768 at L_tr = 512), so a preset may carry, under
 `papers: {<paper>: {...}}`, what one paper changes. `paper_view` merges the two; data settings
 (`data`) are not overridable: one tokenized corpus serves every paper of a preset.
@@ -113,12 +114,32 @@ def variant_model(view: dict, name: str, variant: dict) -> dict:
 STEERING_FIELDS = ("group", "paper_window", "train_length_multiple")
 
 
+#: The scheme of a model config that names none (lenex.config.ModelConfig's default).
+DEFAULT_POSITION = "rope"
+
+
 def model_config(view: dict, name: str, variant: dict, **derived) -> dict:
     """ModelConfig fields of one variant's model at a preset, the one builder of every paper's
     models: `variant_model` without the variant's steering fields, then what the paper derives
-    from them laid over (its L_tr, a window scaled to the preset, an explicit default)."""
+    from them laid over (its L_tr, a window scaled to the preset, an explicit default), then the
+    preset's `positions` options for the model's scheme laid under its own (its own win)."""
     fields = variant_model(view, name, variant)
-    return {**{k: v for k, v in fields.items() if k not in STEERING_FIELDS}, **derived}
+    config = {**{k: v for k, v in fields.items() if k not in STEERING_FIELDS}, **derived}
+    scaled = (view.get("positions") or {}).get(config.get("position", DEFAULT_POSITION))
+    if scaled:
+        config["position_options"] = {**scaled, **(config.get("position_options") or {})}
+    return config
+
+
+def position_blocks(preset: dict) -> dict[str, dict]:
+    """Every `positions` entry of a preset file, shared and per paper, as a variant of its scheme
+    with those options ({"papers.<paper>.positions.<scheme>": {position, position_options}}): what
+    is checked against the scheme registry when the preset is read."""
+    scopes = {"": preset.get("positions") or {}}
+    scopes.update({f"papers.{paper}.": (block or {}).get("positions") or {}
+                   for paper, block in (preset.get("papers") or {}).items()})
+    return {f"{scope}positions.{scheme}": {"position": scheme, "position_options": dict(options or {})}
+            for scope, schemes in scopes.items() for scheme, options in schemes.items()}
 
 
 def shape_name(model: dict) -> str:

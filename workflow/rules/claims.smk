@@ -30,7 +30,8 @@ rule paper_claims:
 rule claims_summary:
     input:
         lambda wc: [
-            f"results/{wc.preset}/claims/{p.name}.json" for p in pipeline.papers()
+            f"results/{wc.preset}/claims/{p}.json"
+            for p in pipeline.rendered_papers(wc.preset)
         ],
     output:
         "results/{preset}/claims.md",

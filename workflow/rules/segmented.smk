@@ -21,7 +21,9 @@ wildcard_constraints:
 # Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
 use rule train as segmented_pretrain with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(SEG.name))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, SEG.name)
+        )
         + pipeline.scheme_files(SEG.name, wc.model),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
@@ -39,7 +41,7 @@ use rule train as segmented_pretrain with:
         train=lambda wc: quoted_json(
             pipeline.paper_preset(wc.preset, SEG.name)["train"]
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(SEG.name)}",
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
         threads=pipeline.process_threads(SEG.name),
         launcher=pipeline.train_launcher_of("lenex.train", SEG.name),

@@ -16,7 +16,9 @@ from lenex.fairseq_backend import workflow as fairseq
 
 rule train:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        )
         + pipeline.scheme_files(wc.paper, wc.variant)
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper),
     output:
@@ -39,7 +41,7 @@ rule train:
                 pipeline, wc.preset, wc.variant, wc.seed
             )
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.process_threads(),
         # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
@@ -55,7 +57,9 @@ rule train:
 # one torchrun per node (multinode_launcher). Resources replace the train rule's (no `gpu`).
 use rule train as train_multinode with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        )
         + pipeline.scheme_files(wc.paper, wc.variant),
     wildcard_constraints:
         preset=pipeline.presets_by_nodes(one_node=False),

@@ -26,13 +26,13 @@ def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None
     """Inputs a training job needs beyond lenex's token files: fairseq's binarized copy."""
     if (backend or train_backend(pipeline, preset, paper)) != "fairseq":
         return []
-    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(paper))
+    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(preset, paper))
 
 
 def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
     """The trainer's command up to its shared arguments (--model-config ... --threads)."""
     if (backend or train_backend(pipeline, preset, paper)) == "fairseq":
-        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(paper)}"
+        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
         return f"{launcher('lenex.fairseq_backend.train', 1)} --bin {folder}"
     return launcher("lenex.train", pipeline.train_gpus(preset, paper))
 

@@ -31,7 +31,7 @@ class Lex(Paper):
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
         """Its results (evaluations or resolutions, every seed) and the metas of its corpora (its header's)."""
         spec = pipeline.table_spec(self.name, table)
-        skip = pipeline.corpus_unavailable
+        skip = pipeline.corpus_skip(preset)
         return {"results": targets.table_results(preset, spec, pipeline.train_length(preset, self.name),
                                                  self.preset_seeds(pipeline, preset), skip),
                 "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
@@ -44,7 +44,7 @@ class Lex(Paper):
         """The results of one section (corpus) of a table."""
         return targets.section_results(preset, pipeline.table_spec(self.name, table),
                                        pipeline.train_length(preset, self.name), corpus,
-                                       self.preset_seeds(pipeline, preset), pipeline.corpus_unavailable)
+                                       self.preset_seeds(pipeline, preset), pipeline.corpus_skip(preset))
 
     def header_recorded(self, pipeline, preset: str) -> list[str]:
         return [pipeline.train_meta(preset, self.name)]
@@ -60,9 +60,9 @@ class Lex(Paper):
         """lenex.tables.header's arguments for one table: the scale, corpora, training data and
         results it describes."""
         recorded = self.table_recorded(pipeline, preset, table)
-        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_unavailable)
+        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_skip(preset))
         return (f"--preset-file {pipeline.preset_file(preset)} --paper {self.name}"
-                f" --corpora {quoted_json(pipeline.config['corpora'])} --metas {' '.join(recorded['metas'])}"
+                f" --corpora {quoted_json(pipeline.corpora(preset))} --metas {' '.join(recorded['metas'])}"
                 f" --train-meta {pipeline.train_meta(preset, self.name)}"
                 f" --train-stands-in-for {shlex.quote(pipeline.experiment(self.name)['train_stands_in_for'])}"
                 f" --unavailable {quoted_json(unavailable)} --results {' '.join(recorded['results'])}")
@@ -85,7 +85,7 @@ class Lex(Paper):
         if pipeline.gpu_stage(preset, "evaluate", self.name):
             return {}
         jobs = targets.job_cells(pipeline.experiment(self.name)["tables"], pipeline.train_length(preset, self.name),
-                                 self.preset_seeds(pipeline, preset), pipeline.corpus_unavailable)
+                                 self.preset_seeds(pipeline, preset), pipeline.corpus_skip(preset))
         return {key: [self.cell_spec(preset, cell, key[1]) for cell in cells] for key, cells in jobs.items()}
 
     def cell_spec(self, preset: str, cell: tuple, seed: int) -> dict:

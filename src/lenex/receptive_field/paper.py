@@ -60,7 +60,7 @@ class ReceptiveField(Paper):
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
         """Its evaluations, the ERFs listed under it, the metas of its corpora."""
         spec = pipeline.table_spec(self.name, table)
-        skip = pipeline.corpus_unavailable
+        skip = pipeline.corpus_skip(preset)
         view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)
         return {"results": targets.table_results(preset, spec, view, experiment, skip),
                 "erf": targets.table_erf_results(preset, spec, view, experiment, skip),
@@ -74,10 +74,10 @@ class ReceptiveField(Paper):
 
     def table_arguments(self, pipeline, preset: str, table: str) -> str:
         recorded = self.table_recorded(pipeline, preset, table)
-        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_unavailable)
+        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_skip(preset))
         return (f"--preset-file {pipeline.preset_file(preset)} --results {' '.join(recorded['results'])}"
                 f" --erf {' '.join(recorded['erf'])} --metas {' '.join(recorded['metas'])}"
-                f" --corpora {quoted_json(pipeline.config['corpora'])} --unavailable {quoted_json(unavailable)}")
+                f" --corpora {quoted_json(pipeline.corpora(preset))} --unavailable {quoted_json(unavailable)}")
 
 
 PAPER = ReceptiveField()

@@ -94,7 +94,7 @@ class Segmented(Paper):
         models = quoted_json(targets.describe_models(view, pipeline.experiment(self.name)))
         results = self.table_recorded(pipeline, preset, table)["results"]
         return (f"--results {' '.join(results)} --preset-file {pipeline.preset_file(preset)} --models {models}"
-                f" --corpora {quoted_json(pipeline.config['corpora'])}"
+                f" --corpora {quoted_json(pipeline.corpora(preset))}"
                 f" --metas {self.domain_meta(pipeline, preset)} {self.hf_flag(pipeline, preset)}")
 
 

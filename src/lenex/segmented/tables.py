@@ -126,9 +126,10 @@ def header_facts(view: dict, models: dict[str, str], corpora: dict, metas: dict[
 
 def table_header(header: dict) -> dict:
     """The header as this paper's tables print it: its scale statement and its own lines, then the
-    seeds and the run's revision, device and date (as every table's header lines say them)."""
+    scaled scheme options its models ran with (where the preset scales any), the seeds and the run's
+    revision, device and date (as every table's header lines say them)."""
     seeds = header.get("seeds") and f"{header['seeds']}; {SEEDS_COVER}"
-    run = {"seeds": seeds, **{key: header[key] for key in RUN_FACTS}}
+    run = {"seeds": seeds, **{key: header[key] for key in ("scaled_scheme_options", *RUN_FACTS) if key in header}}
     return {"scale_statement": header["scale_statement"], "lines": header["lines"] + header_lines(run),
             "stand_in": header["stand_in"]}
 

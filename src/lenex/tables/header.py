@@ -79,9 +79,33 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
         "seeds": seeds_fact(results),
+        **scaled_options_fact(preset, results),
         **run_record(results),
         **(facts or {}),
     }
+
+
+def scaled_options(positions: dict, results: list[dict]) -> str | None:
+    """'xpos scale_base 128; alibi slope_scale 4': each option a preset's `positions` section
+    scales, with the values the models behind `results` ran with (their recorded model_config),
+    listed only where one of them used it; None where none did."""
+    parts = []
+    for scheme, options in (positions or {}).items():
+        configs = [r["model_config"] for r in results
+                   if (r.get("model_config") or {}).get("position") == scheme]
+        for option in options or {}:
+            values = {json.dumps(c["position_options"][option]) for c in configs
+                      if option in (c.get("position_options") or {})}
+            if values:
+                parts.append(f"{scheme} {option} {' / '.join(sorted(values))}")
+    return "; ".join(parts) or None
+
+
+def scaled_options_fact(view: dict, results: list[dict]) -> dict:
+    """The header's `scaled_scheme_options` fact, or nothing where the preset scales no option
+    the models used (a preset without `positions`, such as tiny, keeps its header as it was)."""
+    text = scaled_options(view.get("positions") or {}, results)
+    return {"scaled_scheme_options": text} if text else {}
 
 
 def recorded_architecture(results: list[dict]) -> dict:
