@@ -273,8 +273,11 @@ def test_converted_checkpoint_evaluates_to_fairseq_eval_lm_loss(tmp_path):
     assert tokens and bits, out[-2000:]
     fairseq_tokens, fairseq_bits = int(tokens[1]), float(bits[1])
 
-    convert(save / "checkpoint_last.pt", tmp_path / "lenex.pt")
+    # as lenex.fairseq_backend.train converts: the corpus it can score checked, the run's summary
+    # (which records the training `data` folder) laid into the checkpoint
+    convert(save / "checkpoint_last.pt", tmp_path / "lenex.pt", data, data=str(data))
     model, payload = load_model(tmp_path / "lenex.pt")
+    assert payload["data"] == str(data)
     assert payload["step"] == 3 and model.config.position == "xpos" and model.config.train_length == length
     total, count = 0.0, 0
     for inputs, targets in _fairseq_blocks(np.asarray(valid.tokens), length, eot):

@@ -49,11 +49,11 @@ def lenex_model(fairseq_checkpoint) -> tuple[LanguageModel, dict]:
     return model.eval(), state
 
 
-def convert(fairseq_checkpoint, out, data=(), expect=None, **extra) -> dict:
+def convert(fairseq_checkpoint, out, scored_data=(), expect=None, **extra) -> dict:
     model, state = lenex_model(fairseq_checkpoint)
     updates = state.get("optimizer_history", [{}])[-1].get("num_updates")
     summary = {"step": updates, "backend": "fairseq", "fairseq_checkpoint": str(fairseq_checkpoint), **extra}
-    check_payload(fairseq_checkpoint, {"format": FORMAT, "model_config": model.config.to_dict(), **summary}, data,
+    check_payload(fairseq_checkpoint, {"format": FORMAT, "model_config": model.config.to_dict(), **summary}, scored_data,
                   expect, out)
     save_checkpoint(out, model, **summary)
     return {k: v for k, v in summary.items() if k != "identity"}
