@@ -1,0 +1,74 @@
+"""What a rule tells a job about the model it trains or reads (issue 36): the labels a training
+records in its checkpoint (`--identity`, lenex.provenance), the identity an evaluation,
+measurement or conversion expects of the checkpoint its target names (`--expect`), and what a
+table or figure job expects of the result files it reads. A mixin of
+`lenex.pipeline.workflow.Pipeline`.
+
+An expectation is what the target path says: the labels (paper, preset, variant or model and
+run, the corpus of a receptive-field model), the seed the training ran with (the train config's:
+a receptive-field model's seed s trains with the preset's seed + s - 1) and the model the
+variant builds at the preset (position scheme and options, mask, shape, training length). The
+vocabulary is the corpus's, which every scorer compares with the corpus's meta.json anyway.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..config import TrainConfig
+from .settings import quoted_json
+
+#: ModelConfig fields an expectation names: everything the rule decides (not the vocabulary).
+EXPECTED_MODEL_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "dropout", "position", "position_options",
+                         "position_module", "mask", "mask_options", "train_length")
+#: The shape of a model that continued pretraining changed (its L_t, its position table).
+SHAPE_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "position")
+#: Where result files lie: what table and figure jobs read, one file per cell or measurement.
+RESULT_LAYOUT = re.compile(r"^results/\{preset\}/(eval|resolution)/.*\.json$")
+
+
+class Identities:
+    # -- labels ---------------------------------------------------------------------------------
+    def model_labels(self, preset_name: str, paper: str, variant: str, **more) -> dict:
+        """The labels a model of `variant` records (and its evaluations expect): the variant under
+        its paper's name for it (`Paper.model_label`: the segmented paper's `model`); `more`: what
+        else its path names (a receptive-field model's corpus, a segmented model's run)."""
+        return {"paper": paper, "preset": preset_name, self.paper(paper).model_label: variant, **more}
+
+    def identity(self, preset_name: str, paper: str, variant: str, **more) -> str:
+        """`--identity` of a training, one shell word."""
+        return quoted_json(self.model_labels(preset_name, paper, variant, **more))
+
+    def train_seed(self, preset_name: str, paper: str) -> int:
+        """The seed of a paper's trainings at a preset (its train config's, or TrainConfig's default)."""
+        return int(self.paper_preset(preset_name, paper)["train"].get("seed", TrainConfig().seed))
+
+    # -- expectations of a checkpoint -------------------------------------------------------------
+    def expected_model(self, preset_name: str, paper: str, variant: str, seed: int | None = None,
+                       fields=EXPECTED_MODEL_FIELDS, **more) -> dict:
+        """What the checkpoint of `variant` at a preset must record: its labels, its seed (the
+        paper's train seed when not given) and the model fields the rule trains it with."""
+        config = self.model_config(preset_name, paper, variant)
+        seed = self.train_seed(preset_name, paper) if seed is None else int(seed)
+        return {**self.model_labels(preset_name, paper, variant, **more), "seed": seed,
+                **{k: config[k] for k in fields if k in config}}
+
+    def expect(self, preset_name: str, paper: str, variant: str, seed: int | None = None, **more) -> str:
+        """`--expect` of a job that reads the checkpoint of `variant`, one shell word."""
+        return quoted_json(self.expected_model(preset_name, paper, variant, seed, **more))
+
+    # -- expectations of result files (table and figure jobs) --------------------------------------
+    def results_expect(self, preset_name: str, paper: str, rules) -> str:
+        """`--expect` of a table or figure job, one shell word: the labels every result it reads
+        records (its paper and preset) and the layouts of the result files, the output patterns
+        of the workflow's `rules` under results/{preset}/eval/ or resolution/, whose wildcards a
+        result's own labels must equal (lenex.provenance.check_result_paths)."""
+        return quoted_json({"labels": {"paper": paper, "preset": preset_name}, "layouts": result_layouts(rules)})
+
+
+def result_layouts(rules) -> list[str]:
+    """The output patterns of the rules that write result files (evaluations, measurements)."""
+    from snakemake.io import strip_wildcard_constraints  # a pattern's {name,regex} -> {name}
+
+    patterns = {strip_wildcard_constraints(str(f)) for rule in rules for f in rule.output}
+    return sorted(p for p in patterns if RESULT_LAYOUT.match(p))
