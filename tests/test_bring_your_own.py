@@ -144,7 +144,7 @@ def test_segmented_stand_in_of_an_extra_scheme_is_not_run_under_released_checkpo
                       {"method": "gpt2:out-of-the-box", "variant": "gpt2"},
                       {"method": "mine:out-of-the-box", "variant": "mine"}]}]}}}
     view = {"model": {"train_length": 32}, "experiment": {"hf_checkpoints": {"gpt2": "openai-community/gpt2"}}}
-    assert seg.table_results("paper", view, experiment, "table2") == ["results/paper/eval/segmented/gpt2/ootb/L32.json"]
+    assert seg.table_results("paper", view, experiment, "table2") == ["results/paper/eval/segmented/gpt2/seed1/ootb/L32.json"]
     assert "no released checkpoint" in seg.describe_models(view, experiment)["mine"]
 
 
@@ -167,17 +167,17 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     assert added and all("/mine/" in out or "/mine." in out for out in added), sorted(added)
     counts, lex_cells = {}, 0
     for out, job in added.items():
-        # LEX evaluates one model's cells of one corpus in one job (lex_eval__<preset>_<variant>_<corpus>)
+        # LEX evaluates one model's cells of one corpus in one job (lex_eval__<preset>_<variant>_s<seed>_<corpus>)
         rule = "lex_eval" if job["rule"].startswith("lex_eval__tiny_mine_") else job["rule"]
         counts[rule] = counts.get(rule, 0) + 1
         lex_cells += out.count("/eval/lex/mine/") if rule == "lex_eval" else 0
-    # LEX: 1 model, evaluations of its 24 Table 2/4/5/6 cells on 4 corpora; receptive field: 3
-    # corpora x 2 seeds (Table 3), each evaluated once (Tables 1/3/4 read the same files);
+    # LEX: 1 model of each of tiny's 2 seeds, evaluations of its 24 Table 2/4/5/6 cells on 4 corpora;
+    # receptive field: 3 corpora x 2 seeds (Table 3), each evaluated once (Tables 1/3/4 read the same files);
     # segmented: a stand-in pretrained, adapted (ootb, da), continued 6 ways x 2 lengths,
     # evaluated for Tables 2-5.
-    assert counts == {"train": 1, "lex_eval": 4, "receptive_field_train": 6, "receptive_field_evaluate": 6, "segmented_pretrain": 1,
+    assert counts == {"train": 2, "lex_eval": 4 * 2, "receptive_field_train": 6, "receptive_field_evaluate": 6, "segmented_pretrain": 1,
                       "segmented_adapt": 2, "segmented_continue": 12, "segmented_evaluate": 17}, counts
-    assert lex_cells == 24
+    assert lex_cells == 24 * 2
     # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
     # tables (and Figure 1) that compare schemes, which now read and print the new row.
     changed = sorted(out for out, job in before.items() if after[out] != job)

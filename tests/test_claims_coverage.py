@@ -52,20 +52,6 @@ def test_the_rule_by_hand():
 
 
 @pytest.mark.parametrize("paper", PAPERS)
-def test_scale_multiples_are_the_columns_read_beyond_ltr(paper):
-    """Every multiple beyond L_tr the check reads that the study can answer for each phenomenon (it
-    reads a multiple beyond its own at its largest below; one below its smallest it cannot read)."""
-    study = yaml.safe_load((REPO / "config/scale-study.yaml").read_text())["phenomena"]
-    for claim in _claims(paper):
-        if not claim.get("scale"):
-            continue
-        read = {m for m in _columns(references(claim["check"])) if m > 1}
-        answerable = {m for m in read if all(any(1 < k <= m for k in study[p]["multiples"])
-                                              for p in claim["scale"]["phenomena"])}
-        assert sorted(claim["scale"]["multiples"]) == sorted(answerable), claim["id"]
-
-
-@pytest.mark.parametrize("paper", PAPERS)
 def test_effect_thresholds_follow_the_rule_from_the_papers_numbers(paper):
     tables = paper_tables(REPO / "config/experiments" / f"{paper}.yaml")
     claims = _claims(paper)

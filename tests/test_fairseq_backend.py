@@ -16,6 +16,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from lenex.fairseq_backend import INSTALL_HINT, require_fairseq
 from lenex.fairseq_backend.binarize import N_SPECIAL, dictionary_lines
@@ -130,19 +131,24 @@ def _train_config_printed(stdout: str) -> dict:
 def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
     """The workstation cross-check lays its own `crosscheck.train` over LEX's training (config/presets/workstation.yaml):
     its logging and validation interval is the cross-check's, LEX's own models keep theirs."""
-    from test_workflow import scratch_workflow, snakemake
+    from lenex.presets import paper_view
+    from test_workflow import REPO, scratch_workflow, snakemake
 
     lenex_model = "results/workstation/crosscheck/lenex/s2/models/lex/rope.pt"
     run = snakemake("-n", "-p", "--forceall", lenex_model, cwd=scratch_workflow(tmp_path))
     assert run.returncode == 0, run.stderr
+    preset = yaml.safe_load((REPO / "config/presets/workstation.yaml").read_text())
+    own, lex = preset["crosscheck"]["train"], paper_view(preset, "lex")["train"]
+    assert (own["steps"], own["log_every"]) != (lex["steps"], lex["eval_every"])  # else the test could not tell
     train = _train_config_printed(run.stdout)
-    assert (train["steps"], train["warmup"], train["seed"], train["backend"]) == (4096, 410, 2, "lenex")
-    assert train["eval_every"] == train["log_every"] == 256
-    lex_model = "results/workstation/models/lex/rope.pt"
+    assert (train["steps"], train["warmup"], train["seed"], train["backend"]) == (own["steps"], own["warmup"], 2, "lenex")
+    assert train["eval_every"] == train["log_every"] == own["log_every"]
+    lex_model = "results/workstation/models/lex/rope/seed1.pt"
     run = snakemake("-n", "-p", "--forceall", lex_model, cwd=scratch_workflow(tmp_path))
     assert run.returncode == 0, run.stderr
     lex_train = _train_config_printed(run.stdout)
-    assert (lex_train["steps"], lex_train["log_every"], lex_train["eval_every"]) == (4096, 128, 1024)
+    assert (lex_train["steps"], lex_train["log_every"], lex_train["eval_every"]) == (
+        lex["steps"], lex["log_every"], lex["eval_every"])
 
 
 def test_dictionary_lists_lenex_ids_in_order():
@@ -310,7 +316,7 @@ def test_backend_fairseq_in_a_preset_trains_through_fairseq(tmp_path):
     from test_workflow import job_counts, snakemake
 
     workdir = _workflow_with_fairseq_preset(tmp_path)
-    run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos.pt", cwd=workdir)
+    run = snakemake("-n", "-p", "--forceall", "results/tiny/models/lex/xpos/seed1.pt", cwd=workdir)
     assert run.returncode == 0, run.stderr
     assert job_counts(run.stdout)["binarize_fairseq"] == 1 and job_counts(run.stdout)["train"] == 1
     assert "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix" in run.stdout

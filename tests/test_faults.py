@@ -245,11 +245,11 @@ def test_unknown_scheme_fails_the_dry_run_and_keeps_the_old_model(tmp_path):
     work = _scratch_workflow(tmp_path)
     spec = work / "config" / "experiments" / "lex.yaml"
     spec.write_text(spec.read_text().replace("xpos: {position: xpos}", "xpos: {position: rotary}"))
-    model = work / "results" / "tiny" / "models" / "lex" / "xpos.pt"
+    model = work / "results" / "tiny" / "models" / "lex" / "xpos" / "seed1.pt"
     model.parent.mkdir(parents=True)
     model.write_bytes(b"a valid old model")
     for args in (["-n"], ["--cores", "1"]):
-        run = _snakemake(work, *args, "results/tiny/models/lex/xpos.pt")
+        run = _snakemake(work, *args, "results/tiny/models/lex/xpos/seed1.pt")
         assert run.returncode != 0
         said = run.stdout + run.stderr  # Snakemake reports workflow errors on stdout
         assert f"{spec}: variant 'xpos': unknown position scheme 'rotary'; known:" in said, said

@@ -60,19 +60,28 @@ def prepare_stand_in(work: Path, corpus: str, n_docs: int = 30, words: int = 900
 def small_run_rules() -> list[str]:
     """The rules Table 3 of the small run needs once its corpus exists (nothing fetched or prepared),
     as Snakemake's last option (it takes every word after it)."""
-    measures = [f"lex_resolution__tiny_{v}_pg22" for v in TABLE3_VARIANTS]
+    measures = [f"lex_resolution__tiny_{v}_s1_pg22" for v in TABLE3_VARIANTS]
     return ["--allowed-rules", "train", "lex_table_header", "paper_table", *measures]
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    """A finished small LEX run: the PG22 stand-in, four models of 8 steps, Table 3."""
+    """A finished small LEX run: the PG22 stand-in, four models (one seed) of 8 steps, Table 3."""
     work = scratch_workflow(tmp_path_factory.mktemp("small") / "w")
     short_tiny_trainings(work, steps=8, lex_train_corpus="pg22")
+    one_seed(work)
     prepare_stand_in(work, "pg22")
     run = snakemake(work, "--cores", "2", TABLE3, *small_run_rules())
     assert run.returncode == 0, said(run)[-4000:]
     return work
+
+
+def one_seed(work: Path) -> None:
+    """LEX at one seed in the scratch config (tiny trains two): half the models to train."""
+    preset_file = work / "config/presets/tiny.yaml"
+    preset = yaml.safe_load(preset_file.read_text())
+    preset["papers"]["lex"]["experiment"]["seeds"] = 1
+    preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
 
 
 def copy_of(run_dir: Path, tmp_path: Path) -> Path:
@@ -136,11 +145,11 @@ def test_n_head_not_dividing_d_model_fails_the_dry_run_and_keeps_the_old_model(t
     text, n = re.subn(r"^(model:\n(?:  .*\n)*?  n_head:) 4$", r"\1 3", preset.read_text(), count=1, flags=re.M)
     assert n == 1
     preset.write_text(text)
-    model = work / "results/tiny/models/lex/rope.pt"
+    model = work / "results/tiny/models/lex/rope/seed1.pt"
     model.parent.mkdir(parents=True)
     model.write_bytes(b"a finished model")
     for args in (["-n"], ["--cores", "1"]):
-        run = snakemake(work, *args, "results/tiny/models/lex/rope.pt")
+        run = snakemake(work, *args, "results/tiny/models/lex/rope/seed1.pt")
         assert run.returncode != 0
         assert "config/presets/tiny.yaml: lex rope: d_model 64 is not divisible by n_head 3" in said(run), said(run)
     assert model.read_bytes() == b"a finished model"
@@ -155,7 +164,7 @@ def test_a_prepared_split_shorter_than_a_window_fails_the_dry_run(tmp_path):
     valid = json.loads((data / "meta.json").read_text())["splits"]["valid"]["n_tokens"]
     window = yaml.safe_load((work / "config/presets/tiny.yaml").read_text())["model"]["train_length"] + 2
     assert valid < window
-    run = snakemake(work, "-n", "results/tiny/models/lex/rope.pt", "--allowed-rules", "train")
+    run = snakemake(work, "-n", "results/tiny/models/lex/rope/seed1.pt", "--allowed-rules", "train")
     assert run.returncode != 0
     assert (f"results/tiny/data/pg22/valid.bin: the valid split has {valid} tokens, fewer than one training "
             f"window of {window}") in said(run), said(run)[-3000:]
@@ -198,15 +207,15 @@ def test_a_swapped_checkpoint_is_refused_by_the_cells_rule(small_run, tmp_path):
     from lenex.train import TrainConfig, train
 
     work = copy_of(small_run, tmp_path)
-    models, rope = work / "results/tiny/models/lex", work / "results/tiny/models/lex/rope.pt"
-    job = "lex_resolution__tiny_rope_pg22"
-    log = work / "results/tiny/logs/resolution/lex/rope/pg22.log"
-    shutil.copy(models / "alibi.pt", rope)
+    models, rope = work / "results/tiny/models/lex", work / "results/tiny/models/lex/rope/seed1.pt"
+    job = "lex_resolution__tiny_rope_s1_pg22"
+    log = work / "results/tiny/logs/resolution/lex/rope/seed1/pg22.log"
+    shutil.copy(models / "alibi/seed1.pt", rope)
     run = snakemake(work, "--cores", "1", TABLE3, "--forcerun", job, *small_run_rules())
     assert run.returncode != 0
     line = only_error_line(log)
-    assert line.startswith("error: results/tiny/models/lex/rope.pt is not the model results/tiny/resolution/lex/rope/"
-                           "pg22/") and line.endswith("expects: position is 'alibi', expected 'rope'"), line
+    assert line.startswith("error: results/tiny/models/lex/rope/seed1.pt is not the model results/tiny/resolution/"
+                           "lex/rope/seed1/pg22/") and line.endswith("expects: position is 'alibi', expected 'rope'"), line
     torch.set_num_threads(1)  # another shape, labelled as the RoFormer model it is not
     other = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=64, position="rope")
     train(other, TrainConfig(steps=2, batch_size=2, warmup=1, log_every=1, checkpoint_every=5),
@@ -223,7 +232,7 @@ def test_a_result_recording_another_model_fails_the_table_rule(small_run, tmp_pa
     one, rc 0. The table job now checks each result against its path and refuses it."""
     work = copy_of(small_run, tmp_path)
     cells = work / "results/tiny/resolution/lex"
-    rope = next((cells / "rope/pg22").rglob("*.json"))
+    rope = next((cells / "rope/seed1/pg22").rglob("*.json"))
     shutil.copy(cells / "alibi" / rope.relative_to(cells / "rope"), rope)
     run = snakemake(work, "--cores", "1", TABLE3, "--forcerun", "paper_table", *small_run_rules())
     assert run.returncode != 0
@@ -244,10 +253,11 @@ def test_an_edited_scheme_reruns_its_models_only(small_run, tmp_path):
     run = snakemake(work, "-n", TABLE3, *small_run_rules(), src=src)
     assert run.returncode == 0, said(run)[-3000:]
     jobs = re.findall(r"^rule (\w+):\n(?:    .*\n)*?    output: (.*)$", run.stdout, re.M)
-    models = {Path(out).stem for rule, out in jobs if rule == "train"}
+    models = {Path(out).parent.name for rule, out in jobs if rule == "train"}
     measured = {rule for rule, _ in jobs if rule.startswith("lex_resolution")}
-    assert models == {"alibi"} and measured == {"lex_resolution__tiny_alibi_pg22"}, jobs
-    assert {rule for rule, _ in jobs} == {"train", "lex_resolution__tiny_alibi_pg22", "lex_table_header", "paper_table"}
+    assert models == {"alibi"} and measured == {"lex_resolution__tiny_alibi_s1_pg22"}, jobs
+    assert {rule for rule, _ in jobs} == {"train", "lex_resolution__tiny_alibi_s1_pg22", "lex_table_header",
+                                          "paper_table"}
     renderer = src / "lenex/tables/render.py"  # rendering code: the table re-renders, nothing else
     alibi.write_text((SRC / "lenex/positions/alibi.py").read_text())
     renderer.write_text(renderer.read_text() + "\n# edited\n")

@@ -33,20 +33,30 @@ def test_eval_length_names_a_length_that_is_not_whole():
 
 
 def test_table3_reads_resolutions_with_bca_only_for_lex_beyond_train_length():
-    paths = targets.table_results("tiny", EXPERIMENT["tables"]["table3"], 32)
+    paths = targets.table_results("tiny", EXPERIMENT["tables"]["table3"], 32, [1])
     root = "results/tiny/resolution/lex"
     # 5 rows x 2 columns, less one: "LEX" and "LEX without BCA" are the same causal file at 1x.
     assert paths == sorted([
-        f"{root}/{v}/pg22/causal/L{n}.json" for v in ("transformer", "alibi", "rope") for n in (32, 64)
-    ] + [f"{root}/xpos/pg22/causal/L32.json", f"{root}/xpos/pg22/blockwise/L64.json",
-         f"{root}/xpos/pg22/causal/L64.json"])
+        f"{root}/{v}/seed1/pg22/causal/L{n}.json" for v in ("transformer", "alibi", "rope") for n in (32, 64)
+    ] + [f"{root}/xpos/seed1/pg22/causal/L32.json", f"{root}/xpos/seed1/pg22/blockwise/L64.json",
+         f"{root}/xpos/seed1/pg22/causal/L64.json"])
 
 
 def test_table4_reads_every_row_with_bca_at_8x():
-    paths = targets.table_results("tiny", EXPERIMENT["tables"]["table4"], 32)
+    paths = targets.table_results("tiny", EXPERIMENT["tables"]["table4"], 32, [1])
     variants = ("xpos", "xpos_no_rotation", "rope", "xpos_scalar_zeta")
-    assert paths == sorted([f"results/tiny/eval/lex/{v}/pg22/causal/L32.json" for v in variants]
-                           + [f"results/tiny/eval/lex/{v}/pg22/blockwise/L256.json" for v in variants])
+    assert paths == sorted([f"results/tiny/eval/lex/{v}/seed1/pg22/causal/L32.json" for v in variants]
+                           + [f"results/tiny/eval/lex/{v}/seed1/pg22/blockwise/L256.json" for v in variants])
+
+
+def test_every_seed_has_its_model_and_its_own_result_of_every_cell():
+    spec = EXPERIMENT["tables"]["table4"]
+    one, two = targets.table_results("tiny", spec, 32, [1]), targets.table_results("tiny", spec, 32, [1, 2])
+    assert len(two) == 2 * len(one) and set(one) < set(two)
+    assert "results/tiny/eval/lex/rope/seed2/pg22/blockwise/L256.json" in two
+    assert targets.model_path("tiny", "rope", 2) == "results/tiny/models/lex/rope/seed2.pt"
+    assert targets.cell_path("tiny", ("resolution", "xpos", "pg22", "causal", 64), 3) == \
+        "results/tiny/resolution/lex/xpos/seed3/pg22/causal/L64.json"
 
 
 def test_unavailable_corpora_are_skipped_and_named():
@@ -54,31 +64,31 @@ def test_unavailable_corpora_are_skipped_and_named():
     corpora = {s["corpus"] for s in spec["sections"]}
     assert corpora == {"pg22", "qmsum"}
     skip = {"qmsum": "no apt-get here"}
-    paths = targets.table_results("tiny", spec, 32, skip_corpus=lambda c: c in skip)
+    paths = targets.table_results("tiny", spec, 32, [1], skip_corpus=lambda c: c in skip)
     assert paths and all("/pg22/" in p for p in paths)
     assert targets.table_corpora(spec, lambda c: c in skip) == ["pg22"]
     assert targets.table_unavailable(spec, skip.get) == {"qmsum": "no apt-get here"}
-    assert targets.section_results("tiny", spec, 32, "qmsum") == [
-        p for p in targets.table_results("tiny", spec, 32) if "/qmsum/" in p]
+    assert targets.section_results("tiny", spec, 32, "qmsum", [1]) == [
+        p for p in targets.table_results("tiny", spec, 32, [1]) if "/qmsum/" in p]
 
 
 def test_section_results_of_table2_are_figure1s_pg22_evaluations():
     spec = EXPERIMENT["tables"]["table2"]
-    pg22 = targets.section_results("tiny", spec, 32, "pg22")
-    # 4 variants x 6 lengths (1/4 .. 8 x L_tr); LEX beyond L_tr with BCA.
-    assert len(pg22) == 4 * len(spec["columns"]) and all("/pg22/" in p for p in pg22)
-    assert "results/tiny/eval/lex/xpos/pg22/blockwise/L256.json" in pg22
-    assert "results/tiny/eval/lex/xpos/pg22/causal/L256.json" not in pg22
+    pg22 = targets.section_results("tiny", spec, 32, "pg22", [1, 2])
+    # 4 variants x 6 lengths (1/4 .. 8 x L_tr) x 2 seeds; LEX beyond L_tr with BCA.
+    assert len(pg22) == 4 * len(spec["columns"]) * 2 and all("/pg22/" in p for p in pg22)
+    assert "results/tiny/eval/lex/xpos/seed2/pg22/blockwise/L256.json" in pg22
+    assert "results/tiny/eval/lex/xpos/seed1/pg22/causal/L256.json" not in pg22
 
 
 def test_job_cells_group_every_table_cell_by_model_measure_and_corpus():
     tables = EXPERIMENT["tables"]
-    jobs = targets.job_cells(tables, 32)
-    grouped = sorted(c for cells in jobs.values() for c in cells)
+    jobs = targets.job_cells(tables, 32, [1, 2])
     every = sorted(set().union(*(targets.table_cells(spec, 32) for spec in tables.values())))
-    assert grouped == every  # each cell in exactly one job
-    assert all(c[:3] == (stage, variant, corpus) for (variant, stage, corpus), cells in jobs.items() for c in cells)
+    for seed in (1, 2):  # each cell in exactly one job of each seed's model
+        assert sorted(c for key, cells in jobs.items() if key[1] == seed for c in cells) == every
+    assert all(c[:3] == (stage, variant, corpus) for (variant, _, stage, corpus), cells in jobs.items() for c in cells)
     # Table 3 reads resolutions of PG22 only: their jobs hold nothing else
-    assert {key[1:] for key in jobs if key[1] == "resolution"} == {("resolution", "pg22")}
-    paths = {targets.cell_path("tiny", c) for cells in jobs.values() for c in cells}
-    assert paths == set().union(*(targets.table_results("tiny", spec, 32) for spec in tables.values()))
+    assert {key[2:] for key in jobs if key[2] == "resolution"} == {("resolution", "pg22")}
+    paths = {targets.cell_path("tiny", c, key[1]) for key, cells in jobs.items() for c in cells}
+    assert paths == set().union(*(targets.table_results("tiny", spec, 32, [1, 2]) for spec in tables.values()))

@@ -1,11 +1,14 @@
 """The LEX paper's DAG: the whole paper, and each table or figure building only what it needs."""
 
+import json
+import math
 import re
+import statistics
 
 import pytest
 import yaml
 
-from test_workflow import REPO, job_counts, lex_cells, scratch_workflow, snakemake
+from test_workflow import REPO, job_counts, lex_cells, scratch_workflow, short_tiny_trainings, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -20,34 +23,35 @@ def dry_run(workdir, *targets):
     return run.stdout, job_counts(run.stdout)
 
 
-def test_whole_paper_trains_six_variants_and_fills_every_table_and_figure(workdir):
+def test_whole_paper_trains_six_variants_at_every_seed_and_fills_every_table_and_figure(workdir):
     out, counts = dry_run(workdir, "results/tiny/lex.md")
-    # Transformer, ALiBi, RoPE, xPos + the two Table 4 ablations; zeta = 0 reuses RoPE.
-    assert counts["train"] == 6 and "models/lex/xpos_no_rotation.pt" in out and "scalar_zeta.pt" in out
+    # Transformer, ALiBi, RoPE, xPos + the two Table 4 ablations; zeta = 0 reuses RoPE; 2 seeds at tiny.
+    assert counts["train"] == 6 * 2 and "models/lex/xpos_no_rotation/seed2.pt" in out and "scalar_zeta/seed1.pt" in out
     # Table 2: 48, Table 6: 40, Table 4: 5 more (2 ablations x 2 lengths, RoPE + BCA at 8x),
     # Table 5: 9 more (Absolute/ALiBi + BCA x 2, RoPE + BCA at 2x, xPos causal x 2, sliding x 2),
-    # in one job per model and corpus: 4 variants x 4 corpora and the 2 ablations on PG22.
-    assert lex_cells(out) == (18, 102)
+    # of each seed's model, in one job per model and corpus: 4 variants x 4 corpora and the 2
+    # ablations on PG22, for each seed.
+    assert lex_cells(out) == (18 * 2, 102 * 2)
     # Table 3: 4 variants x {1x, 2x}, LEX at 2x with BCA, plus "LEX without BCA" at 2x (causal).
-    assert lex_cells(out, "resolution") == (4, 9)
+    assert lex_cells(out, "resolution") == (4 * 2, 9 * 2)
     assert "evaluate" not in counts and "resolution" not in counts  # the one-cell rules: no table cell
     assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
     assert counts["paper_table"] == 5
-    for path in ("resolution/lex/xpos/pg22/blockwise/L128.json", "resolution/lex/xpos/pg22/causal/L128.json",
-                 "eval/lex/xpos/pg22/sliding/L512.json", "eval/lex/transformer/pg22/blockwise/L128.json",
-                 "eval/lex/rope/pg22/blockwise/L512.json", "eval/lex/xpos_scalar_zeta/pg22/blockwise/L512.json"):
+    for path in ("resolution/lex/xpos/seed1/pg22/blockwise/L128.json", "resolution/lex/xpos/seed2/pg22/causal/L128.json",
+                 "eval/lex/xpos/seed2/pg22/sliding/L512.json", "eval/lex/transformer/seed1/pg22/blockwise/L128.json",
+                 "eval/lex/rope/seed2/pg22/blockwise/L512.json", "eval/lex/xpos_scalar_zeta/seed1/pg22/blockwise/L512.json"):
         assert path in out, path
     assert "train_mix/train.bin" in out  # LEX 4.1: trained on the Pile-mix stand-in
 
 
 def test_table3_reads_only_resolutions_and_figure1_only_pg22(workdir):
     out, counts = dry_run(workdir, "results/tiny/tables/lex/table3.md")
-    assert counts["train"] == 4 and lex_cells(out, "resolution") == (4, 9) and lex_cells(out) == (0, 0)
+    assert counts["train"] == 4 * 2 and lex_cells(out, "resolution") == (4 * 2, 9 * 2) and lex_cells(out) == (0, 0)
     out, counts = dry_run(workdir, "results/tiny/figures/lex/figure1.png")
     # Figure 1 reads Table 2's PG22 section: the PG22 jobs of its 4 models, which also score the
-    # PG22 cells of the other tables (one job per model and corpus), and no other corpus.
+    # PG22 cells of the other tables (one job per model and corpus), and no other corpus; every seed.
     jobs, cells = lex_cells(out)
-    assert jobs == 4 and cells > 24 and "/qmsum/" not in out.split("rule lex_figure1")[1]
+    assert jobs == 4 * 2 and cells > 24 * 2 and "/qmsum/" not in out.split("rule lex_figure1")[1]
     out, counts = dry_run(workdir, "results/tiny/figures/lex/figure2.pdf")
     assert counts == {"lex_figure2": 1}
 
@@ -62,7 +66,7 @@ def test_paper_preset_plans_every_job_with_gpu_resources(workdir):
     for rule, gpus in (("train", 8), ("evaluate", 1), ("resolution", 1)):
         jobs = [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b, re.M)]
         assert jobs and all(f"gpu={gpus}" in b for b in jobs), rule
-    assert "L8192.json" in out and "resolution/lex/xpos/pg22/blockwise/L2048.json" in out
+    assert "L8192.json" in out and "resolution/lex/xpos/seed1/pg22/blockwise/L2048.json" in out
 
 
 def test_paper_preset_is_lex_table_7():
@@ -111,7 +115,10 @@ def test_changing_one_variant_or_the_eval_setting_reruns_only_what_depends_on_it
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
 
     changed = _changed_jobs(workdir, retune_alibi)
-    assert changed == {"results/tiny/models/lex/alibi.pt": "train"}, changed
+    # The claims job reads each variant's scheme (a scale-study point speaks for a claim only where it
+    # trained the same scheme), so it follows the variant; no other evaluation or table job does.
+    assert changed == {**{f"results/tiny/models/lex/alibi/seed{s}.pt": "train" for s in (1, 2)},
+                       "results/tiny/claims/lex.md, results/tiny/claims/lex.json": "paper_claims"}, changed
 
     def score_fewer_tokens(config):
         path = config / "presets/tiny.yaml"
@@ -121,4 +128,41 @@ def test_changing_one_variant_or_the_eval_setting_reruns_only_what_depends_on_it
 
     changed = _changed_jobs(workdir, score_fewer_tokens)
     assert changed and {rule.split("__")[0] for rule in changed.values()} == {"lex_eval", "lex_resolution"}, changed
-    assert len(changed) == 22  # every evaluation job of the paper (18 perplexity, 4 resolution), nothing else
+    assert len(changed) == 22 * 2  # every evaluation job of the paper (18 perplexity, 4 resolution per seed), nothing else
+
+
+@pytest.mark.slow
+def test_tiny_lex_cells_carry_two_seeds_and_a_claims_interval_is_paired_over_seeds(tmp_path):
+    """At tiny every LEX variant trains with 2 seeds, scored on the same tokens: each cell of Table 4
+    is the mean of two models (± their std, each seed's value in the cells file), and a claim that
+    compares its rows gets a paired t interval over the 2 seeds (lenex.claims.intervals)."""
+    from lenex.claims.evaluate import evaluate_claim, load_claims
+
+    workdir = scratch_workflow(tmp_path)
+    short_tiny_trainings(workdir, lex_train_corpus="pg22")  # PG22 alone: Table 4 reads no other corpus
+    table4 = "results/tiny/tables/lex/table4.md"
+    run = snakemake("--cores", "2", table4, cwd=workdir, timeout=1800)
+    assert run.returncode == 0, run.stderr[-4000:]
+    for seed in (1, 2):
+        assert (workdir / f"results/tiny/models/lex/xpos/seed{seed}.pt").exists()
+        result = json.loads((workdir / f"results/tiny/eval/lex/rope/seed{seed}/pg22/blockwise/L256.json").read_text())
+        assert result["seed"] == seed and result["span_nll"]
+    tokens = {json.loads(p.read_text())["scored_tokens_sha256"]
+              for p in (workdir / "results/tiny/eval/lex").glob("*/seed*/pg22/causal/L32.json")}
+    assert len(tokens) == 1  # every variant and seed scored the very same tokens
+    cells = json.loads((workdir / table4.replace(".md", ".cells.json")).read_text())
+    for cell in cells["cells"]:
+        seeds = cell["ours_seeds"]
+        assert cell["n_seeds"] == 2 and sorted(seeds) == ["1", "2"] and seeds["1"] != seeds["2"], cell
+        assert cell["ours"] == pytest.approx(statistics.fmean(seeds.values()))
+        assert cell["ours_std"] == pytest.approx(statistics.stdev(seeds.values()))
+        assert "ours_pieces" not in cell  # the seeds are the replication of a mean over models
+    assert " ± " in (workdir / table4).read_text() and "2 seeds per model" in (workdir / table4).read_text()
+    claim = next(c for c in load_claims(REPO / "config/claims/lex.yaml")["claims"]
+                 if c["id"] == "lex-ablation-vector-zeta-better")
+    record = evaluate_claim(claim, {"4": cells})
+    assert record["parts"] and all(part["test"] == "paired t over 2 seeds" for part in record["parts"])
+    first = record["parts"][0]  # LEX against zeta = 0 (RoPE) at L_tr: ln(a_s / b_s) over the seeds
+    by = {(c["method"], c["multiple"]): c["ours_seeds"] for c in cells["cells"]}
+    lex, rope = by[("lex", 1.0)], by[("zeta-0", 1.0)]
+    assert first["effect"] == pytest.approx(statistics.fmean(math.log(lex[s] / rope[s]) for s in ("1", "2")))

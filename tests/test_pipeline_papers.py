@@ -52,7 +52,7 @@ def test_an_entry_point_that_is_not_its_paper_is_refused(monkeypatch):
 def test_every_paper_lists_its_recorded_files_as_its_tables_figures_and_headers_read(pipeline):  # noqa: F811
     lex = pipeline.paper("lex")
     table2 = lex.table_recorded(pipeline, "tiny", "2")
-    assert set(table2) == {"results", "metas"} and len(table2["results"]) == 48
+    assert set(table2) == {"results", "metas"} and len(table2["results"]) == 48 * 2  # 2 seeds at tiny
     assert table2["metas"] == ["results/tiny/data/pg22/meta.json", "results/tiny/data/qmsum/meta.json"]
     # Figure 1 draws Table 2's PG22 section; Figure 2 is analytic
     assert lex.figure_recorded(pipeline, "tiny", "1") == [p for p in table2["results"] if "/pg22/" in p]
@@ -88,10 +88,11 @@ def test_table_jobs_inputs_and_arguments(pipeline):  # noqa: F811
 
 def test_lex_scores_its_cells_in_one_job_per_model_only_on_a_cpu_preset(pipeline):  # noqa: F811
     lex = pipeline.paper("lex")
-    jobs = lex.evaluation_jobs(pipeline, "tiny")
-    assert len(jobs) == 18 + 4 and sum(len(cells) for cells in jobs.values()) == 102 + 9
-    first = jobs[("xpos", "eval", "pg22")][0]
-    assert first["out"].startswith("results/tiny/eval/lex/xpos/pg22/") and first["extra"]["paper"] == "lex"
+    jobs = lex.evaluation_jobs(pipeline, "tiny")  # tiny: 2 seeds of every variant
+    assert len(jobs) == (18 + 4) * 2 and sum(len(cells) for cells in jobs.values()) == (102 + 9) * 2
+    first = jobs[("xpos", 2, "eval", "pg22")][0]
+    assert first["out"].startswith("results/tiny/eval/lex/xpos/seed2/pg22/") and first["extra"]["paper"] == "lex"
+    assert first["extra"]["seed"] == 2
     assert lex.evaluation_jobs(pipeline, "paper") == {}  # GPUs: each cell its own job (rule evaluate)
     assert lex.paper_head_dim(pipeline) == 64  # 1024 / 16 (Table 7)
 
@@ -107,8 +108,8 @@ def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
     assert seg.hf_checkpoint(pipeline, "paper", "pythia") == "EleutherAI/pythia-1.4b"
     assert seg.domain_data(pipeline, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
     assert seg.domain_data(pipeline, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
-    assert seg.evaluation_extra(pipeline, "tiny", "pythia", "ootb") == {
-        "model": "pythia", "run": "ootb", "base_train_length": 32, "paper": "segmented", "preset": "tiny"}
+    assert seg.evaluation_extra(pipeline, "tiny", "pythia", "ootb", "1") == {
+        "model": "pythia", "run": "ootb", "seed": 1, "base_train_length": 32, "paper": "segmented", "preset": "tiny"}
     assert seg.attention_options(pipeline, "paper", "pythia") == "--train-length 2048 --max-pieces 16"
 
 
@@ -118,10 +119,18 @@ def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  
     # 2 backends x 2 seeds x (4 variants x 5 lengths + xPos with BCA at 2 and 4 x L_tr)
     assert len(fairseq.crosscheck_evaluations(pipeline, "tiny")) == 2 * 2 * (4 * 5 + 2)
     assert len(fairseq.crosscheck_models(pipeline, "tiny")) == 16
-    # workstation trains its cross-check models on its own, smaller budget
-    assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == 4096
+    # workstation trains its cross-check models on its own budget (its `crosscheck.train` over LEX's)
+    own = pipeline.preset("workstation")["crosscheck"]["train"]
+    assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == own["steps"]
     page = fairseq.crosscheck_page_spec(pipeline, "tiny")
     assert page["preset"] == "tiny" and page["train_length"] == pipeline.train_length("tiny", "lex")
+
+
+def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
+    from test_pipeline import TINY, scratch_config
+
+    preset = scratch_config(tmp_path, TINY + "crosscheck:\n  train: {steps: 7, warmup: 1}\n")
+    assert fairseq.crosscheck_budget(preset, "p") == {"steps": 7, "batch_size": 8, "lr": 0.003, "warmup": 1}
 
 
 def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
@@ -129,3 +138,39 @@ def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
     assert fairseq.train_launcher(pipeline, "tiny", "lex", "fairseq") == (
         "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix")
     assert fairseq.backend_inputs(pipeline, "tiny", "lex") == []
+
+
+def test_every_paper_names_its_seeds_and_each_seeds_training_seed(pipeline):  # noqa: F811
+    """Seeds 1..n per preset (a receptive-field budget group may set its own n); seed s trains with
+    the preset's seed + s - 1, so seed 1 is the run a preset without seeds makes."""
+    lex, rf, seg = (pipeline.paper(name) for name in ("lex", "receptive-field", "segmented"))
+    view = pipeline.paper_preset("tiny", "lex")
+    assert lex.seeds(view, pipeline.experiment("lex"), "rope") == [1, 2] == lex.preset_seeds(pipeline, "tiny")
+    assert [lex.train_config(pipeline, "tiny", "rope", s)["seed"] for s in (1, 2)] == [1, 2]
+    assert lex.model_path("tiny", "rope", "2") == "results/tiny/models/lex/rope/seed2.pt"
+    assert lex.preset_seeds(pipeline, "paper") == [1]  # the paper trains each variant once
+    paper_rf = pipeline.paper_preset("paper", "receptive-field")
+    experiment = pipeline.experiment("receptive-field")
+    assert rf.seeds(paper_rf, experiment, "window-40") == [1]  # Tables 1, 2, 4: one run each in the paper
+    assert rf.seeds(paper_rf, experiment, "sandwich") == [1, 2, 3, 4, 5]  # Table 3's budget group `seeds`
+    assert rf.seeds(pipeline.paper_preset("tiny", "receptive-field"), experiment, "window-40") == [1, 2]
+    tiny_seg = pipeline.paper_preset("tiny", "segmented")
+    assert seg.seeds(tiny_seg, pipeline.experiment("segmented"), "gpt2") == [1]
+    # the seeds are those of the runs after the one pretrained model: the continued training's seed
+    assert seg.train_seed(tiny_seg, 3) == 3 == seg.continued_train_config(pipeline, "tiny", 3)["seed"]
+
+
+def test_a_budget_group_may_set_its_own_seed_count(pipeline):  # noqa: F811
+    rf, experiment = pipeline.paper("receptive-field"), pipeline.experiment("receptive-field")
+    view = pipeline.paper_preset("tiny", "receptive-field")
+    grouped = {**view, "experiment": {**view["experiment"], "seeds": 2, "groups": {"seeds": {"experiment": {"seeds": 3}}}}}
+    assert rf.seeds(grouped, experiment, "alibi") == [1, 2, 3] and rf.seeds(grouped, experiment, "alibi-shift-0") == [1, 2]
+    spec = experiment["tables"]["table3"]
+    from lenex.receptive_field import targets as rf_targets
+
+    paths = rf_targets.table_results("tiny", spec, grouped, experiment)
+    assert len(paths) == 7 * 3 * 3 and "results/tiny/eval/receptive-field/github/t5/seed3/last_token.json" in paths
+    table1 = rf_targets.table_erf_results("tiny", experiment["tables"]["table1"], grouped, experiment)
+    assert len(table1) == 17 * 2 and "results/tiny/eval/receptive-field/arxiv/window-40/seed2/erf.json" in table1
+    with pytest.raises(ValueError, match="experiment.seeds must be a whole number of at least 1, got 0"):
+        rf.seeds({**view, "experiment": {"seeds": 0}}, experiment, "window-40")

@@ -3,7 +3,8 @@
 import pytest
 import yaml
 
-from lenex.presets import budget_tokens, deep_merge, group_view, paper_view, scale_budget, variant_model, variant_tokens
+from lenex.presets import (budget_tokens, deep_merge, group_view, model_config, paper_view, position_blocks, scale_budget,
+                           variant_model, variant_tokens)
 
 from pathlib import Path
 
@@ -101,3 +102,36 @@ def test_the_scale_budget_gives_each_named_variant_its_tokens_and_shape():
     assert budget == {"tokens": 786_432, "shape": "8x64",
                       "by_variant": {"big": {"tokens": 786_432, "shape": "4x128"},
                                      "seed": {"tokens": 786_432, "shape": "2x64"}}}
+
+
+SCALED = {**BASE, "positions": {"xpos": {"scale_base": 128}, "alibi": {"slope_scale": 4}},
+          "papers": {"receptive-field": {"positions": {"alibi": {"slope_scale": 8}, "t5": {"max_distance": 16}}}}}
+
+
+def test_the_presets_scheme_options_are_laid_under_each_variants_own():
+    lex = paper_view(SCALED, "lex")
+    assert model_config(lex, "xpos", {"position": "xpos"})["position_options"] == {"scale_base": 128}
+    # the variant's own options win, its other options stay
+    own = model_config(lex, "x", {"position": "xpos", "position_options": {"scale_base": 64, "zeta": "scalar"}})
+    assert own["position_options"] == {"scale_base": 64, "zeta": "scalar"}
+    # what a paper derives (an explicit position_options) is the variant's own too
+    assert model_config(lex, "a", {"position": "alibi"}, position_options={"shift": 2})["position_options"] == {
+        "slope_scale": 4, "shift": 2}
+    # a paper's block is merged over the shared one, scheme by scheme
+    rf = paper_view(SCALED, "receptive-field")
+    assert model_config(rf, "a", {"position": "alibi"})["position_options"] == {"slope_scale": 8}
+    assert model_config(rf, "t", {"position": "t5"})["position_options"] == {"max_distance": 16}
+    assert model_config(rf, "x", {"position": "xpos"})["position_options"] == {"scale_base": 128}
+    # a scheme the preset scales not, and a preset without `positions`: the config as it was
+    assert "position_options" not in model_config(rf, "r", {"position": "rope"})
+    assert model_config(paper_view(BASE, "lex"), "x", {"position": "xpos"}) == {**BASE["model"], "position": "xpos"}
+    assert SCALED["positions"]["xpos"] == {"scale_base": 128}  # not mutated
+
+
+def test_every_positions_entry_is_a_variant_to_check():
+    assert position_blocks(SCALED) == {
+        "positions.xpos": {"position": "xpos", "position_options": {"scale_base": 128}},
+        "positions.alibi": {"position": "alibi", "position_options": {"slope_scale": 4}},
+        "papers.receptive-field.positions.alibi": {"position": "alibi", "position_options": {"slope_scale": 8}},
+        "papers.receptive-field.positions.t5": {"position": "t5", "position_options": {"max_distance": 16}}}
+    assert position_blocks(BASE) == {}

@@ -110,6 +110,34 @@ def test_header_says_the_runs_facts_and_recorded_architecture():
     assert old["git_rev"] == NOT_RECORDED and old["n_layer"] == 4
 
 
+def test_header_prints_the_scaled_scheme_options_the_models_ran_with():
+    from lenex.segmented.tables import table_header
+    from lenex.tables.table_data import header_lines
+
+    preset = {"name": "w", "description": "d", "model": {"n_layer": 4, "d_model": 128, "n_head": 4, "train_length": 256},
+              "positions": {"xpos": {"scale_base": 128}, "alibi": {"slope_scale": 4}, "t5": {"max_distance": 16}}}
+
+    def ran(position, **options):
+        return {"model_config": {"position": position, "position_options": options}}
+
+    # what the records say, not the preset: alibi's slope_scale as recorded, t5 (no model of it) left out
+    results = [ran("xpos", scale_base=128, zeta="scalar"), ran("xpos", scale_base=128), ran("alibi", slope_scale=8),
+               ran("rope"), {"ppl": 1.0}]
+    header = build_header(preset, {}, {}, results)
+    assert header["scaled_scheme_options"] == "xpos scale_base 128; alibi slope_scale 8"
+    assert ("Scaled scheme options (docs/dimensions.md)", "xpos scale_base 128; alibi slope_scale 8") in header_lines(header)
+    # a variant's own value beside the preset's: both are said
+    mixed = build_header(preset, {}, {}, [ran("xpos", scale_base=128), ran("xpos", scale_base=512)])
+    assert mixed["scaled_scheme_options"] == "xpos scale_base 128 / 512"
+    # the segmented paper's headers keep only their own lines and the run's: this one among them
+    segmented = table_header({**header, "scale_statement": "s", "lines": [], "stand_in": None})
+    assert segmented["lines"][0] == ("Scaled scheme options (docs/dimensions.md)", "xpos scale_base 128; alibi slope_scale 8")
+    # a preset that scales nothing (tiny), or whose scaled schemes no model used: no such fact at all
+    unscaled = {k: v for k, v in preset.items() if k != "positions"}
+    assert "scaled_scheme_options" not in build_header(unscaled, {}, {}, results)
+    assert "scaled_scheme_options" not in build_header(preset, {}, {}, [ran("rope")])
+
+
 def test_segmented_subtitle_comes_from_the_plotted_models():
     records = [{"model": m, "base_train_length": 64, "model_config": {"n_layer": 6, "d_model": 192, "train_length": 64}}
                for m in ("gpt2", "pythia")]

@@ -17,7 +17,7 @@ CHECKED_ROOTS = ("src", "docs", "config", "workflow", "scripts", "tests", "bench
                  "envs", ".ci", "Makefile", "Snakefile", "pyproject.toml")
 #: In the README, committed results (the reference runs' pages) are checked too; other results/
 #: paths are targets (docs/ also name reference-run files still to come).
-COMMITTED_RESULTS = ("results/workstation/", "results/README.md")
+COMMITTED_RESULTS = ("results/workstation/", "results/archive/", "results/README.md")
 PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`\s]+)`")

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lenex.receptive_field.significance import aggregate_seeds, compare, mean_std, paired_t_test
+from lenex.receptive_field.significance import aggregate_seeds, compare, paired_t_test
+from lenex.tables.seeds import mean_std
 
 MADE_UP = [
     ([23.1, 23.9, 22.8, 24.0, 23.5], [22.6, 23.1, 22.9, 23.2, 22.7]),

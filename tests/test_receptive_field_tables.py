@@ -79,3 +79,43 @@ def test_table5_header_states_the_cache_window_checks():
     assert "3.0× to 5.0× faster" in header["cache_window_speed"]
     table = build_table(spec, records, load_paper_results(), header)
     assert table.sections[0].rows[0].cells[0].text == "23.9 / 40.00 ± 0.00 / +16.10"
+
+
+def _erf(variant, seed, erf, trf=None):
+    return {"corpus": "arxiv", "variant": variant, "seed": seed, "erf": erf, "trf": trf, "train_length": 32,
+            "length": 128, "segments": 2}
+
+
+def test_erf_rows_are_the_mean_over_seeds_with_each_seeds_erf():
+    rows = erf_rows([_erf("window-40", 2, 26, trf=30), _erf("window-40", 1, 24, trf=30), _erf("alibi", 1, 100)])
+    window = next(r for r in rows if r["variant"] == "window-40")
+    assert (window["erf"], window["n_seeds"], window["erf_seeds"]) == (25.0, 2, {"1": 24, "2": 26})
+    assert window["erf_std"] == pytest.approx(2 ** 0.5)
+    text = erf_markdown(rows)
+    assert "| arxiv | window-40 | 32 | 30 | 25 ± 1.4 | yes |" in text and "mean ± std over 1/2 seeds" in text
+    with pytest.raises(ValueError, match="two different ERFs of alibi on arxiv seed 1"):
+        erf_rows([_erf("alibi", 1, 100), _erf("alibi", 1, 90)])
+
+
+def test_an_erf_over_seeds_gets_an_interval_against_its_exact_trf_and_pairs_with_another_erf():
+    """ERF rows carry each seed's ERF, so ERF claims get intervals: against an exact TRF or L_tr a
+    t over the seeds, against another model's ERF paired seed by seed."""
+    import math
+
+    from lenex.claims.intervals import log_ratio
+    from lenex.claims.refs import describe, sample
+
+    rows = erf_rows([_erf("window-40", 1, 24, trf=30), _erf("window-40", 2, 26, trf=30), _erf("window-40", 3, 28, trf=30),
+                     _erf("window-80", 1, 40, trf=60), _erf("window-80", 2, 44, trf=60), _erf("window-80", 3, 45, trf=60)])
+    tables = {"1": {"table": "1", "cells": [], "extra": {"erf": rows}}}
+    erf, trf = sample("t1/erf/arxiv/window-40", tables), sample("t1/trf/arxiv/window-40", tables)
+    assert erf.seeds == {"1": 24.0, "2": 26.0, "3": 28.0} and trf.exact and not erf.exact
+    against_trf = log_ratio(erf, trf)
+    assert against_trf.test == "t over 3 seeds against an exact value" and against_trf.df == 2
+    assert against_trf.effect == pytest.approx(sum(math.log(e / 30) for e in (24, 26, 28)) / 3)
+    paired = log_ratio(erf, sample("t1/erf/arxiv/window-80", tables))
+    assert paired.test == "paired t over 3 seeds"
+    assert paired.effect == pytest.approx(sum(math.log(a / b) for a, b in ((24, 40), (26, 44), (28, 45))) / 3)
+    assert "ours 26" in describe("t1/erf/arxiv/window-40", tables)
+    single = {"1": {"table": "1", "cells": [], "extra": {"erf": erf_rows([_erf("window-40", 1, 24, trf=30)])}}}
+    assert sample("t1/erf/arxiv/window-40", single).exact  # one model's ERF is computed exactly

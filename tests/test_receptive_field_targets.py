@@ -33,8 +33,11 @@ def test_paper_preset_is_the_papers_table7():
     assert {k: paper["model"][k] for k in ("n_layer", "d_model", "n_head", "train_length")} == \
         {"n_layer": 12, "d_model": 768, "n_head": 12, "train_length": 512}
     assert (paper["train"]["lr"], paper["train"]["batch_size"], paper["train"]["steps"]) == (6e-4, 32, 50000)
-    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1, 2, 3, 4, 5]
-    assert plan.seeds(view("workstation")) == [1, 2, 3, 4, 5] and len(plan.seeds(view("tiny"))) < 5
+    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1]
+    assert plan.variant_seeds(paper, EXPERIMENT, "sandwich") == [1, 2, 3, 4, 5]  # Table 3: the paper's five
+    # workstation: 3 seeds a model, Table 3's (its budget group `seeds`) the paper's 5
+    assert plan.seeds(view("workstation")) == [1, 2, 3] and len(plan.seeds(view("tiny"))) < 5
+    assert plan.variant_seeds(view("workstation"), EXPERIMENT, "sandwich") == [1, 2, 3, 4, 5]
 
 
 def test_model_configs_scale_windows_and_train_lengths():
@@ -52,7 +55,7 @@ def test_model_configs_scale_windows_and_train_lengths():
 
 def test_tables_read_every_model_they_need_at_the_paper_preset():
     paper = view("paper")
-    counts = {key: len(plan.table_results("paper", spec, paper)) for key, spec in EXPERIMENT["tables"].items()}
+    counts = {key: len(plan.table_results("paper", spec, paper, EXPERIMENT)) for key, spec in EXPERIMENT["tables"].items()}
     # 17 models per corpus (Tables 1, 4), 2 per corpus (Table 2), 7 x 3 corpora x 5 seeds (Table 3),
     # 2 x 3 x 5 cache-window evaluations (Table 5).
     assert counts == {"table1": 17, "table2": 4, "table3": 105, "table4": 17, "table5": 30}
@@ -61,6 +64,20 @@ def test_tables_read_every_model_they_need_at_the_paper_preset():
     assert plan.lengths([8, 16, 32], 512) == [4096, 8192, 16384]
     with pytest.raises(ValueError, match="not a whole number"):
         plan.lengths([0.3], 32)
+
+
+def test_a_budget_groups_seeds_are_the_seeds_its_rows_read():
+    """A group's `experiment.seeds` sets how many seeds of its models a `seeds: all` table reads;
+    the paper's own `experiment.seeds` those of the rows outside the group."""
+    tiny = view("tiny")
+    grouped = {**tiny, "experiment": {**tiny["experiment"], "seeds": 2, "groups": {"seeds": {"experiment": {"seeds": 4}}}}}
+    table3 = EXPERIMENT["tables"]["table3"]
+    paths = plan.table_results("p", table3, grouped, experiment=EXPERIMENT)
+    assert sorted({p.split("/")[-2] for p in paths}) == ["seed1", "seed2", "seed3", "seed4"]
+    assert len(paths) == 7 * 3 * 4  # 7 schemes x 3 corpora x the group's 4 seeds
+    ungrouped = {**table3, "sections": [{**table3["sections"][0], "rows": [{"variant": "alibi-shift-0", "label": "A",
+                                                                             "method": "alibi"}]}]}
+    assert [p.split("/")[-2] for p in plan.table_results("p", ungrouped, grouped, experiment=EXPERIMENT)] == ["seed1", "seed2"]
 
 
 def test_windows_note_names_every_window():

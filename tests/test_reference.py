@@ -13,11 +13,27 @@ from lenex.pipeline.reference_record import main as record_main
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = {"paper": "lex", "title": "LEX", "command": "snakemake x", "wall_time": "1 min", "revision": "`abc`"}
+PAPERS = yaml.safe_load((REPO / "config/config.yaml").read_text())["papers"]
+#: Every committed set of reference runs: a preset's (results/<preset>/runs.yaml) and each archived one.
+REFERENCE_ROOTS = sorted(p.parent for p in [*(REPO / "results").glob("*/runs.yaml"),
+                                            *(REPO / "results" / "archive").glob("*/runs.yaml")])
 
 
-def test_the_committed_workstation_page_is_what_the_generator_writes():
-    root = REPO / "results" / "workstation"
-    assert (root / "REFERENCE.md").read_text(encoding="utf-8") == reference_page(root)
+def test_the_archived_workstation_runs_are_among_the_committed_reference_runs():
+    assert REPO / "results" / "archive" / "workstation-949ba5e" in REFERENCE_ROOTS
+
+
+@pytest.mark.parametrize("root", REFERENCE_ROOTS, ids=lambda root: root.relative_to(REPO / "results").as_posix())
+def test_each_committed_reference_page_is_what_the_generator_writes(root):
+    assert (root / "REFERENCE.md").read_text(encoding="utf-8") == reference_page(root, PAPERS)
+
+
+def test_the_page_names_the_configured_papers_not_run_at_the_preset(tmp_path):
+    (tmp_path / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m.", "runs": [RUN]}))
+    page = reference_page(tmp_path, ["lex", "receptive-field", "segmented"])
+    assert ("Not run at this preset yet: `receptive-field`, `segmented` (no reference run, so no page, raw results "
+            "or claims of theirs here; `make tables` re-renders only the papers run).") in page
+    assert "Not run" not in reference_page(tmp_path, ["lex"]) and "Not run" not in reference_page(tmp_path)
 
 
 def claim(on_paper, verdict, n=0, **fields):
@@ -76,8 +92,9 @@ def test_a_paper_with_claims_gets_its_table_and_one_without_says_so(tmp_path):
                                                      claim(True, "contradicted", 2, effect_fraction=-0.1),
                                                      claim(None, "untestable", 3)]}
     (tmp_path / "claims" / "lex.json").write_text(json.dumps(doc))
-    main(["--preset", ".", "--results", str(tmp_path)])
+    main(["--preset", ".", "--results", str(tmp_path), "--config", str(REPO / "config/config.yaml")])
     page = (tmp_path / "REFERENCE.md").read_text()
+    assert "Not run at this preset yet: `receptive-field`" in page  # configured, without a run
     lex, segmented = page.split("## Segmented")
     assert ("3 claims; on ours 1 holds, 1 contradicted, 0 inconclusive, 1 untestable, 0 by-construction; "
             "median effect fraction 0.20") in lex and "1 of 2 hold on ours" in lex

@@ -176,15 +176,22 @@ def test_workflow_file_lists():
     view = {"model": {"train_length": 32, "n_layer": 2, "d_model": 64}, "train": {"steps": 5, "batch_size": 2},
             "experiment": {"large_variants": ["gpt2"], "large_model": {"n_layer": 3}}}
     paths = targets.table_results("tiny", view, experiment, "table5")
-    assert "results/tiny/eval/segmented/gpt2/da/L128.json" in paths
-    assert "results/tiny/eval/segmented/bloom/chunk-0.25-x4/L128.json" in paths
+    assert "results/tiny/eval/segmented/gpt2/seed1/da/L128.json" in paths
+    assert "results/tiny/eval/segmented/bloom/seed1/chunk-0.25-x4/L128.json" in paths
+    seeded = {**view, "experiment": {**view["experiment"], "seeds": 2}}
+    assert targets.seeds(seeded) == [1, 2] and targets.seeds(view) == [1]
+    two = targets.table_results("tiny", seeded, experiment, "table5")
+    assert len(two) == 2 * len(paths) and "results/tiny/eval/segmented/bloom/seed2/chunk-0.25-x4/L128.json" in two
+    assert all("/seed1/" in p for p in targets.figure2_results("tiny", seeded, experiment))  # figures: seed 1
+    assert targets.continued_train_config(seeded, 2)["seed"] == 2  # the continued runs' seed + s - 1
+    assert targets.continued_train_config({"experiment": {"continued": {"seed": 7}}}, 3)["seed"] == 9
     assert targets.model_config(view, experiment, "gpt2")["n_layer"] == 3
     assert targets.model_config(view, experiment, "gpt2-small")["n_layer"] == 2
     hf = {**view, "experiment": {"hf_checkpoints": {"pythia": "EleutherAI/pythia-1.4b", "gpt2": "openai-community/gpt2-xl"},
                                  "train_lengths": {"pythia": 2048}}}
     assert targets.domain_data("paper", hf, "pythia") == "results/paper/data/segmented/arxiv-pythia"
     assert targets.domain_data("paper", hf, "gpt2") == "results/paper/data/arxiv"
-    assert targets.figure3_results("paper", hf, experiment)[1].endswith("pythia/chunk-0.25-x4/attention_L8192.json")
+    assert targets.figure3_results("paper", hf, experiment)[1].endswith("pythia/seed1/chunk-0.25-x4/attention_L8192.json")
     with pytest.raises(ValueError, match="unknown model 'gpt3'"):
         targets.model_config(view, experiment, "gpt3")
 

@@ -2,12 +2,13 @@
 the paper preset's Hugging Face path, and (slow) Table 5 end to end on synthetic corpora."""
 
 import re
+import shutil
 
 import pytest
 import yaml
 from corpus_fixture import WORDS
 
-from test_workflow import job_counts, scratch_workflow, snakemake
+from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +31,33 @@ def test_whole_paper_plan(workdir):
     assert counts["segmented_continue"] == 24 + 6
     assert counts["paper_table"] == 4 and counts["segmented_figure2"] == counts["segmented_figure3"] == 1
     assert counts["segmented_attention"] == 2 and counts["paper_report"] == 1
-    for path in ("eval/segmented/gpt2/ootb/L160.json", "eval/segmented/bloom/da/L128.json",
-                 "models/segmented/pythia-small/prefix-0.5-x4.pt", "eval/segmented/pythia/chunk-0.25-x4/attention_L128.json"):
+    for path in ("eval/segmented/gpt2/seed1/ootb/L160.json", "eval/segmented/bloom/seed1/da/L128.json",
+                 "models/segmented/pythia-small/seed1/prefix-0.5-x4.pt",
+                 "eval/segmented/pythia/seed1/chunk-0.25-x4/attention_L128.json"):
         assert path in out, path
     assert "lex_table_header" not in counts and "train" not in counts  # the paper's own rules only
+
+
+def test_seeds_repeat_everything_after_the_one_pretrained_model(workdir, tmp_path):
+    """With 2 seeds the costly parent stays one model per stand-in; its domain adaptation and every
+    continued run (their data sampling and order) are trained once per seed, each seed's runs
+    continuing its own OOTB model, each with its own training seed."""
+    _, one = dry_run(workdir, "results/tiny/tables/segmented/table5.md")
+    seeded = scratch_workflow(tmp_path)
+    (seeded / "config").unlink()
+    shutil.copytree(REPO / "config", seeded / "config")
+    preset_file = seeded / "config/presets/tiny.yaml"
+    preset = yaml.safe_load(preset_file.read_text())
+    preset["papers"]["segmented"]["experiment"]["seeds"] = 2
+    preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
+    out, counts = dry_run(seeded, "results/tiny/tables/segmented/table5.md")
+    assert counts["segmented_pretrain"] == one["segmented_pretrain"] == 2
+    for rule in ("segmented_adapt", "segmented_continue", "segmented_evaluate"):
+        assert counts[rule] == 2 * one[rule], rule
+    assert "--init results/tiny/models/segmented/gpt2/seed2/ootb.pt --method chunk-0.25" in out
+    assert "--init results/tiny/models/segmented/gpt2/pretrained" not in out
+    assert out.count("--init results/tiny/models/segmented/pretrained/gpt2.pt") == 2  # each seed's OOTB
+    assert '"seed": 2' in out and '"seed": 1' in out
 
 
 def test_one_table_builds_only_what_it_needs(workdir):
@@ -51,8 +75,8 @@ def test_paper_preset_uses_released_models_and_their_tokenizers(workdir):
     for name in ("openai-community/gpt2-xl", "EleutherAI/pythia-1.4b", "bigscience/bloom-1b1"):
         assert name in out
     assert "torchrun --standalone --nproc_per_node 4 -m lenex.segmented.continued" in out
-    assert "eval/segmented/pythia/chunk-0.25-x4/L8192.json" in out  # Pythia: L_t 2048
-    assert "eval/segmented/gpt2/chunk-0.25-x4/L4096.json" in out  # GPT-2: L_t 1024
+    assert "eval/segmented/pythia/seed1/chunk-0.25-x4/L8192.json" in out  # Pythia: L_t 2048
+    assert "eval/segmented/gpt2/seed1/chunk-0.25-x4/L4096.json" in out  # GPT-2: L_t 1024
     blocks = out.split("\n\n")
     jobs = [b for b in blocks if re.search(r"^(local)?rule segmented_continue:", b, re.M)]
     assert jobs and all("gpu=4" in b for b in jobs)

@@ -23,11 +23,11 @@ import torch
 from test_workflow import REPO, scratch_workflow, short_tiny_trainings
 
 SCRIPTS = REPO / "scripts" / "slurm"
-GOOD = "results/tiny/eval/lex/xpos/pg22/causal/L64.json"
-MODEL = "results/tiny/models/lex/xpos.pt"
+GOOD = "results/tiny/eval/lex/xpos/seed1/pg22/causal/L64.json"
+MODEL = "results/tiny/models/lex/xpos/seed1.pt"
 # Blockwise attention at a length that is not a multiple of its block (L_tr/2 = 32): the
 # evaluation job starts and exits 2 with "length 40 is not divisible by the block size 32".
-BAD = "results/tiny/eval/lex/xpos/pg22/blockwise/L40.json"
+BAD = "results/tiny/eval/lex/xpos/seed1/pg22/blockwise/L40.json"
 # Bounds for a loaded 2-core machine; the whole test takes ~80 s on a quiet one (20-step trainings).
 LOCAL_TIMEOUT, SLURM_TIMEOUT = 400, 400
 
@@ -111,7 +111,7 @@ def test_tiny_jobs_through_slurm_match_the_local_run(cluster, tmp_path):
     rules = sorted(rule for _, rule in submitted)
     # GOOD comes with the other PG22 cells of its model (one job per model and corpus); BAD is a
     # cell no table reads, the one-cell rule's.
-    assert rules == ["rule_evaluate", "rule_lex_eval__tiny_xpos_pg22", "rule_train"], out[-4000:]
+    assert rules == ["rule_evaluate", "rule_lex_eval__tiny_xpos_s1_pg22", "rule_train"], out[-4000:]
     assert (tmp_path / MODEL).exists(), out[-6000:]
     slurm = _numbers(tmp_path)
     assert slurm[1:3] == local[1:3]  # final and validation loss, bit for bit (CPU, one thread)

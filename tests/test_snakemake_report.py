@@ -1,7 +1,8 @@
 """The Snakemake report (`make report PRESET=<preset>`), as a person sees it in a browser.
 
 The report of the committed `workstation` reference run is built here from the committed tables
-and figures alone, in a copy of the workflow without Snakemake's metadata (a fresh clone). With
+and figures alone (those of `results/workstation/` once every paper's run is committed there,
+until then those of the runs archived from the preset it replaced, `committed_pages`), in a copy of the workflow without Snakemake's metadata (a fresh clone). With
 LENEX_REPORT_HTML set (CI sets it to the tiny run's report after `make run` and `make report`),
 the browser test opens that report instead and also checks the runtimes of the run's jobs.
 
@@ -42,6 +43,17 @@ def embedded(html: str, name: str, script: str | None = None):
     return json.loads(match.group(1))
 
 
+def committed_pages(preset: str = "workstation") -> Path:
+    """The committed tables and figures of a preset's reference runs: results/<preset>/ once every
+    paper's are committed there, until then those archived from the preset it replaced."""
+    current = ROOT / "results" / preset
+    if all((current / "tables" / paper).is_dir() for paper in PAPERS):
+        return current
+    archived = sorted((ROOT / "results" / "archive").glob(f"{preset}-*"))
+    assert archived, f"no committed reference pages of preset {preset!r}, current or archived"
+    return archived[-1]
+
+
 def build_workstation_report(work: Path) -> Path:
     """`make report PRESET=workstation` in a copy holding only what git holds for that preset."""
     for name in ("Snakefile", "Makefile", "pyproject.toml"):
@@ -49,7 +61,7 @@ def build_workstation_report(work: Path) -> Path:
     for name in ("workflow", "config", "envs", "src"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("tables", "figures"):
-        shutil.copytree(ROOT / "results" / "workstation" / name, work / "results" / "workstation" / name)
+        shutil.copytree(committed_pages() / name, work / "results" / "workstation" / name)
     env = {**os.environ, "PYTHONPATH": str(work / "src")}
     # -o setup: use the environment running the tests instead of creating a venv in the copy.
     run = subprocess.run(["make", "-o", "setup", "report", "PRESET=workstation", "CORES=1"],

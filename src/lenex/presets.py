@@ -1,7 +1,8 @@
 """Scale presets seen from one paper.
 
 A preset (config/presets/<name>.yaml) gives one scale for every paper: `model`, `train`,
-`eval`, `resources`. The three papers do not share hyper-parameters (LEX trains 24 x 1024 at
+`eval`, `resources`, and `positions`: options laid under every variant's own for the models of a
+scheme (the scaled quantities of docs/dimensions.md, e.g. xPos's `scale_base` at a shorter L_tr). The three papers do not share hyper-parameters (LEX trains 24 x 1024 at
 L_tr = 1024; the receptive-field paper 12 x 768 at L_tr = 512), so a preset may carry, under
 `papers: {<paper>: {...}}`, what one paper changes. `paper_view` merges the two; data settings
 (`data`) are not overridable: one tokenized corpus serves every paper of a preset.
@@ -65,6 +66,25 @@ def group_view(view: dict, group: str | None) -> dict:
     return merged
 
 
+def seed_list(view: dict) -> list[int]:
+    """Seeds 1..n of every model a paper's claims compare, n = `experiment.seeds` of the view (a
+    paper's, or a budget group's through `group_view`; default 1): each is a separately trained
+    model of the same variant, so a cell is the mean over them and comparisons pair by seed."""
+    count = (view.get("experiment") or {}).get("seeds", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ValueError(f"preset {view.get('name')!r}: experiment.seeds must be a whole number of at least 1, "
+                         f"got {count!r}")
+    return list(range(1, count + 1))
+
+
+def train_seed(base_seed: int, seed: int) -> int:
+    """The training seed of seed s: the preset's own (`base_seed`) + s - 1, so seed 1 is the run a
+    preset without seeds makes."""
+    if seed < 1:
+        raise ValueError(f"seeds are numbered from 1, got {seed}")
+    return int(base_seed) + int(seed) - 1
+
+
 def variant_tokens(view: dict, variant: dict) -> int:
     """Tokens one variant's models train on: its budget group's steps x batch times the L_tr it
     trains at (a variant may train at a `train_length_multiple` of the paper's, as the
@@ -94,12 +114,32 @@ def variant_model(view: dict, name: str, variant: dict) -> dict:
 STEERING_FIELDS = ("group", "paper_window", "train_length_multiple")
 
 
+#: The scheme of a model config that names none (lenex.config.ModelConfig's default).
+DEFAULT_POSITION = "rope"
+
+
 def model_config(view: dict, name: str, variant: dict, **derived) -> dict:
     """ModelConfig fields of one variant's model at a preset, the one builder of every paper's
     models: `variant_model` without the variant's steering fields, then what the paper derives
-    from them laid over (its L_tr, a window scaled to the preset, an explicit default)."""
+    from them laid over (its L_tr, a window scaled to the preset, an explicit default), then the
+    preset's `positions` options for the model's scheme laid under its own (its own win)."""
     fields = variant_model(view, name, variant)
-    return {**{k: v for k, v in fields.items() if k not in STEERING_FIELDS}, **derived}
+    config = {**{k: v for k, v in fields.items() if k not in STEERING_FIELDS}, **derived}
+    scaled = (view.get("positions") or {}).get(config.get("position", DEFAULT_POSITION))
+    if scaled:
+        config["position_options"] = {**scaled, **(config.get("position_options") or {})}
+    return config
+
+
+def position_blocks(preset: dict) -> dict[str, dict]:
+    """Every `positions` entry of a preset file, shared and per paper, as a variant of its scheme
+    with those options ({"papers.<paper>.positions.<scheme>": {position, position_options}}): what
+    is checked against the scheme registry when the preset is read."""
+    scopes = {"": preset.get("positions") or {}}
+    scopes.update({f"papers.{paper}.": (block or {}).get("positions") or {}
+                   for paper, block in (preset.get("papers") or {}).items()})
+    return {f"{scope}positions.{scheme}": {"position": scheme, "position_options": dict(options or {})}
+            for scope, schemes in scopes.items() for scheme, options in schemes.items()}
 
 
 def shape_name(model: dict) -> str:
@@ -107,11 +147,20 @@ def shape_name(model: dict) -> str:
     return f"{model['n_layer']}x{model['d_model']}"
 
 
-def scale_budget(view: dict, variants: dict, named: set[str]) -> dict:
+#: What makes a scale-study point the same model as a variant's (lenex.claims.scale.same_scheme).
+SCHEME_FIELDS = ("position", "position_options", "mask", "mask_options", "train_length")
+
+
+def scale_budget(view: dict, variants: dict, named: set[str], models: dict[str, dict] | None = None) -> dict:
     """What a paper's claims compare with the scale study: the tokens every model trains on at
     least and the paper's own model shape, and for each variant in `named` (and of the paper) its
-    own tokens and shape (lenex.claims.scale.Budget)."""
+    own tokens and shape, and, given its model config (`models`), the fields that make a study
+    point the same scheme as it (lenex.claims.scale.Budget)."""
     by_variant = {name: {"tokens": variant_tokens(view, variants[name]),
                          "shape": shape_name(variant_model(view, name, variants[name]))}
                   for name in sorted(named & set(variants))}
+    for name, model in (models or {}).items():
+        if name in by_variant:
+            by_variant[name]["scheme"] = {k: model.get(k) or ({} if k.endswith("options") else None)
+                                          for k in SCHEME_FIELDS}
     return {"tokens": budget_tokens(view, variants), "shape": shape_name(view["model"]), "by_variant": by_variant}

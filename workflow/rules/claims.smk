@@ -32,7 +32,8 @@ rule paper_claims:
 rule claims_summary:
     input:
         claims=lambda wc: [
-            f"results/{wc.preset}/claims/{p.name}.json" for p in pipeline.papers()
+            f"results/{wc.preset}/claims/{p}.json"
+            for p in pipeline.rendered_papers(wc.preset)
         ],
         code=pipeline.code("lenex.claims.render"),
     output:

@@ -22,6 +22,7 @@ wildcard_constraints:
     corpus=r"[A-Za-z0-9_-]+",
     mask=r"[a-z]+",
     length=r"\d+",
+    seed=r"\d+",
     table=r"\d+",
     package=r"[a-z0-9][a-z0-9.+-]*",
     fetchable="|".join(PYPI_SOURCES.values()),

@@ -27,7 +27,7 @@ rule fetch_debian:
 
 rule train_tokenizer:
     input:
-        lambda wc: pipeline.fetched_inputs(config.get("bpe_corpus", "pg22")),
+        lambda wc: pipeline.fetched_inputs(wc.preset, pipeline.bpe_corpus()),
     output:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
@@ -36,7 +36,7 @@ rule train_tokenizer:
         ENV
     params:
         spec=lambda wc: quoted_json(
-            pipeline.corpus_spec(config.get("bpe_corpus", "pg22"))
+            pipeline.corpus_spec(wc.preset, pipeline.bpe_corpus())
         ),
         data=lambda wc: pipeline.preset(wc.preset)["data"],
     shell:
@@ -62,7 +62,7 @@ rule prepare_corpus:
     conda:
         ENV
     params:
-        spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.corpus)),
+        spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.preset, wc.corpus)),
         data=lambda wc: pipeline.preset(wc.preset)["data"],
         tokenizer=lambda wc: pipeline.tokenizer_name(wc.preset),
         min_doc_tokens=lambda wc: pipeline.shortest_eval_length(wc.preset),

@@ -1,4 +1,4 @@
-# Evaluation stage: perplexity of one model on one corpus at one length under one mask,
+# Evaluation stage: perplexity of one model (variant and seed) on one corpus at one length under one mask,
 # with the LEX protocol (every length scores the same span of the test split). At a CPU preset
 # the LEX tables' cells come from one job per model, measure and corpus (lex.smk); this one-cell
 # rule builds them at a GPU preset, any cell no table reads, and the fairseq cross-check's.
@@ -6,13 +6,13 @@
 
 rule evaluate:
     input:
-        model="results/{preset}/models/{paper}/{variant}.pt",
+        model="results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
         data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
         code=lambda wc: pipeline.code("lenex.evaluate", wc.preset, wc.paper, wc.variant),
     output:
-        "results/{preset}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
+        "results/{preset}/eval/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
     log:
-        "results/{preset}/logs/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
+        "results/{preset}/logs/eval/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.log",
     conda:
         ENV
     threads: pipeline.stage_threads("evaluate")
@@ -35,12 +35,13 @@ rule evaluate:
             {
                 "variant": wc.variant,
                 "corpus": wc.corpus,
+                "seed": int(wc.seed),
                 "paper": wc.paper,
                 "preset": wc.preset,
             }
         ),
         # what the checkpoint must record (lenex.provenance): another model is refused
-        expect=lambda wc: pipeline.expect(wc.preset, wc.paper, wc.variant),
+        expect=lambda wc: pipeline.expect(wc.preset, wc.paper, wc.variant, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"

@@ -27,7 +27,9 @@ rule binarize_fairseq:
 # One cross-check model: the `train` rule with the backend and seed taken from the path.
 use rule train as crosscheck_train with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        )
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper, wc.backend),
         code=lambda wc: fairseq.train_code(
             pipeline, wc.preset, wc.paper, wc.variant, wc.backend
@@ -47,12 +49,12 @@ use rule train as crosscheck_train with:
             fairseq.crosscheck_train_config(
                 pipeline, wc.preset, wc.paper, wc.backend, wc.seed
             ),
-            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         ),
         identity=lambda wc: pipeline.identity(
             wc.preset, wc.paper, wc.variant, backend=wc.backend
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
         threads=1,
         launcher=lambda wc: fairseq.train_launcher(

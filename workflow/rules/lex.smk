@@ -48,29 +48,31 @@ use rule evaluate as resolution with:
             "lenex.lex.resolution", wc.preset, wc.paper, wc.variant
         ),
     output:
-        "results/{preset}/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
+        "results/{preset}/resolution/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
     log:
-        "results/{preset}/logs/resolution/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
+        "results/{preset}/logs/resolution/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.log",
     params:
         module="lenex.lex.resolution",
 
 
-# At a CPU preset, one evaluation job per model, measure and corpus: every perplexity or
-# resolution cell of the LEX tables on that corpus that reads the model, scored in one process
-# that loads it once (lenex.lex.evaluate_model), each cell still its own file. The cells depend on
-# the preset (its L_tr), so a rule is made here per preset and job (LEX.evaluation_jobs); it takes
-# precedence over the one-cell rules.
+# At a CPU preset, one evaluation job per model (variant and seed), measure and corpus: every
+# perplexity or resolution cell of the LEX tables on that corpus that reads the model, scored in
+# one process that loads it once (lenex.lex.evaluate_model), each cell still its own file. The
+# cells depend on the preset (its L_tr and seeds), so a rule is made here per preset and job
+# (LEX.evaluation_jobs); it takes precedence over the one-cell rules.
 for _preset in pipeline.preset_names:
-    for (_variant, _stage, _corpus), _cells in LEX.evaluation_jobs(
+    for (_variant, _seed, _stage, _corpus), _cells in LEX.evaluation_jobs(
         pipeline, _preset
     ).items():
-        _name = f"lex_{_stage}__{_preset}_{_variant}_{_corpus}".replace("-", "_")
+        _name = f"lex_{_stage}__{_preset}_{_variant}_s{_seed}_{_corpus}".replace(
+            "-", "_"
+        )
 
         rule:
             name:
                 _name
             input:
-                model=f"results/{_preset}/models/{LEX.name}/{_variant}.pt",
+                model=LEX.model_path(_preset, _variant, _seed),
                 data=pipeline.data_files(_preset, _corpus),
                 code=pipeline.code(
                     "lenex.lex.evaluate_model", _preset, LEX.name, _variant
@@ -78,7 +80,7 @@ for _preset in pipeline.preset_names:
             output:
                 [c["out"] for c in _cells],
             log:
-                f"results/{_preset}/logs/{_stage}/{LEX.name}/{_variant}/{_corpus}.log",
+                f"results/{_preset}/logs/{_stage}/{LEX.name}/{_variant}/seed{_seed}/{_corpus}.log",
             conda:
                 ENV
             threads: pipeline.rule_resources(_preset, "evaluate", "threads", 1, LEX.name)
@@ -98,7 +100,7 @@ for _preset in pipeline.preset_names:
                 batch_tokens=pipeline.paper_preset(_preset, LEX.name)["eval"][
                     "batch_tokens"
                 ],
-                expect=pipeline.expect(_preset, LEX.name, _variant),
+                expect=pipeline.expect(_preset, LEX.name, _variant, _seed),
             shell:
                 "python -m lenex.pipeline.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
                 " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"

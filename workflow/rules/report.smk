@@ -41,7 +41,7 @@ rule report_card:
             subcategory="Dataset cards",
             labels=lambda wc: {
                 "corpus": wc.corpus,
-                "stands in for": pipeline.corpus_spec(wc.corpus).get(
+                "stands in for": pipeline.corpus_spec(wc.preset, wc.corpus).get(
                     "stands_in_for", "-"
                 ),
             },

@@ -2,8 +2,9 @@
 # at L_t, or the released Hugging Face checkpoints under the `paper` preset), one epoch of
 # domain adaptation (the OOTB checkpoint), compute-equivalent continued pretraining on
 # segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
-# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. Its interface: lenex.segmented.paper; file
-# lists: lenex.segmented.targets.
+# Section 4.5 evaluation, Tables 2-5 and Figures 2-3. The pretrained model is one per preset;
+# everything after it is trained per seed (seed{s}/ in its paths; docs/segmented.md). Its
+# interface: lenex.segmented.paper; file lists: lenex.segmented.targets.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 
@@ -20,7 +21,9 @@ wildcard_constraints:
 # Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
 use rule train as segmented_pretrain with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(SEG.name))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, SEG.name)
+        )
         + pipeline.scheme_files(SEG.name, wc.model),
         code=lambda wc: pipeline.code("lenex.train", wc.preset, SEG.name, wc.model),
     output:
@@ -41,10 +44,10 @@ use rule train as segmented_pretrain with:
             SEG.name,
             wc.model,
             pipeline.paper_preset(wc.preset, SEG.name)["train"],
-            f"results/{wc.preset}/data/{pipeline.training_corpus(SEG.name)}",
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         ),
         identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, "pretrained"),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(SEG.name)}",
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
         threads=pipeline.process_threads(SEG.name),
         launcher=pipeline.train_launcher_of("lenex.train", SEG.name),
@@ -85,13 +88,16 @@ rule segmented_retokenize:
 
 
 # One epoch at L_t on the domain corpus: the OOTB checkpoint (Section 4.3), and (da) one more
-# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t.
+# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t. Seed s
+# samples its epoch with its own seed, from the one pretrained model.
 rule segmented_adapt:
     input:
         model=lambda wc: (
             f"results/{wc.preset}/models/segmented/"
-            + ("pretrained/{}.pt" if wc.run == "ootb" else "{}/ootb.pt").format(
-                wc.model
+            + (
+                f"pretrained/{wc.model}.pt"
+                if wc.run == "ootb"
+                else f"{wc.model}/seed{wc.seed}/ootb.pt"
             )
         ),
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
@@ -99,9 +105,9 @@ rule segmented_adapt:
             "lenex.segmented.continued", wc.preset, SEG.name, wc.model
         ),
     output:
-        "results/{preset}/models/segmented/{model}/{run}.pt",
+        "results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
     log:
-        "results/{preset}/logs/train/segmented/{model}/{run}.log",
+        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{run}.log",
     wildcard_constraints:
         run="ootb|da",
     conda:
@@ -112,15 +118,17 @@ rule segmented_adapt:
     params:
         method="full",
         extend_by=1,
-        train=lambda wc: quoted_json(SEG.continued_train_config(pipeline, wc.preset)),
+        train=lambda wc: quoted_json(
+            SEG.continued_train_config(pipeline, wc.preset, wc.seed)
+        ),
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
         epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline, wc.preset),
-        workdir="results/{preset}/train/segmented/{model}/{run}",
+        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{run}",
         launcher=pipeline.train_launcher_of("lenex.segmented.continued", SEG.name),
         threads=pipeline.process_threads(SEG.name),
         identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, wc.run),
         expect=lambda wc: SEG.expect(
-            pipeline, wc.preset, wc.model, SEG.init_run(wc.run)
+            pipeline, wc.preset, wc.model, SEG.init_run(wc.run), wc.seed
         ),
     shell:
         "{params.launcher} --init {input.model} --method {params.method}"
@@ -129,39 +137,40 @@ rule segmented_adapt:
         " --threads {params.threads} --identity {params.identity} --expect {params.expect} > {log} 2>&1"
 
 
-# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4).
+# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4): seed s
+# continues seed s's OOTB model, its pieces and segments drawn with its own seed.
 use rule segmented_adapt as segmented_continue with:
     input:
-        model="results/{preset}/models/segmented/{model}/ootb.pt",
+        model="results/{preset}/models/segmented/{model}/seed{seed}/ootb.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
         code=rules.segmented_adapt.input.code,
     output:
-        "results/{preset}/models/segmented/{model}/{method}-x{beta}.pt",
+        "results/{preset}/models/segmented/{model}/seed{seed}/{method}-x{beta}.pt",
     log:
-        "results/{preset}/logs/train/segmented/{model}/{method}-x{beta}.log",
+        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{method}-x{beta}.log",
     params:
         method="{method}",
         extend_by="{beta}",
-        workdir="results/{preset}/train/segmented/{model}/{method}-x{beta}",
+        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{method}-x{beta}",
         identity=lambda wc: SEG.identity(
             pipeline, wc.preset, wc.model, f"{wc.method}-x{wc.beta}"
         ),
-        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, "ootb"),
+        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, "ootb", wc.seed),
 
 
 # Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);
 # `options` is what Figure 3's attention statistic (below) changes.
 rule segmented_evaluate:
     input:
-        model="results/{preset}/models/segmented/{model}/{run}.pt",
+        model="results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
         code=lambda wc: pipeline.code(
             "lenex.segmented.evaluate", wc.preset, SEG.name, wc.model
         ),
     output:
-        "results/{preset}/eval/segmented/{model}/{run}/L{length}.json",
+        "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/L{length}.json",
     log:
-        "results/{preset}/logs/eval/segmented/{model}/{run}/L{length}.log",
+        "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/L{length}.log",
     conda:
         ENV
     threads: pipeline.stage_threads("evaluate", SEG.name)
@@ -172,9 +181,9 @@ rule segmented_evaluate:
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
         options=lambda wc: SEG.evaluation_options(pipeline, wc.preset),
         extra=lambda wc: quoted_json(
-            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run)
+            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run, wc.seed)
         ),
-        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, wc.run),
+        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, wc.run, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} {params.options} --threads {threads}"
@@ -190,13 +199,15 @@ use rule segmented_evaluate as segmented_attention with:
             "lenex.segmented.attention", wc.preset, SEG.name, wc.model
         ),
     output:
-        "results/{preset}/eval/segmented/{model}/{run}/attention_L{length}.json",
+        "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.json",
     log:
-        "results/{preset}/logs/eval/segmented/{model}/{run}/attention_L{length}.log",
+        "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.log",
     params:
         module="lenex.segmented.attention",
         options=lambda wc: SEG.attention_options(pipeline, wc.preset, wc.model),
-        extra=lambda wc: quoted_json({"model": wc.model, "run": wc.run}),
+        extra=lambda wc: quoted_json(
+            {"model": wc.model, "run": wc.run, "seed": int(wc.seed)}
+        ),
 
 
 # Figure 2 (perplexity against length) and Figure 3 (attention past L_t, with its cells).

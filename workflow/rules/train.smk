@@ -1,4 +1,5 @@
-# Pretraining stage: one model per (preset, paper, variant). The resumable state lives in
+# Pretraining stage: one model per (preset, paper, variant, seed): seed s trains with the paper's
+# training seed + s - 1 (its Paper.train_config), seeds 1..n from the preset (Paper.seeds). The resumable state lives in
 # results/<preset>/train/, outside the declared output, so a rerun after a crash (or a SLURM
 # job that hit its time limit) resumes.
 #
@@ -15,14 +16,16 @@ from lenex.fairseq_backend import workflow as fairseq
 
 rule train:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        )
         + pipeline.scheme_files(wc.paper, wc.variant)
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper),
         code=lambda wc: fairseq.train_code(pipeline, wc.preset, wc.paper, wc.variant),
     output:
-        "results/{preset}/models/{paper}/{variant}.pt",
+        "results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
     log:
-        "results/{preset}/logs/train/{paper}/{variant}.log",
+        "results/{preset}/logs/train/{paper}/{variant}/seed{seed}.log",
     wildcard_constraints:
         preset=pipeline.presets_by_nodes(one_node=True),
     conda:
@@ -39,12 +42,14 @@ rule train:
             wc.preset,
             wc.paper,
             wc.variant,
-            pipeline.paper_preset(wc.preset, wc.paper)["train"],
-            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
+            pipeline.paper(wc.paper).train_config(
+                pipeline, wc.preset, wc.variant, wc.seed
+            ),
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         ),
         identity=lambda wc: pipeline.identity(wc.preset, wc.paper, wc.variant),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.paper)}",
-        workdir="results/{preset}/train/{paper}/{variant}",
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+        workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.process_threads(),
         # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
         launcher=lambda wc: fairseq.train_launcher(pipeline, wc.preset, wc.paper),
@@ -59,7 +64,9 @@ rule train:
 # one torchrun per node (multinode_launcher). Resources replace the train rule's (no `gpu`).
 use rule train as train_multinode with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.training_corpus(wc.paper))
+        lambda wc: pipeline.data_files(
+            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        )
         + pipeline.scheme_files(wc.paper, wc.variant),
         code=lambda wc: pipeline.code("lenex.train", wc.preset, wc.paper, wc.variant),
     wildcard_constraints:

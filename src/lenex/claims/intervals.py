@@ -8,6 +8,8 @@ ln(a / b) by the first test that applies, in this order (docs/claims.md):
 2. paired t over pieces: both cells hold per-piece NLLs of the same scored tokens (the recorded
    hash); d_p = nll_a(p) - nll_b(p), df = n_p - 1 (one model per cell: evaluation noise only);
 3. Welch t on the log values: both cells hold >= 2 seeds that cannot be paired;
+   (3b. t over seeds against an exact value: one side a mean over >= 2 seeds, the other computed
+   exactly, e.g. an ERF against its model's TRF or L_tr; d_s = ln a_s - ln b, df = n - 1;)
 4. exact: both values are computed exactly (a degenerate interval);
 5. none: no replication recorded (no interval, the verdict is inconclusive).
 """
@@ -100,6 +102,12 @@ def log_ratio(a: Sample, b: Sample) -> Estimate:
     if len(a.seeds or {}) >= 2 and len(b.seeds or {}) >= 2:
         return welch(_logs(a.seeds.values()), _logs(b.seeds.values()),
                      f"Welch t, unpaired ({len(a.seeds)} and {len(b.seeds)} seeds)")
+    if len(a.seeds or {}) >= 2 and b.exact:
+        return t_of_differences(_logs(a.seeds.values()) - _logs([b.value])[0],
+                                f"t over {len(a.seeds)} seeds against an exact value")
+    if len(b.seeds or {}) >= 2 and a.exact:
+        return t_of_differences(_logs([a.value])[0] - _logs(b.seeds.values()),
+                                f"t over {len(b.seeds)} seeds against an exact value")
     effect = float(_logs([a.value])[0] - _logs([b.value])[0])
     return Estimate(effect, EXACT if a.exact and b.exact else NO_REPLICATION)
 

@@ -2,8 +2,8 @@
 
     t2/pg22/lex@8            Table 2, dataset pg22, csv method lex, column 8 x L_tr
     t2/pg22/lex@1,2,4,8      the same row at four columns (a list, in that order)
-    t1/erf/arxiv/window-40   the ERF of a model listed under receptive-field Table 1 (`trf`: its TRF,
-                             `ltr`: its L_tr)
+    t1/erf/arxiv/window-40   the ERF of a model listed under receptive-field Table 1, the mean over
+                             its seeds (`trf`: its TRF, `ltr`: its L_tr)
     t5/check/min_speedup     a number of Table 5's cache-window check (cells file `extra.cache_window`)
     f3/after_mean_median     a number a figure's cells file records (`values`), e.g. segmented Figure 3
 
@@ -126,7 +126,22 @@ def sample(ref: str, tables: dict[str, dict]) -> Sample | Missing:
     if _CELL.match(ref):
         cell = _find_cell(ref, tables[tables_of(ref)])
         return Sample(got.value, cell.get("ours_seeds"), cell.get("ours_pieces"))
+    erf_seeds = _erf_seeds(ref, tables)
+    if erf_seeds:
+        return Sample(got.value, seeds=erf_seeds)
     return Sample(got.value, exact=not _FIGURE.match(ref))
+
+
+def _erf_seeds(ref: str, tables: dict[str, dict]) -> dict[str, float] | None:
+    """Each seed's ERF of an ERF reference whose row is a mean over >= 2 seeds (`erf_seeds`), else
+    None: one model's ERF is computed exactly, as are its TRF and L_tr."""
+    match = _ERF.match(ref)
+    if not match or match.group(2) != "erf":
+        return None
+    rows = [r for r in tables[tables_of(ref)].get("extra", {}).get("erf", [])
+            if r["corpus"] == match.group(3) and r["variant"] == match.group(4)]
+    seeds = rows[0].get("erf_seeds") or {}
+    return {str(k): float(v) for k, v in seeds.items()} if len(seeds) >= 2 else None
 
 
 def mark_reference(ref: str, tables: dict[str, dict]) -> str:
@@ -156,7 +171,8 @@ def describe(ref: str, tables: dict[str, dict]) -> str:
             parts.append(f"{side} —")
         else:
             mark = f" [{got.mark}]" if got.mark else ""
-            # Token counts (ERF, TRF, L_tr) print as integers, perplexities as the tables do.
-            shown = str(int(got.value)) if _ERF.match(ref) else format_metric(got.value)
+            # Token counts (ERF, TRF, L_tr; an ERF mean over seeds may be fractional) print as
+            # counts, perplexities as the tables do.
+            shown = f"{got.value:g}" if _ERF.match(ref) else format_metric(got.value)
             parts.append(f"{side} {shown}{mark}")
     return f"{ref}: {', '.join(parts)}"

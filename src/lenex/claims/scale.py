@@ -36,6 +36,11 @@ class Budget:
     def from_dict(cls, budget: dict, tokenizer: str, points: tuple[dict, ...]) -> "Budget":
         return cls(int(budget["tokens"]), tokenizer, points, budget.get("by_variant", {}), budget.get("shape"))
 
+    def schemes(self, names: list[str] | None) -> list[dict]:
+        """The scheme fields of the named variants' models (what a study point must match to speak
+        for them), where the budget carries them."""
+        return [self.by_variant[n]["scheme"] for n in names or () if "scheme" in self.by_variant.get(n, {})]
+
     def for_variants(self, names: list[str] | None) -> tuple[int, set[str], str]:
         """(tokens, shapes, what trains them in words) for a claim that reads the models of
         `names` (the fewest tokens of theirs, all their shapes), or the paper's smallest budget
@@ -77,6 +82,18 @@ def _describe(point: dict, multiple, protocol: str = "lex") -> str:
     return (f"`{point.get('key', point['phenomenon'])}`: {point['shape']}, {point['tokenizer']}, "
             f"{point['tokens_seen']:,} tokens: ppl({multiple:g} L_tr) / ppl(L_tr){scored} = "
             f"{ratio_at(point, multiple, protocol):.3f}")
+
+
+def same_scheme(point: dict, schemes: list[dict]) -> bool:
+    """A study point speaks for a claim's models only if it trained the same scheme: its recorded
+    position scheme and options, mask and options and L_tr equal one of the models' (`schemes`; no
+    schemes given: any point). A point of ALiBi with other slopes, or of RoPE at another L_tr, is
+    another model, and no evidence about these."""
+    if not schemes:
+        return True
+    recorded = point.get("model_config") or {}
+    mine = {k: recorded.get(k) or ({} if k.endswith("options") else None) for k in schemes[0]}
+    return any(mine == scheme for scheme in schemes)
 
 
 def first_showing(points, phenomenon: str, multiple, least: float, tokenizer: str,
@@ -133,16 +150,24 @@ class Finding:
 
 
 def find(points, phenomenon: str, multiples, least: float, name: str, tokenizer: str, tokens: int,
-         shapes: set[str], protocol: str = "lex") -> Finding:
+         shapes: set[str], protocol: str = "lex", schemes: list[dict] | None = None) -> Finding:
     """The study's evidence on `phenomenon` reaching `least` at any of `multiples` for a run that
     trains `tokens` at `shapes` (its largest counts; no shape: budgets alone compare) with
     `tokenizer`. The points of the preset's tokenizer that show it speak; where none of them does,
     those of the study's other tokenizers (never seen means by no point of the study). Shown at or
     below the run's budget and shape: within; else only beyond it (a larger budget or shape)."""
     largest = max((shape_size(s) for s in shapes), default=None)
+    points = [p for p in points if same_scheme(p, schemes or [])]
+    if not any(p["phenomenon"] == phenomenon for p in points):
+        return Finding("never", f"the scale study has no point of {phenomenon} with these models' scheme, "
+                       "options and L_tr: it has tried no budget of them", None, None, ())
     showing, budgets, reads = [], set(), []
     for multiple in multiples:
-        runs, read = study_points(points, phenomenon, multiple, protocol)
+        try:
+            runs, read = study_points(points, phenomenon, multiple, protocol)
+        except ValueError:  # the study scored this phenomenon only at larger multiples: no evidence here
+            reads.append(f"{multiple:g} (not measured by the study)")
+            continue
         reads.append(f"{multiple:g}" if read == multiple else f"{multiple:g} (read at the study's {read:g})")
         budgets |= {int(p["tokens_seen"]) for p in runs}
         showing += [(p, read) for p in runs if ratio_at(p, read, protocol) >= least]
@@ -197,8 +222,9 @@ def scale_note(spec: dict, budget: Budget, words: dict[str, float] | None = None
     name, protocol = spec["threshold"], spec.get("protocol", "lex")
     least = words[name] if words and name in words else threshold_value(name)
     tokens, shapes, who = budget.for_variants(spec.get("variants"))
-    findings = [find(budget.points, p, spec["multiples"], least, name, budget.tokenizer, tokens, shapes, protocol)
-                for p in spec["phenomena"]]
+    schemes = budget.schemes(spec.get("variants"))
+    findings = [find(budget.points, p, spec["multiples"], least, name, budget.tokenizer, tokens, shapes, protocol,
+                     schemes) for p in spec["phenomena"]]
     beyond = [f for f in findings if f.status == "beyond"]
     never = [f for f in findings if f.status == "never"]
     if beyond:

@@ -46,14 +46,33 @@ def _source_lines(source: dict) -> list[str]:
     spec = {k: v for k, v in source.items()
             if k not in ("fetched", "stands_in_for", "description", "licence")}
     lines = [f"- spec: `{json.dumps(spec, ensure_ascii=False)}`"]
-    fetched = source.get("fetched")
-    if fetched:
-        lines.append(f"- fetched: package `{fetched.get('package')}` version "
-                     f"`{fetched.get('version')}` (`{fetched.get('filename', '?')}`), "
-                     f"sha256 `{fetched.get('sha256')}`")
+    if source.get("fetched"):
+        lines += fetched_lines(source["fetched"])
     if source.get("source") == "hf":
         lines.append(f"- Hugging Face dataset: name `{source.get('name')}`, config "
                      f"`{source.get('config')}`, split `{source.get('split', 'test')}`")
+    return lines
+
+
+def fetched_lines(fetched: dict, indent: str = "") -> list[str]:
+    """What a source read, as lenex.data.corpus.fetched_record recorded it: one line for a fetched
+    package (PyPI or Debian) or the machine's standard library; for a Debian source one line per
+    package, for a union each part under its own line."""
+    if "package" in fetched:
+        return [f"{indent}- fetched: package `{fetched.get('package')}` version `{fetched.get('version')}` "
+                f"(`{fetched.get('filename', '?')}`), sha256 `{fetched.get('sha256')}`"]
+    if "python_version" in fetched:
+        return [f"{indent}- read: the standard library of {fetched.get('python_implementation', 'Python')} "
+                f"{fetched['python_version']} on the machine that prepared it, {fetched.get('files', '?')} files, "
+                f"sha256 `{fetched.get('sha256')}` over their paths and hashes"]
+    lines = []
+    for name, record in fetched.items():
+        if not record:
+            lines.append(f"{indent}- `{name}`: not recorded")
+        elif "package" in record or "python_version" in record:
+            lines += fetched_lines(record, indent)
+        else:
+            lines += [f"{indent}- part `{name}`:", *fetched_lines(record, indent + "  ")]
     return lines
 
 

@@ -26,7 +26,7 @@ def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None
     """Inputs a training job needs beyond lenex's token files: fairseq's binarized copy."""
     if (backend or train_backend(pipeline, preset, paper)) != "fairseq":
         return []
-    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(paper))
+    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(preset, paper))
 
 
 def train_module(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
@@ -39,7 +39,7 @@ def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None
     """The trainer's command up to its shared arguments (--model-config ... --threads)."""
     module = train_module(pipeline, preset, paper, backend)
     if module != "lenex.train":
-        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(paper)}"
+        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
         return f"{launcher(module, 1)} --bin {folder}"
     return launcher(module, pipeline.train_gpus(preset, paper))
 
@@ -68,8 +68,12 @@ def crosscheck_train_config(pipeline, preset: str, paper: str, backend: str, see
 
 def crosscheck_expect(pipeline, wildcards) -> str:
     """`--expect` of a cross-check evaluation: the model of its backend and seed."""
-    return pipeline.expect(wildcards.preset, wildcards.paper, wildcards.variant, int(wildcards.seed),
-                           backend=wildcards.backend)
+    from ..pipeline.settings import quoted_json
+
+    seed = crosscheck_train_config(pipeline, wildcards.preset, wildcards.paper, wildcards.backend,
+                                   wildcards.seed)["seed"]
+    return quoted_json(pipeline.expected_model(wildcards.preset, wildcards.paper, wildcards.variant, seed,
+                                               backend=wildcards.backend))
 
 
 def crosscheck_budget(pipeline, preset: str) -> dict:

@@ -3,10 +3,13 @@ definition (config/experiments/lex.yaml) and a preset's L_tr (the rules in workf
 and the tests both call these; lenex.receptive_field.targets and lenex.segmented.targets are the
 other papers').
 
-Paths (all under results/<preset>/), one file per cell, written by one job per model, measure
-and corpus (job_cells):
-  eval/lex/<variant>/<corpus>/<mask>/L<length>.json        perplexity
-  resolution/lex/<variant>/<corpus>/<mask>/L<length>.json  attention resolution
+Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, lenex.presets.
+seed_list), and every seed's model is scored on the same tokens, so a table cell is the mean over
+seeds and two cells pair seed by seed. Paths (all under results/<preset>/), one file per model and
+cell, written by one job per model, measure and corpus (job_cells):
+  models/lex/<variant>/seed<s>.pt                                   the model of seed s
+  eval/lex/<variant>/seed<s>/<corpus>/<mask>/L<length>.json        perplexity
+  resolution/lex/<variant>/seed<s>/<corpus>/<mask>/L<length>.json  attention resolution
 A row's mask is `mask`, or beyond L_tr its `mask_beyond_train` (lenex.tables.table_data.evaluation_mask).
 """
 
@@ -35,33 +38,41 @@ def table_cells(spec: dict, train_length: int, skip_corpus=lambda corpus: False)
     return cells
 
 
-def cell_path(preset: str, cell: tuple, paper: str = PAPER) -> str:
+def model_path(preset: str, variant: str, seed: int, paper: str = PAPER) -> str:
+    """The model of one variant and seed (the generic `train` rule writes it)."""
+    return f"results/{preset}/models/{paper}/{variant}/seed{seed}.pt"
+
+
+def cell_path(preset: str, cell: tuple, seed: int, paper: str = PAPER) -> str:
+    """One seed's result of one cell (stage, variant, corpus, mask, length)."""
     stage, variant, corpus, mask, length = cell
-    return f"results/{preset}/{stage}/{paper}/{variant}/{corpus}/{mask}/L{length}.json"
+    return f"results/{preset}/{stage}/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json"
 
 
-def table_results(preset: str, spec: dict, train_length: int, skip_corpus=lambda corpus: False,
+def table_results(preset: str, spec: dict, train_length: int, seeds: list[int], skip_corpus=lambda corpus: False,
                   paper: str = PAPER) -> list[str]:
-    """Every result file one table reads (table_cells)."""
-    return sorted(cell_path(preset, c, paper) for c in table_cells(spec, train_length, skip_corpus))
+    """Every result file one table reads: each of its cells (table_cells) of every seed."""
+    return sorted(cell_path(preset, c, s, paper) for c in table_cells(spec, train_length, skip_corpus) for s in seeds)
 
 
-def job_cells(tables: dict, train_length: int, skip_corpus=lambda corpus: False) -> dict[tuple, list[tuple]]:
+def job_cells(tables: dict, train_length: int, seeds: list[int],
+              skip_corpus=lambda corpus: False) -> dict[tuple, list[tuple]]:
     """Every cell the paper's tables read, grouped as its evaluation jobs score them: one job per
-    (variant, stage, corpus), loading the model once (lenex.lex.evaluate_model). One model's
+    (variant, seed, stage, corpus), loading that model once (lenex.lex.evaluate_model). One model's
     cells of one corpus and measure go together; a table or figure that reads one corpus or one
     measure (Figure 1, Table 3) starts only the jobs it needs."""
     jobs: dict[tuple, list[tuple]] = {}
     for cell in sorted(set().union(*(table_cells(spec, train_length, skip_corpus) for spec in tables.values()))):
         stage, variant, corpus = cell[:3]
-        jobs.setdefault((variant, stage, corpus), []).append(cell)
+        for seed in seeds:
+            jobs.setdefault((variant, seed, stage, corpus), []).append(cell)
     return jobs
 
 
-def section_results(preset: str, spec: dict, train_length: int, corpus: str,
+def section_results(preset: str, spec: dict, train_length: int, corpus: str, seeds: list[int],
                     skip_corpus=lambda corpus: False) -> list[str]:
-    """The result files of one section (corpus) of a table, e.g. for a figure drawn from it."""
-    return [p for p in table_results(preset, spec, train_length, skip_corpus) if f"/{corpus}/" in p]
+    """The result files of one section (corpus) of a table, every seed, e.g. for a figure drawn from it."""
+    return [p for p in table_results(preset, spec, train_length, seeds, skip_corpus) if f"/{corpus}/" in p]
 
 
 def table_corpora(spec: dict, skip_corpus=lambda corpus: False) -> list[str]:

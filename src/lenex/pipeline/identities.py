@@ -6,7 +6,7 @@ table or figure job expects of the result files it reads. A mixin of
 
 An expectation is what the target path says: the labels (paper, preset, variant or model and
 run, the corpus of a receptive-field model), the seed the training ran with (the train config's:
-a receptive-field model's seed s trains with the preset's seed + s - 1) and the model the
+the model of seed<s> trains with the preset's seed + s - 1, `Paper.train_config`) and the model the
 variant builds at the preset (position scheme and options, mask, shape, training length). The
 vocabulary is the corpus's, which every scorer compares with the corpus's meta.json anyway.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-from ..config import TrainConfig
 from .settings import quoted_json
 
 #: ModelConfig fields an expectation names: everything the rule decides (not the vocabulary).
@@ -39,23 +38,20 @@ class Identities:
         """`--identity` of a training, one shell word."""
         return quoted_json(self.model_labels(preset_name, paper, variant, **more))
 
-    def train_seed(self, preset_name: str, paper: str) -> int:
-        """The seed of a paper's trainings at a preset (its train config's, or TrainConfig's default)."""
-        return int(self.paper_preset(preset_name, paper)["train"].get("seed", TrainConfig().seed))
-
     # -- expectations of a checkpoint -------------------------------------------------------------
-    def expected_model(self, preset_name: str, paper: str, variant: str, seed: int | None = None,
+    def expected_model(self, preset_name: str, paper: str, variant: str, train_seed: int,
                        fields=EXPECTED_MODEL_FIELDS, **more) -> dict:
-        """What the checkpoint of `variant` at a preset must record: its labels, its seed (the
-        paper's train seed when not given) and the model fields the rule trains it with."""
+        """What the checkpoint of `variant` at a preset must record: its labels, the seed it trained
+        with (`train_seed`, its train config's) and the model fields the rule trains it with."""
         config = self.model_config(preset_name, paper, variant)
-        seed = self.train_seed(preset_name, paper) if seed is None else int(seed)
-        return {**self.model_labels(preset_name, paper, variant, **more), "seed": seed,
+        return {**self.model_labels(preset_name, paper, variant, **more), "seed": int(train_seed),
                 **{k: config[k] for k in fields if k in config}}
 
-    def expect(self, preset_name: str, paper: str, variant: str, seed: int | None = None, **more) -> str:
-        """`--expect` of a job that reads the checkpoint of `variant`, one shell word."""
-        return quoted_json(self.expected_model(preset_name, paper, variant, seed, **more))
+    def expect(self, preset_name: str, paper: str, variant: str, seed, **more) -> str:
+        """`--expect` of a job that reads the model of `variant`, seed s (1..n: the path's seed<s>),
+        one shell word; it trained with its paper's train config for seed s (`Paper.train_config`)."""
+        train_seed = self.paper(paper).train_config(self, preset_name, variant, seed)["seed"]
+        return quoted_json(self.expected_model(preset_name, paper, variant, train_seed, **more))
 
     # -- expectations of result files (table and figure jobs) --------------------------------------
     def results_expect(self, preset_name: str, paper: str, rules) -> str:

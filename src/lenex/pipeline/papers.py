@@ -14,14 +14,18 @@ arguments, the header facts only it knows (through its renderer), and the figure
 numbers no table has (each writes its own cells file, which its claims read).
 
 A function of a preset takes the preset's name and, where it builds models, the preset as the
-paper sees it (`view`, lenex.presets.paper_view), so a later seed list (several models per
-variant) is a field of the view, not a new argument.
+paper sees it (`view`, lenex.presets.paper_view). Every model a claim compares is trained with
+seeds 1..n (`seeds`: the view's `experiment.seeds`, or a budget group's), seed s with the
+preset's training seed + s - 1 (`train_seed`, `train_config`), so each cell is a mean over seeds
+and two cells pair seed by seed (lenex.tables.seeds, lenex.claims.intervals).
 """
 
 from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
+
+from ..presets import seed_list, train_seed
 
 PAPER_ENTRY_POINTS = "lenex.papers"
 
@@ -43,6 +47,21 @@ class Paper(ABC):
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         """ModelConfig fields of one variant's model (`view`: the preset as this paper sees it),
         built by lenex.presets.model_config with what the paper derives laid over."""
+
+    def seeds(self, view: dict, experiment: dict, variant: str) -> list[int]:
+        """The seeds of one variant's models at a preset: 1..`experiment.seeds` of the view
+        (lenex.presets.seed_list); a paper with budget groups reads the variant's group."""
+        return seed_list(view)
+
+    def train_seed(self, view: dict, seed) -> int:
+        """The training seed of seed s (lenex.presets.train_seed): the preset's `train.seed` + s - 1."""
+        return train_seed(view["train"].get("seed", 1), int(seed))
+
+    def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
+        """TrainConfig fields of one variant's model of seed s: the paper's training at the preset
+        with seed s's training seed."""
+        view = pipeline.paper_preset(preset, self.name)
+        return {**view["train"], "seed": self.train_seed(view, seed)}
 
     @abstractmethod
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:

@@ -4,6 +4,7 @@ results that hold them. A mixin of `lenex.pipeline.workflow.Pipeline`."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ..tables.raw_results import RAW_ENV
@@ -47,15 +48,26 @@ class Recorded:
 
         return prefix
 
+    def rendered_papers(self, preset_name: str) -> list[str]:
+        """The papers whose pages and claims a run makes at a preset: every configured one, or under
+        from_raw those whose raw results exist (a preset whose reference runs are not all made
+        yet re-renders the papers it has run, and only those)."""
+        names = [paper.name for paper in self.papers()]
+        if not self.from_raw:
+            return names
+        return [name for name in names if Path(self.raw_file(preset_name, name)).exists()]
+
     def rendered_from_raw(self, preset_name: str):
         """The input of `all` under from_raw, checked only when `all` is built: what is rendered
-        from the raw results, which must all be there."""
+        from the raw results there are; the papers without any are named on stderr."""
 
         def inputs(wildcards):
-            missing = [p for p in self.raw_files(preset_name) if not Path(p).exists()]
+            papers = self.rendered_papers(preset_name)
+            missing = [p.name for p in self.papers() if p.name not in papers]
             if missing:
-                raise ValueError(f"from_raw: no raw results for preset {preset_name!r}: missing {', '.join(missing)}; "
-                                 "a run of the pipeline at that preset writes them (rule raw_results)")
-            return self.paper_targets(preset_name)
+                print(f"lenex: from_raw: no raw results of {', '.join(missing)} at preset {preset_name!r} "
+                      f"(not run there yet; a run writes them, rule raw_results): "
+                      + (f"re-rendering {', '.join(papers)} only" if papers else "nothing to render"), file=sys.stderr)
+            return self.paper_targets(preset_name, papers)
 
         return inputs

@@ -145,7 +145,19 @@ def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) 
     return lines + [""]
 
 
-def reference_page(root: Path) -> str:
+def not_run(runs: dict, papers: list[str] | None) -> list[str]:
+    """The lines naming the configured `papers` without a reference run at this preset (none
+    where every one has run, or where the configured papers are not given)."""
+    missing = [paper for paper in papers or [] if paper not in {run["paper"] for run in runs["runs"]}]
+    if not missing:
+        return []
+    return [f"Not run at this preset yet: {', '.join(f'`{paper}`' for paper in missing)} (no reference run, so "
+            "no page, raw results or claims of theirs here; `make tables` re-renders only the papers run).", ""]
+
+
+def reference_page(root: Path, papers: list[str] | None = None) -> str:
+    """The page of the reference runs under `root`; `papers`: the configured papers, those
+    without a run named as not run yet."""
     runs = load_runs(root)
     lines = [f"# Reference runs: the `{runs['preset']}` preset, one whole paper per run", "",
              "Each paper was regenerated from scratch (corpora prepared, every model trained, every table "
@@ -154,6 +166,7 @@ def reference_page(root: Path) -> str:
     lines += [f"| {r['title']} | `{r['command']}` | {r['wall_time'].strip()} | {r['revision'].strip()} | "
               f"[`{r['paper']}.md`]({r['paper']}.md) |" for r in runs["runs"]]
     lines.append("")
+    lines += not_run(runs, papers)
     for run in runs["runs"]:
         claims_file = root / "claims" / f"{run['paper']}.json"
         fixed = fixed_before_run(run["paper"], root, raw_revisions(root / "raw" / f"{run['paper']}.jsonl"))
@@ -165,11 +178,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", required=True)
     parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    parser.add_argument("--config", default="config/config.yaml",
+                        help="the workflow's config, whose `papers` without a run the page names (default: %(default)s)")
     args = parser.parse_args(argv)
     root = Path(args.results) / args.preset
     if not (root / "runs.yaml").exists():
         raise FileNotFoundError(f"{root / 'runs.yaml'} not found: a preset's reference runs are recorded there")
-    atomic_write_text(root / "REFERENCE.md", reference_page(root))
+    papers = read_yaml(args.config)["papers"]
+    atomic_write_text(root / "REFERENCE.md", reference_page(root, papers))
 
 
 if __name__ == "__main__":

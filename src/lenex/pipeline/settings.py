@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 
 from ..files import read_yaml
-from ..presets import eval_length, paper_view, scale_budget
+from ..presets import eval_length, paper_view, position_blocks, scale_budget
 from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .papers import Paper, paper_named
 from .variants import check_variants_once
@@ -92,6 +92,9 @@ class Settings:
             raise ValueError(f"preset file {name}.yaml declares name {values['name']!r}")
         for paper in values.get("papers") or {}:
             paper_named(paper)  # a block for no paper would change nothing: one error instead
+        # The schemes and options of its `positions` exist: checked now, as the variants are.
+        if position_blocks(values):
+            check_variants_once(position_blocks(values), self.preset_file(name), self.stamps, "scheme options")
         return values
 
     @functools.cache
@@ -154,4 +157,6 @@ class Settings:
         naming it (lenex.claims.scale)."""
         claims = read_yaml(self.config_dir / "claims" / f"{paper}.yaml")["claims"]
         named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
-        return scale_budget(self.paper_preset(preset_name, paper), self.experiment(paper)["variants"], named)
+        variants = self.experiment(paper)["variants"]
+        models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
+        return scale_budget(self.paper_preset(preset_name, paper), variants, named, models)

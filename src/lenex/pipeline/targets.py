@@ -10,7 +10,7 @@ from pathlib import Path
 
 class Targets:
     def corpus_cards(self, preset_name: str) -> list[str]:
-        return [f"results/{preset_name}/data/{c}/CARD.md" for c in self.available_corpora()]
+        return [f"results/{preset_name}/data/{c}/CARD.md" for c in self.available_corpora(preset_name)]
 
     def paper_tables(self, preset_name: str, paper: str) -> list[str]:
         """Every table of a paper at one preset: Markdown and LaTeX."""
@@ -29,11 +29,14 @@ class Targets:
         return tables + [f"results/{preset_name}/figures/{paper}/{key}.cells.json"
                          for key in self.paper(paper).figure_cells]
 
-    def paper_targets(self, preset_name: str) -> list[str]:
-        """What is rendered from recorded results: each configured paper's whole-paper page (which
-        gathers its tables and figures) and its claims, and the claims summary. Rules that read only
-        rendered files or raw results and should come along with `make tables` are added here."""
-        papers = [paper.name for paper in self.papers()]
+    def paper_targets(self, preset_name: str, papers: list[str] | None = None) -> list[str]:
+        """What is rendered from recorded results: each paper's whole-paper page (which gathers its
+        tables and figures) and its claims, and the claims summary (of every configured paper, or of
+        `papers`). Rules that read only rendered files or raw results and should come along with
+        `make tables` are added here."""
+        papers = [paper.name for paper in self.papers()] if papers is None else papers
+        if not papers:
+            return []
         return ([f"results/{preset_name}/{paper}.md" for paper in papers]
                 + [f"results/{preset_name}/claims/{paper}.json" for paper in papers]
                 + [f"results/{preset_name}/claims.md"])
@@ -81,7 +84,7 @@ class Targets:
                     files.append(f"{root}/figures/{paper}/{key}.png")
             if Path(f"{root}/claims/{paper}.md").exists():
                 files.append(f"{root}/report/claims/{paper}.html")
-        for corpus in self.config["corpora"]:
+        for corpus in self.corpora(preset_name):
             if Path(f"{root}/data/{corpus}/CARD.md").exists():
                 files.append(f"{root}/report/data/{corpus}.html")
         return files

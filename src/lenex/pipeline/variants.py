@@ -42,13 +42,14 @@ def check_variant(spec: dict) -> None:
     # Otherwise the missing options (a block, a window) come from the preset when the job runs.
 
 
-def check_variants(variants: dict, where: str) -> None:
-    """check_variant for every variant; the error names `where` (the file) and the variant."""
+def check_variants(variants: dict, where: str, what: str = "variant") -> None:
+    """check_variant for every variant; the error names `where` (the file) and the variant (`what`
+    it is: a preset's scheme options are checked as variants too)."""
     for variant, spec in variants.items():
         try:
             check_variant(spec)
         except ValueError as err:
-            raise ValueError(f"{where}: variant {variant!r}: {err}") from None
+            raise ValueError(f"{where}: {what} {variant!r}: {err}") from None
 
 
 def check_fingerprint(variants: dict) -> str:
@@ -64,11 +65,11 @@ def check_fingerprint(variants: dict) -> str:
     return digest.hexdigest()
 
 
-def check_variants_once(variants: dict, where: str, stamps: Path) -> None:
+def check_variants_once(variants: dict, where: str, stamps: Path, what: str = "variant") -> None:
     """check_variants, skipped where a stamp in `stamps` says the same inputs passed before."""
     stamp = Path(stamps) / f"variants-{check_fingerprint(variants)}.ok"
     if stamp.exists():
         return
-    check_variants(variants, where)
+    check_variants(variants, where, what)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(f"{where}: {len(variants)} variants passed\n")

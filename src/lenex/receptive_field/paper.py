@@ -21,20 +21,23 @@ class ReceptiveField(Paper):
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(variant, experiment, self.variant_view(view, experiment, variant))
 
+    def seeds(self, view: dict, experiment: dict, variant: str) -> list[int]:
+        """The variant's budget group's seeds (targets.variant_seeds)."""
+        return targets.variant_seeds(view, experiment, variant)
+
     def view(self, pipeline, preset: str, variant: str) -> dict:
         """The preset as one variant's budget group sees it."""
         return self.variant_view(pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name), variant)
 
     def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
-        """The variant's budget group's training with seed s's seed (targets.train_seed)."""
+        """The variant's budget group's training with seed s's training seed (the paper's `train.seed`
+        + s - 1, Paper.train_seed)."""
         return {**self.view(pipeline, preset, variant)["train"],
-                "seed": targets.train_seed(pipeline.paper_preset(preset, self.name), int(seed))}
+                "seed": self.train_seed(pipeline.paper_preset(preset, self.name), seed)}
 
     def expect(self, pipeline, preset: str, corpus: str, variant: str, seed) -> str:
-        """`--expect` of a job reading the model of (corpus, variant, seed s), which trained with
-        seed s's train seed (lenex.pipeline.identities)."""
-        train_seed = self.train_config(pipeline, preset, variant, seed)["seed"]
-        return pipeline.expect(preset, self.name, variant, train_seed, corpus=corpus)
+        """`--expect` of a job reading the model of (corpus, variant, seed s) (lenex.pipeline.identities)."""
+        return pipeline.expect(preset, self.name, variant, seed, corpus=corpus)
 
     def multiples(self, pipeline, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""
@@ -64,9 +67,10 @@ class ReceptiveField(Paper):
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
         """Its evaluations, the ERFs listed under it, the metas of its corpora."""
         spec = pipeline.table_spec(self.name, table)
-        skip = pipeline.corpus_unavailable
-        return {"results": targets.table_results(preset, spec, pipeline.paper_preset(preset, self.name), skip),
-                "erf": targets.table_erf_results(preset, spec, skip),
+        skip = pipeline.corpus_skip(preset)
+        view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)
+        return {"results": targets.table_results(preset, spec, view, experiment, skip),
+                "erf": targets.table_erf_results(preset, spec, view, experiment, skip),
                 "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
 
     def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
@@ -77,10 +81,10 @@ class ReceptiveField(Paper):
 
     def table_arguments(self, pipeline, preset: str, table: str) -> str:
         recorded = self.table_recorded(pipeline, preset, table)
-        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_unavailable)
+        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_skip(preset))
         return (f"--preset-file {pipeline.preset_file(preset)} --results {' '.join(recorded['results'])}"
                 f" --erf {' '.join(recorded['erf'])} --metas {' '.join(recorded['metas'])}"
-                f" --corpora {quoted_json(pipeline.config['corpora'])} --unavailable {quoted_json(unavailable)}")
+                f" --corpora {quoted_json(pipeline.corpora(preset))} --unavailable {quoted_json(unavailable)}")
 
 
 PAPER = ReceptiveField()

@@ -1,4 +1,5 @@
-"""Table 3's statistics: mean ± std over seeds and the paired two-sided t-test against Sandwich.
+"""Table 3's statistics: the paired two-sided t-test against Sandwich beside the mean ± std over seeds
+(lenex.tables.seeds).
 
 The paper marks x† when Sandwich is significantly better than x and x* when it is significantly
 worse (paired two-sided t-test, α = 0.05); runs are paired by seed. Our std is the sample
@@ -11,6 +12,8 @@ import math
 
 import numpy as np
 from scipy.special import betainc
+
+from ..tables.seeds import group_by_seed, mean_over_seeds
 
 BETTER, WORSE = "better", "worse"
 
@@ -43,35 +46,23 @@ def compare(reference, other, alpha: float = 0.05) -> str | None:
     return BETTER if t > 0 else WORSE
 
 
-def mean_std(values) -> tuple[float, float | None]:
-    values = np.asarray(values, dtype=np.float64)
-    return float(values.mean()), (float(values.std(ddof=1)) if len(values) > 1 else None)
-
-
 def aggregate_seeds(records: list[dict], reference: str | None = None, alpha: float = 0.05,
                     metric: str = "ppl") -> list[dict]:
-    """Per-seed records (variant, corpus, length, seed, metric) -> one record per (variant, corpus,
-    length) with the mean, `<metric>_std`, `seeds`, and `significance` against `reference`."""
-    groups: dict[tuple, dict[int, dict]] = {}
-    for record in records:
-        key = (record["variant"], record["corpus"], record["length"])
-        by_seed = groups.setdefault(key, {})
-        if record["seed"] in by_seed and by_seed[record["seed"]][metric] != record[metric]:
-            raise ValueError(f"two different results for {key} seed {record['seed']}")
-        by_seed[record["seed"]] = record
-    out = []
-    for (variant, corpus, length), by_seed in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        seed_list = sorted(by_seed)
-        first = by_seed[seed_list[0]]
-        mean, std = mean_std([by_seed[s][metric] for s in seed_list])
-        merged = {k: v for k, v in first.items() if k not in ("seed", "segment_nll", "checkpoint", "seconds")}
-        merged.update({metric: mean, f"{metric}_std": std, "seeds": seed_list, "significance": None,
-                       "seed_values": {str(s): by_seed[s][metric] for s in seed_list}})
-        if reference is not None and variant != reference:
-            ref = groups.get((reference, corpus, length))
-            if ref is None:
-                raise ValueError(f"no {reference} results on {corpus} at {length} to test {variant} against")
-            shared = [s for s in seed_list if s in ref]
-            merged["significance"] = compare([ref[s][metric] for s in shared], [by_seed[s][metric] for s in shared], alpha)
-        out.append(merged)
+    """Per-seed records -> one record per cell, the mean over seeds (lenex.tables.seeds.mean_over_seeds:
+    `<metric>_std`, `seeds`, `seed_values`), with `significance` against `reference` (None for the
+    reference itself, or without one)."""
+    groups, _ = group_by_seed(records, metric)
+    by_cell = {(variant, corpus, length): by_seed for (variant, corpus, _mask, length, _ltr), by_seed in groups.items()}
+    out = mean_over_seeds(records, metric)
+    for merged in out:
+        merged["significance"] = None
+        if reference is None or merged["variant"] == reference or "seeds" not in merged:
+            continue
+        ref = by_cell.get((reference, merged["corpus"], merged["length"]))
+        if ref is None:
+            raise ValueError(f"no {reference} results on {merged['corpus']} at {merged['length']} to test "
+                             f"{merged['variant']} against")
+        shared = [s for s in merged["seeds"] if s in ref]
+        merged["significance"] = compare([ref[s][metric] for s in shared],
+                                         [merged["seed_values"][str(s)] for s in shared], alpha)
     return out

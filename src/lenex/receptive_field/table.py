@@ -4,10 +4,11 @@
         --table-key table3 --preset-file config/presets/tiny.yaml --results R.json ... \
         [--erf E.json ...] --metas META.json ... --out-md T.md --out-tex T.tex [--out-cells T.cells.json]
 
-Each results file is one model's evaluation (a list of records, one per L_ex). Tables whose
-spec says `seeds: all` show the mean ± std over seeds with the paired t-test against the spec's
-`significance.reference`; the others read seed 1. Every length of a section must score the
-same tokens (checked). With --erf, the table ends with each model's empirical receptive field
+Each results file is one model's evaluation (a list of records, one per L_ex). Every cell is the
+mean ± std over the seeds of its model (lenex.tables.seeds; a spec with `seeds: first` reads seed 1
+only), with the paired t-test against the spec's `significance.reference` where it names one.
+Every length of a section must score the same tokens (checked). With --erf, the table ends with
+each model's empirical receptive field (the mean over its seeds, each seed's in the cells file)
 beside its theoretical one (TRF = w·R, windowed models).
 """
 
@@ -28,6 +29,7 @@ from ..tables.table_data import build_table
 from . import PAPER_KEY
 from .targets import CACHE_CHECKS, windows_note
 from .significance import aggregate_seeds
+from ..tables.seeds import mean_std, seeds_fact
 from ..files import read_yaml
 
 
@@ -43,11 +45,12 @@ def check_same_tokens(records: list[dict]) -> None:
 
 
 def table_records(spec: dict, records: list[dict]) -> list[dict]:
+    """One record per cell: the mean over its model's seeds, t-tested against the spec's reference."""
     check_same_tokens(records)
-    if spec.get("seeds") == "all":
-        reference = (spec.get("significance") or {}).get("reference")
-        return aggregate_seeds(records, reference=reference, metric=spec.get("metric", "ppl"))
-    return [r for r in records if r.get("seed", 1) == 1]
+    if spec.get("seeds") == "first":
+        records = [r for r in records if r.get("seed", 1) == 1]
+    reference = (spec.get("significance") or {}).get("reference")
+    return aggregate_seeds(records, reference=reference, metric=spec.get("metric", "ppl"))
 
 
 def cache_checks(records: list[dict]) -> dict | None:
@@ -82,35 +85,59 @@ def cache_summary(records: list[dict]) -> dict:
 
 
 def erf_rows(erf_results: list[dict]) -> list[dict]:
+    """One row per model (corpus, variant): its ERF as the mean over its seeds, with their std,
+    count and each seed's ERF (`erf_seeds`: the claims' intervals pair them seed by seed)."""
+    by_model: dict[tuple, dict[int, dict]] = {}
+    for r in erf_results:
+        by_seed = by_model.setdefault((r["corpus"], r["variant"]), {})
+        seed = int(r.get("seed", 1))
+        if seed in by_seed and by_seed[seed]["erf"] != r["erf"]:
+            raise ValueError(f"two different ERFs of {r['variant']} on {r['corpus']} seed {seed}")
+        by_seed[seed] = r
     rows = []
-    for r in sorted(erf_results, key=lambda r: (r["corpus"], r["trf"] is None, r["trf"] or 0, r["variant"])):
-        rows.append({"corpus": r["corpus"], "variant": r["variant"], "erf": r["erf"], "trf": r["trf"],
-                     "train_length": r["train_length"], "length": r["length"], "segments": r["segments"]})
-    return rows
+    for (corpus, variant), by_seed in by_model.items():
+        seeds = sorted(by_seed)
+        first = by_seed[seeds[0]]
+        mean, std = mean_std([by_seed[s]["erf"] for s in seeds])
+        rows.append({"corpus": corpus, "variant": variant, "erf": mean, "erf_std": std, "n_seeds": len(seeds),
+                     "erf_seeds": {str(s): by_seed[s]["erf"] for s in seeds}, "trf": first["trf"],
+                     "train_length": first["train_length"], "length": first["length"], "segments": first["segments"]})
+    return sorted(rows, key=lambda r: (r["corpus"], r["trf"] is None, r["trf"] or 0, r["variant"]))
+
+
+def erf_text(row: dict) -> str:
+    """An ERF row's value as printed: the mean over seeds, ± their std where there are several."""
+    return f"{row['erf']:g}" + ("" if row.get("erf_std") is None else f" ± {row['erf_std']:.1f}")
 
 
 def erf_markdown(rows: list[dict]) -> str:
     if not rows:
         return ""
     first = rows[0]
+    seeds = sorted({r.get("n_seeds", 1) for r in rows})
+    over = "" if seeds == [1] else f"; mean ± std over {'/'.join(map(str, seeds))} seeds of each model"
     lines = ["", "## Empirical receptive field (Section 5.1)", "",
              f"ERF: the most recent tokens holding 99% of the cumulative normalized gradient when "
              f"predicting the {first['length']}-th token (4 × L_tr, as the paper's 2048-th with L_tr = 512), "
-             f"averaged over {first['segments']} segments. TRF = w·R for windowed attention "
+             f"averaged over {first['segments']} segments{over}. TRF = w·R for windowed attention "
              "(no model can use more; the paper: extrapolation holds when L_tr covers the ERF).", "",
              "| corpus | model | L_tr | TRF = w·R | ERF | ERF ≤ L_tr |", "|---|---|---|---|---|---|"]
     for r in rows:
         trf = "—" if r["trf"] is None else str(r["trf"])
         covered = "yes" if r["erf"] <= r["train_length"] else "no"
-        lines.append(f"| {r['corpus']} | {r['variant']} | {r['train_length']} | {trf} | {r['erf']} | {covered} |")
+        lines.append(f"| {r['corpus']} | {r['variant']} | {r['train_length']} | {trf} | {erf_text(r)} | {covered} |")
     return "\n".join(lines) + "\n"
+
+
+TEX_PM = "$\\pm$"
 
 
 def erf_latex(rows: list[dict]) -> str:
     if not rows:
         return ""
     body = "\n".join(f"{r['corpus']} & {r['variant']} & {r['train_length']} & "
-                     f"{'---' if r['trf'] is None else r['trf']} & {r['erf']} \\\\" for r in rows)
+                     f"{'---' if r['trf'] is None else r['trf']} & {erf_text(r).replace('±', TEX_PM)} \\\\"
+                     for r in rows)
     return ("\n\\begin{table}[t]\n\\centering\n\\small\n\\caption{Empirical receptive field (99\\% of the "
             "cumulative normalized gradient) beside TRF $= wR$.}\n\\begin{tabular}{llrrr}\n\\toprule\n"
             "Corpus & Model & $L_{tr}$ & TRF & ERF \\\\\n\\midrule\n" + body.replace("_", "\\_")
@@ -144,13 +171,11 @@ def header_facts(view: dict, experiment: dict, spec: dict, results: list[dict]) 
                              "each after L_ex − 1 tokens")
     if any("paper_window" in experiment["variants"].get(r["variant"], {}) for s in spec["sections"] for r in s["rows"]):
         facts["windows"] = windows_note(experiment, view)
-    if spec.get("seeds") == "all":
-        seeds = sorted({s for r in results for s in r.get("seeds", [r.get("seed", 1)])})
-        facts["seeds"] = f"{len(seeds)} seeds per model; mean ± sample std (ddof = 1)"
-        if spec.get("significance"):
-            marks = spec["significance"]
-            facts["seeds"] += (f"; {marks['better']} / {marks['worse']} = paired two-sided t-test over seeds at "
-                               f"α = 0.05: {marks['reference']} significantly better / worse than the row")
+    seeds = seeds_fact(results)
+    if seeds and spec.get("significance"):
+        marks = spec["significance"]
+        facts["seeds"] = seeds + (f"; {marks['better']} / {marks['worse']} = paired two-sided t-test over seeds at "
+                                  f"α = 0.05: {marks['reference']} significantly better / worse than the row")
     return facts
 
 

@@ -7,11 +7,16 @@ Scale rules (the paper: R = 12 layers, L_tr = 512, its Table 7):
 - evaluation lengths, the ERF length (4 × L_tr: the paper predicts the 2048-th token) and the
   cache window (w̄ = 4 × L_tr: 2048) are multiples of L_tr, as in the paper;
 - a variant may train at a multiple of the preset's L_tr (Table 2: 4× and 2×; Figure 7: ¼×).
+
+Seeds: every table (and the ERF rows under it) reads seeds 1..n of each of its models, n from the
+model's budget group (`variant_seeds`: the paper-level `experiment.seeds` for the slope and
+window models, a group's own `experiment.seeds` for its models, e.g. Table 3's `seeds`); a
+table whose spec says `seeds: first` reads seed 1 only. The c_m figures draw seed 1.
 """
 
 from __future__ import annotations
 
-from ..presets import eval_length, group_view
+from ..presets import eval_length, group_view, seed_list
 from ..presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
@@ -77,20 +82,19 @@ def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict
 
 
 def seeds(preset_view: dict) -> list[int]:
-    """Seeds 1..n of Table 3 (preset `experiment.seeds`; 5 in the paper)."""
-    count = int((preset_view.get("experiment") or {}).get("seeds", 1))
-    if count < 1:
-        raise ValueError(f"experiment.seeds must be at least 1, got {count}")
-    return list(range(1, count + 1))
+    """Seeds 1..n at the paper's own budget (preset `experiment.seeds`, lenex.presets.seed_list)."""
+    return seed_list(preset_view)
 
 
-def train_seed(preset_view: dict, seed: int) -> int:
-    """Seed s trains with the preset's seed + s - 1, so seed 1 is the preset's own run."""
-    return int(preset_view["train"].get("seed", 1)) + seed - 1
+def variant_seeds(preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
+    """Seeds 1..n of one variant's models: its budget group's `experiment.seeds` (the paper's
+    where the group sets none)."""
+    return seed_list(variant_view(preset_view, experiment, variant_name))
 
 
-def table_seeds(spec: dict, preset_view: dict) -> list[int]:
-    return seeds(preset_view) if spec.get("seeds") == "all" else [1]
+def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
+    """The seeds of one row's model a table reads: every seed, or seed 1 (`seeds: first`)."""
+    return [1] if spec.get("seeds") == "first" else variant_seeds(preset_view, experiment, variant_name)
 
 
 def model_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
@@ -105,17 +109,25 @@ def _result_name(spec: dict) -> str:
     return "cache_window.json" if spec.get("protocol") == "cache-window" else "last_token.json"
 
 
-def table_results(preset: str, spec: dict, preset_view: dict, skip_corpus=lambda corpus: False) -> list[str]:
-    """Every evaluation file one table reads: sections x rows x seeds."""
-    paths = []
+def table_models(spec: dict, preset_view: dict, experiment: dict,
+                 skip_corpus=lambda corpus: False) -> list[tuple[str, str, int]]:
+    """(corpus, variant, seed) of every model one table reads: sections x rows x seeds."""
+    models = set()
     for section in spec["sections"]:
         corpus = section["corpus"]
         if corpus is None or skip_corpus(corpus):
             continue
         for row in section["rows"]:
-            for seed in table_seeds(spec, preset_view):
-                paths.append(f"{eval_dir(preset, corpus, row['variant'], seed)}/{_result_name(spec)}")
-    return sorted(set(paths))
+            for seed in table_seeds(spec, preset_view, experiment, row["variant"]):
+                models.add((corpus, row["variant"], seed))
+    return sorted(models)
+
+
+def table_results(preset: str, spec: dict, preset_view: dict, experiment: dict,
+                  skip_corpus=lambda corpus: False) -> list[str]:
+    """Every evaluation file one table reads: sections x rows x seeds."""
+    return sorted(f"{eval_dir(preset, *model)}/{_result_name(spec)}"
+                  for model in table_models(spec, preset_view, experiment, skip_corpus))
 
 
 def last_token_multiples(experiment: dict) -> list[float]:
@@ -162,13 +174,13 @@ def table_unavailable(spec: dict, reason=lambda corpus: None) -> dict:
     return {s["corpus"]: reason(s["corpus"]) for s in spec["sections"] if s["corpus"] and reason(s["corpus"])}
 
 
-def table_erf_results(preset: str, spec: dict, skip_corpus=lambda corpus: False) -> list[str]:
-    """The ERF files listed under a table (`erf: true`): every row's model, seed 1."""
+def table_erf_results(preset: str, spec: dict, preset_view: dict, experiment: dict,
+                      skip_corpus=lambda corpus: False) -> list[str]:
+    """The ERF files listed under a table (`erf: true`): every row's model, every seed the table reads."""
     if not spec.get("erf"):
         return []
-    return sorted({f"{eval_dir(preset, s['corpus'], row['variant'], 1)}/erf.json"
-                   for s in spec["sections"] if s["corpus"] and not skip_corpus(s["corpus"])
-                   for row in s["rows"]})
+    return sorted(f"{eval_dir(preset, *model)}/erf.json"
+                  for model in table_models(spec, preset_view, experiment, skip_corpus))
 
 
 def produced_references(experiment: dict) -> set[str]:

@@ -43,8 +43,14 @@ class Segmented(Paper):
         view = self.view(pipeline, preset)
         return targets.domain_meta(preset, view, model) if meta else targets.domain_data(preset, view, model)
 
-    def continued_train_config(self, pipeline, preset: str) -> dict:
-        return targets.continued_train_config(self.view(pipeline, preset))
+    def train_seed(self, view: dict, seed) -> int:
+        """Seed s's training seed: the pretrained model is one per preset, the seeds are those of
+        the runs after it (domain adaptation, continued pretraining)."""
+        return targets.continued_train_config(view, int(seed))["seed"]
+
+    def continued_train_config(self, pipeline, preset: str, seed) -> dict:
+        """Domain adaptation's and continued pretraining's training for seed s (targets.continued_train_config)."""
+        return targets.continued_train_config(self.view(pipeline, preset), int(seed))
 
     def epoch_tokens(self, pipeline, preset: str) -> int:
         """Tokens of one epoch of adaptation or continued pretraining (0: the whole train split)."""
@@ -54,18 +60,18 @@ class Segmented(Paper):
         """`--identity` of a training of `model` (run `pretrained`, `ootb`, `da` or a continued one)."""
         return pipeline.identity(preset, self.name, model, run=run)
 
-    def expect(self, pipeline, preset: str, model: str, run: str) -> str:
-        """`--expect` of a job reading the checkpoint of `model` after `run`: its labels and seed,
+    def expect(self, pipeline, preset: str, model: str, run: str, seed) -> str:
+        """`--expect` of a job reading the checkpoint of `model` after `run` (seed s): its labels and seed,
         and the model it was built as (the whole config when pretrained here; the shape, scheme
         included, once adaptation or continued pretraining changed its L_t). A released
         checkpoint records no identity: nothing is expected of it but what it is, by name."""
         released = targets.uses_hf(self.view(pipeline, preset))
         if run == "pretrained" and released:
             return quoted_json({})
-        seed = (pipeline.train_seed(preset, self.name) if run == "pretrained"
-                else int(self.continued_train_config(pipeline, preset).get("seed", TrainConfig().seed)))
+        view = self.view(pipeline, preset)  # the pretrained model is one per preset, the runs after it per seed
+        train_seed = view["train"].get("seed", TrainConfig().seed) if run == "pretrained" else self.train_seed(view, seed)
         fields = () if released else EXPECTED_MODEL_FIELDS if run == "pretrained" else SHAPE_FIELDS
-        return quoted_json(pipeline.expected_model(preset, self.name, model, seed, fields, run=run))
+        return quoted_json(pipeline.expected_model(preset, self.name, model, train_seed, fields, run=run))
 
     def init_run(self, run: str) -> str:
         """The run whose checkpoint a training of `run` starts from."""
@@ -75,9 +81,10 @@ class Segmented(Paper):
         view = self.view(pipeline, preset)
         return f"--max-tokens {view['eval']['max_tokens']} --batch-tokens {view['eval']['batch_tokens']}"
 
-    def evaluation_extra(self, pipeline, preset: str, model: str, run: str) -> dict:
+    def evaluation_extra(self, pipeline, preset: str, model: str, run: str, seed) -> dict:
         """What every Section 4.5 result records besides its measurement."""
-        return {"model": model, "run": run, "base_train_length": targets.base_train_length(self.view(pipeline, preset), model),
+        return {"model": model, "run": run, "seed": int(seed),
+                "base_train_length": targets.base_train_length(self.view(pipeline, preset), model),
                 "paper": self.name, "preset": preset}
 
     def attention_options(self, pipeline, preset: str, model: str) -> str:
@@ -115,7 +122,7 @@ class Segmented(Paper):
         models = quoted_json(targets.describe_models(view, pipeline.experiment(self.name)))
         results = self.table_recorded(pipeline, preset, table)["results"]
         return (f"--results {' '.join(results)} --preset-file {pipeline.preset_file(preset)} --models {models}"
-                f" --corpora {quoted_json(pipeline.config['corpora'])}"
+                f" --corpora {quoted_json(pipeline.corpora(preset))}"
                 f" --metas {self.domain_meta(pipeline, preset)} {self.hf_flag(pipeline, preset)}")
 
 

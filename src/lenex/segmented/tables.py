@@ -8,7 +8,9 @@ paper_results.csv); ours are the same multiples of our L_t. A row's `method` is 
 `model:method`, its `variant` our stand-in model. Which of our runs fills a cell:
 `ootb`/`out-of-the-box` -> the domain-adapted checkpoint (evaluated at every length, APE
 interpolated), `domain-adaptation` -> one more epoch of it at L_t (Table 5), any other method
--> that continued pretraining to L_e = column x L_t, evaluated at L_e.
+-> that continued pretraining to L_e = column x L_t, evaluated at L_e. A cell is the mean over
+the seeds of that run (± their std where there are several; lenex.tables.seeds): the seeds cover
+the domain adaptation and continued training after the one pretrained model (docs/segmented.md).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from ..tables.raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text
 from ..tables.render import add_table_arguments, load_results, load_table_spec, write_table
+from ..tables.seeds import mean_over_seeds
 from ..tables.table_data import (MISSING, NOT_COMPUTED, OK, Cell, Column, Row, Section, TableData, add_replication,
-                                 header_lines)
+                                 add_spread, header_lines)
 
 PAPER = "segmented"
 #: Table 1 of the paper: each released model's L_t.
@@ -51,7 +54,15 @@ def _joined(values) -> str:
     return ", ".join(str(v) for v in sorted(set(values))) or "?"
 
 
+#: The fields that name one cell of this paper's tables: a model's run at a length.
+CELL_KEY = ("model", "run", "length", "base_train_length")
+#: What the seeds cover (the headers say it).
+SEEDS_COVER = ("the seeds cover the domain adaptation and continued training (their data sampling and order), "
+               "not the one pretrained model per stand-in")
+
+
 def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
+    results = mean_over_seeds(results, spec["metric"], CELL_KEY)
     models = [row["variant"] for sec in spec["sections"] for row in sec["rows"]]
     our_lt = {r["model"]: r["base_train_length"] for r in results}
     # An extra scheme's stand-in has no released model, so no paper L_t of its own.
@@ -83,8 +94,11 @@ def _cell(spec, sec, row, multiple, results, paper_df) -> Cell:
         raise ValueError(f"conflicting results for {row['variant']}/{run} at {multiple:g} x L_t: {sorted(matches)}")
     ours = matches.pop()
     delta = None if paper is None else ours - paper
-    return add_replication(Cell(paper_text or MISSING, format_metric(ours),
-                                MISSING if delta is None else format_delta(delta), OK, paper, ours, delta), found[0])
+    cell = Cell(paper_text or MISSING, format_metric(ours), MISSING if delta is None else format_delta(delta), OK,
+                paper, ours, delta)
+    if found[0].get("seeds"):
+        add_spread(cell, spec, found[0], spec["metric"])
+    return add_replication(cell, found[0])
 
 
 def header_facts(view: dict, models: dict[str, str], corpora: dict, metas: dict[str, dict], hf: bool) -> dict:
@@ -112,8 +126,10 @@ def header_facts(view: dict, models: dict[str, str], corpora: dict, metas: dict[
 
 def table_header(header: dict) -> dict:
     """The header as this paper's tables print it: its scale statement and its own lines, then the
-    run's revision, device and date (as every table's header lines say them)."""
-    run = {key: header[key] for key in RUN_FACTS}
+    scaled scheme options its models ran with (where the preset scales any), the seeds and the run's
+    revision, device and date (as every table's header lines say them)."""
+    seeds = header.get("seeds") and f"{header['seeds']}; {SEEDS_COVER}"
+    run = {"seeds": seeds, **{key: header[key] for key in ("scaled_scheme_options", *RUN_FACTS) if key in header}}
     return {"scale_statement": header["scale_statement"], "lines": header["lines"] + header_lines(run),
             "stand_in": header["stand_in"]}
 

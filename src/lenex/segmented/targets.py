@@ -1,17 +1,24 @@
 """What the segmented-sequences rules (workflow/rules/segmented.smk) build, as pure functions
 of a preset's `segmented` view and the experiment file (config/experiments/segmented.yaml).
 
+Seeds: the pretrained model (the costly parent) is one per preset; everything after it, the
+domain adaptation and every continued run, is trained with seeds 1..n (the preset's
+`papers.segmented.experiment.seeds`, lenex.presets.seed_list), seed s drawing its epoch's pieces,
+their order and its segments with the continued training's seed + s - 1 (docs/segmented.md: what
+the seeds cover, and what not). A table cell is the mean over seeds; the figures draw seed 1.
+
 Paths (all under results/<preset>/):
   models/segmented/pretrained/<model>.pt   pretrained at L_t (own stand-in) or fetched (HF)
-  models/segmented/<model>/ootb.pt         + one epoch of domain adaptation at L_t (Section 4.3)
-  models/segmented/<model>/da.pt           + one more epoch at L_t (Table 5)
-  models/segmented/<model>/<method>-x<k>.pt  continued from ootb to L_e = k L_t (Section 4.4)
-  eval/segmented/<model>/<run>/L<length>.json  Section 4.5 perplexity
+  models/segmented/<model>/seed<s>/ootb.pt         + one epoch of domain adaptation at L_t (Section 4.3)
+  models/segmented/<model>/seed<s>/da.pt           + one more epoch at L_t (Table 5)
+  models/segmented/<model>/seed<s>/<method>-x<k>.pt  continued from that seed's ootb to L_e = k L_t (Section 4.4)
+  eval/segmented/<model>/seed<s>/<run>/L<length>.json  Section 4.5 perplexity
 """
 
 from __future__ import annotations
 
 from ..presets import model_config as build_model_config
+from ..presets import seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"
@@ -42,8 +49,16 @@ def model_config(view: dict, experiment: dict, model: str) -> dict:
     return build_model_config(view, model, experiment["variants"][model], train_length=base_train_length(view, model))
 
 
-def continued_train_config(view: dict) -> dict:
-    return dict(view["experiment"].get("continued", {}))
+def continued_train_config(view: dict, seed: int = 1) -> dict:
+    """TrainConfig fields (and warmup_fraction) of domain adaptation and continued pretraining for
+    seed s: `experiment.continued` with its seed (default 1) + s - 1."""
+    config = dict(view["experiment"].get("continued", {}))
+    return {**config, "seed": train_seed(config.get("seed", 1), seed)}
+
+
+def seeds(view: dict) -> list[int]:
+    """Seeds 1..n of the adapted and continued models (lenex.presets.seed_list)."""
+    return seed_list(view)
 
 
 def needs_retokenizing(view: dict, model: str) -> bool:
@@ -63,13 +78,13 @@ def domain_meta(preset: str, view: dict, model: str) -> str:
     return f"{domain_data(preset, view, model)}/meta.json"
 
 
-def eval_path(preset: str, model: str, run: str, length: int) -> str:
-    return f"results/{preset}/eval/{PAPER}/{model}/{run}/L{length}.json"
+def eval_path(preset: str, model: str, run: str, length: int, seed: int) -> str:
+    return f"results/{preset}/eval/{PAPER}/{model}/seed{seed}/{run}/L{length}.json"
 
 
 def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> list[str]:
-    """Every evaluation one table reads. Under the released checkpoints, a model without one (an
-    extra scheme's stand-in) is not run: its cells say "not computed"."""
+    """Every evaluation one table reads, of every seed. Under the released checkpoints, a model
+    without one (an extra scheme's stand-in) is not run: its cells say "not computed"."""
     spec = experiment["tables"][table_key]
     paths = []
     for section in spec["sections"]:
@@ -79,15 +94,16 @@ def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> 
                 if uses_hf(view) and model not in hf_checkpoints(view):
                     continue
                 length = round(multiple * base_train_length(view, model))
-                paths.append(eval_path(preset, model, run_name(row["method"], multiple), length))
+                paths += [eval_path(preset, model, run_name(row["method"], multiple), length, seed)
+                          for seed in seeds(view)]
     return sorted(set(paths))
 
 
 def figure2_results(preset: str, view: dict, experiment: dict) -> list[str]:
-    """OOTB perplexity of each figure-2 model at every multiple of its L_t."""
+    """OOTB perplexity of each figure-2 model at every multiple of its L_t (seed 1)."""
     models = experiment["figures"]["figure2"].get("variants", ["gpt2", "pythia", "bloom"])
     multiples = view["experiment"].get("figure2_multiples", [1, 2, 3, 4, 5])
-    return [eval_path(preset, m, "ootb", k * base_train_length(view, m)) for m in models for k in multiples]
+    return [eval_path(preset, m, "ootb", k * base_train_length(view, m), 1) for m in models for k in multiples]
 
 
 def figure3_model(experiment: dict) -> str:
@@ -95,10 +111,10 @@ def figure3_model(experiment: dict) -> str:
 
 
 def figure3_results(preset: str, view: dict, experiment: dict) -> list[str]:
-    """Attention medians of the RoPE model before (OOTB) and after chunk-0.25 to 4 L_t, at 4 L_t."""
+    """Attention medians of the RoPE model before (OOTB) and after chunk-0.25 to 4 L_t, at 4 L_t (seed 1)."""
     model = figure3_model(experiment)
     length = 4 * base_train_length(view, model)
-    return [f"results/{preset}/eval/{PAPER}/{model}/{run}/attention_L{length}.json"
+    return [f"results/{preset}/eval/{PAPER}/{model}/seed1/{run}/attention_L{length}.json"
             for run in ("ootb", "chunk-0.25-x4")]
 
 

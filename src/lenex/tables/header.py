@@ -1,6 +1,6 @@
 """A table's header facts: at which scale our numbers were produced, on what data, from which
 code. `build_header` is every paper's table header, the one builder: the facts every table shares
-(the preset and its model, the data's stand-ins and sizes, the run's revision, device and date)
+(the preset and its model, the data's stand-ins and sizes, the seeds per model, the run's revision, device and date)
 with a paper's own facts laid over them (`facts`: the receptive-field protocol and seeds, the
 segmented paper's models and domain data; each paper's table module says them). LEX's tables
 read it as a file (`python -m lenex.tables.header --preset-file P --corpora JSON --metas M..
@@ -18,6 +18,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
 from ..presets import paper_view
 from .raw_results import read_recorded
+from .seeds import seeds_fact
 from ..run_facts import recorded
 
 
@@ -75,9 +76,34 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "scored_tokens": first.get("tokens"),
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
+        "seeds": seeds_fact(results),
+        **scaled_options_fact(preset, results),
         **run_record(results),
         **(facts or {}),
     }
+
+
+def scaled_options(positions: dict, results: list[dict]) -> str | None:
+    """'xpos scale_base 128; alibi slope_scale 4': each option a preset's `positions` section
+    scales, with the values the models behind `results` ran with (their recorded model_config),
+    listed only where one of them used it; None where none did."""
+    parts = []
+    for scheme, options in (positions or {}).items():
+        configs = [r["model_config"] for r in results
+                   if (r.get("model_config") or {}).get("position") == scheme]
+        for option in options or {}:
+            values = {json.dumps(c["position_options"][option]) for c in configs
+                      if option in (c.get("position_options") or {})}
+            if values:
+                parts.append(f"{scheme} {option} {' / '.join(sorted(values))}")
+    return "; ".join(parts) or None
+
+
+def scaled_options_fact(view: dict, results: list[dict]) -> dict:
+    """The header's `scaled_scheme_options` fact, or nothing where the preset scales no option
+    the models used (a preset without `positions`, such as tiny, keeps its header as it was)."""
+    text = scaled_options(view.get("positions") or {}, results)
+    return {"scaled_scheme_options": text} if text else {}
 
 
 def recorded_architecture(results: list[dict]) -> dict:

@@ -1,6 +1,8 @@
 """Turn a table spec, our evaluation results and the papers' numbers into TableData.
 
-No number is ever made up here: a cell without a matching result says so in words.
+No number is ever made up here: a cell without a matching result says so in words. Results of
+several seeds of a model (records with a `seed`) make one cell, their mean ± sample std with each
+seed's value (lenex.tables.seeds).
 """
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .formatting import format_delta, format_metric, human_count
 from .paper_results import paper_details, paper_value_text
+from .seeds import mean_over_seeds
 
 OK, NOT_COMPUTED, NOT_COMPUTED_YET = "ok", "not computed", "not computed yet"
 MISSING = "—"
@@ -16,7 +19,8 @@ MISSING = "—"
 _SCALE_KEYS = {"preset", "n_layer", "d_model", "n_head", "train_length", "steps", "stand_ins",
                "unavailable"}
 _LABELS = {"n_params": "Model size", "model_size": "Model size", "tokens_seen": "Tokens seen",
-           "git_rev": "Git revision", "git_revision": "Git revision"}
+           "git_rev": "Git revision", "git_revision": "Git revision",
+           "scaled_scheme_options": "Scaled scheme options (docs/dimensions.md)"}
 _PARAM_KEYS, _COUNT_KEYS = {"n_params", "model_size"}, {"tokens_seen"}
 
 
@@ -86,6 +90,7 @@ class TableData:
 
 def build_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
     metric = spec.get("metric", "ppl")
+    results = mean_over_seeds(results, metric)
     train_length = _our_train_length(header, results)
     columns = [Column(float(c), round(c * spec["paper_train_length"]), round(c * train_length))
                for c in spec["columns"]]
@@ -146,8 +151,8 @@ def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable,
     delta = None if paper is None else ours - paper
     cell = Cell(shown, format_metric(ours),
                 MISSING if delta is None else format_delta(delta), OK, paper, ours, delta, mask)
-    if spec.get("show_std") or spec.get("significance"):
-        _add_spread(cell, spec, matches[0], metric)
+    if matches[0].get("seeds") or spec.get("show_std") or spec.get("significance"):
+        add_spread(cell, spec, matches[0], metric)
     return add_replication(cell, matches[0])
 
 
@@ -180,16 +185,17 @@ def _row_train_length(row: dict, train_length: int) -> int:
     return round(train_length * row.get("train_length_multiple", 1))
 
 
-# Optional spec fields `show_std` (mean ± std over seeds: the result's `<metric>_std`, the paper's
-# std column) and `significance` ({reference, better, worse}: markers from the result's
-# `significance` and the paper's note, e.g. "sandwich significantly better ...").
-def _add_spread(cell: Cell, spec, result: dict, metric) -> None:
+# A mean over seeds shows ± its std (the result's `<metric>_std`) unless the spec says `show_std:
+# false`; `show_std: true` also shows the paper's std column. `significance` ({reference, better,
+# worse}): markers from the result's `significance` and the paper's note, e.g. "sandwich
+# significantly better ...".
+def add_spread(cell: Cell, spec, result: dict, metric) -> None:
     markers = spec.get("significance") or {}
     std = result.get(f"{metric}_std")
     cell.ours_std, cell.n_seeds = std, len(result.get("seeds") or []) or None
     if markers:
         cell.ours_mark = result.get("significance") or None
-    if spec.get("show_std") and std is not None:
+    if spec.get("show_std", True) and std is not None:
         cell.ours_text += f" ± {format_metric(std)}"
     cell.ours_text += markers.get(result.get("significance") or "", "")
 

@@ -1,0 +1,144 @@
+"""The cost model a preset is sized with (docs/dimensions.md, "Cost"): training throughput of each
+model shape the preset trains, measured as the pipeline runs it (two one-thread jobs side by side,
+`--cores 2`), times the trainings each paper's reference run needs.
+
+    python -m benchmarks.preset_cost --preset workstation [--seconds 60] [--out benchmarks/results/cpu]
+
+The trainings per paper are counted from the experiment definitions and the preset (variants x
+budget groups x corpora x seeds), the tokens per model from the preset; the estimate is the training
+time alone (evaluation is measured by the reference runs themselves, whose wall times REFERENCE.md
+records). Writes preset_cost_<preset>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import torch
+
+from lenex.config import ModelConfig, TrainConfig
+from lenex.files import atomic_write_text, read_yaml
+from lenex.model import LanguageModel
+from lenex.presets import group_view, paper_view
+from lenex.train import build_optimizer
+
+from .common import machine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _throughput(shape: dict, seconds: float, queue) -> None:
+    torch.set_num_threads(1)
+    cfg = ModelConfig(n_layer=shape["n_layer"], d_model=shape["d_model"], n_head=shape["n_head"], d_ff=shape["d_ff"],
+                      vocab_size=shape["vocab"], dropout=0.0, position="rope", train_length=shape["train_length"])
+    model = LanguageModel(cfg).train()
+    optimizer = build_optimizer(model, TrainConfig(lr=1e-3, grad_clip=2.0))
+    x = torch.randint(0, shape["vocab"], (shape["batch_size"], shape["train_length"]))
+    steps, started = 0, None
+    while True:
+        loss = model(x, x)[1]
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        steps += 1
+        if steps == 3:
+            started = time.perf_counter()
+        elif started and time.perf_counter() - started >= seconds:
+            queue.put((steps - 3) * shape["batch_size"] * shape["train_length"] / (time.perf_counter() - started))
+            return
+
+
+def paired_throughput(shape: dict, seconds: float) -> float:
+    """Tokens/s of two one-thread trainings of `shape` side by side, summed (what `--cores 2` gets)."""
+    queue = mp.get_context("spawn").Queue()
+    jobs = [mp.get_context("spawn").Process(target=_throughput, args=(shape, seconds, queue)) for _ in range(2)]
+    for job in jobs:
+        job.start()
+    rates = [queue.get() for _ in jobs]
+    for job in jobs:
+        job.join()
+    return sum(rates)
+
+
+def _shape(view: dict, vocab: int) -> dict:
+    model, train = view["model"], view["train"]
+    return {"n_layer": model["n_layer"], "d_model": model["d_model"], "n_head": model["n_head"], "d_ff": model["d_ff"],
+            "train_length": model["train_length"], "batch_size": train["batch_size"], "vocab": vocab,
+            "tokens": train["steps"] * train["batch_size"] * model["train_length"]}
+
+
+def trainings(preset: dict, vocab: int) -> list[dict]:
+    """Each paper's training groups: (paper, what, shape, count of models)."""
+    groups = []
+    lex = paper_view(preset, "lex")
+    experiment = read_yaml(ROOT / "config/experiments/lex.yaml")
+    seeds = int((lex.get("experiment") or {}).get("seeds", 1))
+    groups.append({"paper": "lex", "what": "every variant", "count": len(experiment["variants"]) * seeds,
+                   **_shape(lex, vocab)})
+    rf = paper_view(preset, "receptive-field")
+    experiment = read_yaml(ROOT / "config/experiments/receptive-field.yaml")
+    corpora = {s["corpus"] for t in experiment["tables"].values() for s in t["sections"] if s.get("corpus")}
+    for group in (None, "seeds"):
+        view = group_view(rf, group)
+        count = sum(1 for v in experiment["variants"].values() if v.get("group") == group)
+        n = int((view.get("experiment") or {}).get("seeds", 1))
+        per_corpus = 2 if group is None else len(corpora)  # Tables 1/4 train on arXiv and OpenWebText2
+        groups.append({"paper": "receptive-field", "what": group or "slope and window models",
+                       "count": count * n * per_corpus, **_shape(view, vocab)})
+    seg = paper_view(preset, "segmented")
+    experiment = read_yaml(ROOT / "config/experiments/segmented.yaml")
+    large = set((seg.get("experiment") or {}).get("large_variants", []))
+    for what, names in (("development stand-ins", set(experiment["variants"]) - large), ("large stand-ins", large)):
+        view = seg if what.startswith("dev") else {**seg, "model": {**seg["model"], **seg["experiment"]["large_model"]}}
+        groups.append({"paper": "segmented", "what": f"pretraining, {what}", "count": len(names), **_shape(view, vocab)})
+    # One epoch of domain adaptation per model (out of the box; Table 5's further epoch) and one continued
+    # run per method and extension (L_t -> k L_t), each seed: counted at the large stand-ins' speed.
+    adapted = {"ootb", "out-of-the-box", "domain-adaptation"}
+    methods = {(row["method"], column) for spec in experiment["tables"].values() for section in spec["sections"]
+               for row in section["rows"] for column in spec["columns"] if "{" not in row["method"]}
+    continued = {(m, c) for m, c in methods if m.split(":")[1] not in adapted}
+    adaptations = {m for m, _ in methods if m.split(":")[1] in adapted - {"out-of-the-box"}}
+    runs = (len(continued) + len(adaptations)) * int((seg.get("experiment") or {}).get("seeds", 1))
+    groups.append({"paper": "segmented", "what": "adaptation and continued runs", "count": runs,
+                   **_shape(view, vocab), "tokens": int(seg["experiment"].get("epoch_tokens") or 0)})
+    return groups
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", default="workstation")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/cpu"))
+    args = parser.parse_args(argv)
+    preset = read_yaml(ROOT / "config/presets" / f"{args.preset}.yaml")
+    vocab = int(preset["data"]["tokenizer"].split("-")[1]) if preset["data"]["tokenizer"].startswith("bpe-") else 50257
+    rows, measured = [], {}
+    for group in trainings(preset, vocab):
+        key = tuple(group[k] for k in ("n_layer", "d_model", "n_head", "train_length", "batch_size"))
+        if key not in measured:
+            measured[key] = paired_throughput(group, args.seconds)
+        rate = measured[key]
+        rows.append({**group, "tokens_per_s_two_jobs": rate, "training_hours": group["count"] * group["tokens"] / rate / 3600})
+    record = {"preset": args.preset, "machine": machine(torch.device("cpu")), "seconds": args.seconds, "groups": rows}
+    out = Path(args.out)
+    atomic_write_text(out / f"preset_cost_{args.preset}.json", json.dumps(record, indent=1) + "\n")
+    lines = [f"# Training cost of preset `{args.preset}` (python -m benchmarks.preset_cost)", "",
+             "Two one-thread trainings side by side (`--cores 2`), random tokens, measured for "
+             f"{args.seconds:g} s each; training only (evaluation: the reference runs' own wall times).", "",
+             "| paper | models | count | shape | L_tr x batch | tokens each | tokens/s (2 jobs) | training hours |",
+             "|---|---|---:|---|---|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['paper']} | {r['what']} | {r['count']} | {r['n_layer']}x{r['d_model']}, {r['n_head']} heads | "
+                     f"{r['train_length']} x {r['batch_size']} | {r['tokens']:,} | {r['tokens_per_s_two_jobs']:,.0f} | "
+                     f"{r['training_hours']:.2f} |")
+    atomic_write_text(out / f"preset_cost_{args.preset}.md", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
