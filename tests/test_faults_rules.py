@@ -172,14 +172,44 @@ def test_a_prepared_split_shorter_than_a_window_fails_the_dry_run(tmp_path):
 
 def test_no_rule_command_or_input_names_the_checkout(tmp_path):
     """The preset file was passed as an absolute path (unquoted) to every table rule: a path with a
-    space broke them, and a moved checkout re-rendered every page."""
-    work = _config_copy(tmp_path)
+    space broke them, and a moved checkout re-rendered every page. Under a path with a space and
+    a `ü`, no command names the checkout, and a rule runs."""
+    work = _config_copy(tmp_path / "a b ü")
     run = snakemake(work, "-n", "-p", "--forceall", "results/tiny/plan/lex.md", "results/tiny/lex.md",
                     "results/tiny/receptive-field.md", "results/tiny/segmented.md")
     assert run.returncode == 0, said(run)[-3000:]
     jobs = run.stdout.split("Building DAG of jobs...")[1]
     assert str(work) not in jobs and str(REPO) not in jobs, [l for l in jobs.splitlines() if str(work) in l][:3]
     assert "--preset-file config/presets/tiny.yaml" in jobs
+    run = snakemake(work, "--cores", "1", "results/tiny/figures/lex/figure2.png")
+    assert run.returncode == 0 and (work / "results/tiny/figures/lex/figure2.png").stat().st_size, said(run)[-3000:]
+
+
+def test_a_code_stamp_is_the_same_wherever_the_checkout_lies(tmp_path):
+    """A moved checkout reruns nothing: the hash of a job's code names its files relative to src/lenex."""
+    moved = Path(shutil.copytree(SRC / "lenex", tmp_path / "moved ü/src/lenex",
+                                 ignore=shutil.ignore_patterns("__pycache__")))
+    script = ("from lenex.pipeline.code import code_hash, job_files;"
+              "print(code_hash(job_files('lenex.train', 'alibi')), code_hash(job_files('lenex.tables.render')))")
+    hashes = [subprocess.run([sys.executable, "-c", script], cwd=src.parent, env={**os.environ, "PYTHONPATH": str(src)},
+                             capture_output=True, text=True, check=True).stdout for src in (SRC, moved.parent)]
+    assert hashes[0] == hashes[1] and len(hashes[0].split()) == 2
+
+
+def test_a_job_counts_the_code_of_its_own_scheme_only():
+    """Editing ALiBi's file changes the code of ALiBi's jobs only; the renderer's code has no scheme."""
+    from lenex.pipeline.code import ROOT, job_files
+
+    def names(files):
+        return {p.relative_to(ROOT).as_posix() for p in files}
+
+    alibi, rope, xpos = (names(job_files("lenex.train", s)) for s in ("alibi", "rope", "xpos"))
+    assert "positions/alibi.py" in alibi and "positions/alibi.py" not in rope | xpos
+    assert "positions/rope.py" in rope and "positions/rope.py" in xpos  # xPos is RoPE's rotation, scaled
+    assert {"train.py", "model/transformer.py", "positions/base.py"} <= alibi & rope & xpos
+    render = names(job_files("lenex.tables.render"))
+    schemes = {f"positions/{name}.py" for name in ("alibi", "rope", "xpos", "t5", "kerple", "sandwich")}
+    assert {"tables/render.py", "tables/templates/table.md.j2"} <= render and not render & schemes
 
 
 def test_a_training_records_and_an_evaluation_expects_what_its_path_names(tmp_path):

@@ -17,9 +17,14 @@ import re
 
 from .settings import quoted_json
 
-#: ModelConfig fields an expectation names: everything the rule decides (not the vocabulary).
-EXPECTED_MODEL_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "dropout", "position", "position_options",
-                         "position_module", "mask", "mask_options", "train_length")
+#: ModelConfig fields an expectation names: what the rule decides but the vocabulary (the corpus's,
+#: compared with its meta.json by every scorer) and a scheme's options. The options are the
+#: training's params (a retuned variant retrains, and its evaluations follow the new model), and
+#: the tables compare them with each result's model (lenex.provenance.check_result_models): in
+#: `--expect` they would rewrite every evaluation command of a retuned variant
+#: (tests/test_lex_workflow.py).
+EXPECTED_MODEL_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "dropout", "position", "position_module", "mask",
+                         "train_length")
 #: The shape of a model that continued pretraining changed (its L_t, its position table).
 SHAPE_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "position")
 #: Where result files lie: what table and figure jobs read, one file per cell or measurement.
