@@ -145,7 +145,7 @@ def test_tiny_lex_cells_carry_two_seeds_and_a_claims_interval_is_paired_over_see
     assert run.returncode == 0, run.stderr[-4000:]
     for seed in (1, 2):
         assert (workdir / f"results/tiny/models/lex/xpos/seed{seed}.pt").exists()
-        result = json.loads((workdir / f"results/tiny/eval/lex/rope/seed{seed}/pg22/blockwise/L256.json").read_text())
+        result = json.loads((workdir / f"results/tiny/eval/lex/rope/seed{seed}/pg22/blockwise/L512.json").read_text())
         assert result["seed"] == seed and result["span_nll"]
     tokens = {json.loads(p.read_text())["scored_tokens_sha256"]
               for p in (workdir / "results/tiny/eval/lex").glob("*/seed*/pg22/causal/L32.json")}

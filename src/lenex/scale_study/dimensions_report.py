@@ -84,7 +84,7 @@ def lex_rows(view: dict, discount: float | None) -> dict:
     }
 
 
-def rf_rows(view: dict, experiment: dict) -> dict:
+def rf_rows(view: dict, experiment: dict, seeds_read: str = "every") -> dict:
     model, seeds = view["model"], group_view(view, "seeds")
     length, layers = model["train_length"], model["n_layer"]
     scale = scheme_options(view, "alibi").get("slope_scale", 1.0)
@@ -111,7 +111,7 @@ def rf_rows(view: dict, experiment: dict) -> dict:
         "T5 max_distance / L_tr": t5 / length,
         "training tokens, slope and window models": tokens_per_model(view),
         "training tokens, Table 3 models": tokens_per_model(seeds),
-        "seeds, slope and window models / Table 3": f"{slope_seeds(view, experiment)} / {seed_count(seeds)}",
+        "seeds, slope and window models / Table 3": f"{slope_seeds(view, experiment, seeds_read)} / {seed_count(seeds)}",
     }
 
 
@@ -119,11 +119,12 @@ def seed_count(view: dict) -> int:
     return int((view.get("experiment") or {}).get("seeds", 1))
 
 
-def slope_seeds(view: dict, experiment: dict) -> int:
-    """Seeds of the slope and window models: Table 1's, which before issue 33 read seed 1 alone
-    (its spec did not say `seeds: all`)."""
-    table1 = experiment["tables"]["table1"]
-    return seed_count(view) if table1.get("seeds") == "all" else 1
+def slope_seeds(view: dict, experiment: dict, seeds_read: str = "every") -> int:
+    """Seeds of the slope and window models that Table 1 reads: every seed of their budget, unless
+    the table (`seeds: first`) or the setting (`slope_seeds_read: first`: before issue 33 the rules
+    read seed 1 of these models) reads the first alone."""
+    first = experiment["tables"]["table1"].get("seeds") == "first" or seeds_read == "first"
+    return 1 if first else seed_count(view)
 
 
 def segmented_rows(view: dict, released: dict | None, discount: float | None) -> dict:
@@ -208,7 +209,7 @@ def paper_tables(config: dict, root: Path = ROOT) -> dict[str, list[str]]:
             if paper == "lex":
                 columns[name] = lex_rows(view, measured)
             elif paper == "receptive-field":
-                columns[name] = rf_rows(view, experiments[name])
+                columns[name] = rf_rows(view, experiments[name], settings[name].get("slope_seeds_read", "every"))
             else:
                 columns[name] = segmented_rows(view, config["released"] if name == "paper" else None, measured)
         groups = list(next(iter(columns.values())))
