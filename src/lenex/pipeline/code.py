@@ -10,7 +10,7 @@ draw the Sandwich profile) counts that scheme. So editing ALiBi's slopes reruns 
 trainings and evaluations and what reads them; editing the table renderer re-renders the tables.
 
 The hash covers the files' paths relative to src/lenex and their bytes, so a moved checkout has
-the same hashes. Each job reads it as an input file, a stamp named by the hash, in
+the same hashes. Each job reads it as an input file, a stamp in a folder named by the hash, in
 `.snakemake/lenex/code/` (as the variant checks stamp theirs, lenex.pipeline.variants): a code
 change is a new input file, which Snakemake's input trigger reruns the job for. A stamp's mtime is
 set to the epoch, so a stamp written anew (a fresh clone, .snakemake removed) never makes a job
@@ -178,9 +178,11 @@ def stamp_name(module: str, position: str | None = None) -> str:
 
 
 def code_stamp(stamps: Path, module: str, position: str | None = None, module_files=()) -> str:
-    """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>.txt."""
+    """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>/files.txt.
+    Each stamp has a folder of its own: Snakemake lists a folder's files once, when it first looks
+    for an input there, and would take a stamp written into that folder later for missing."""
     files = job_files(module, position, module_files)
-    stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{code_hash(files)[:16]}.txt"
+    stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{code_hash(files)[:16]}" / "files.txt"
     if not stamp.exists():
         stamp.parent.mkdir(parents=True, exist_ok=True)
         text = "".join(f"{_label(p)}\n" for p in files)
