@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+from pathlib import Path
 
 IDENTITY_FORMAT = "lenex-identity-v1"
 TRAIN_FIELDS = ("seed", "steps")  # from the train config
@@ -195,3 +197,51 @@ def check_result_models(results: list[dict], source, variants: dict, label: str 
         if problem:
             raise ValueError(f"{source}: {problem}: a cell would show another model's number; rerun the job that "
                              "writes it")
+
+
+# What a table or figure job expects of the result files it reads (`--expect`, lenex.pipeline.identities):
+# {"labels": {...}, "layouts": ["results/{preset}/eval/{paper}/{variant}/..."]}.
+PATH_LABELS = ("paper", "preset", "variant", "model", "run", "corpus", "seed", "mask", "length")
+IDENTITY_LABELS = ("paper", "preset", "variant", "model", "run", "corpus")  # what --identity labels
+
+
+def layout_labels(path, layouts) -> dict | None:
+    """The wildcards of the first layout (a rule's output pattern) that `path` matches, or None."""
+    for layout in layouts:
+        pattern, names = "", set()
+        for literal, name in re.findall(r"([^{]*)(?:\{(\w+)\}|$)", layout):
+            pattern += re.escape(literal)
+            if name:
+                pattern += f"(?P={name})" if name in names else f"(?P<{name}>[^/]+)"
+                names.add(name)
+        match = re.fullmatch(pattern, Path(path).as_posix())
+        if match:
+            return match.groupdict()
+    return None
+
+
+def result_path_problem(record: dict, path, expect: dict) -> str | None:
+    """Why a result record is not the one its file's path names (a label of its own or of its
+    checkpoint's identity differs from the path's or the job's), or None."""
+    named = {**(layout_labels(path, expect.get("layouts") or ()) or {}), **(expect.get("labels") or {})}
+    identity = record.get("identity") or {}
+    for key in PATH_LABELS:
+        if key not in named:
+            continue
+        said = [("records", record.get(key))]
+        if key in IDENTITY_LABELS:  # a model's own labels (its mask and seed are its training's)
+            said.append(("its checkpoint records", identity.get(key)))
+        for who, value in said:
+            if value is not None and str(value) != str(named[key]):
+                return f"{who} {key} {value!r} where its path names {named[key]!r}"
+    return None
+
+
+def check_result_paths(records: list[dict], source, expect) -> None:
+    """Each record of the result file `source` is the result its path names (`expect`, the table or
+    figure job's): one ValueError naming the file, the label and both values."""
+    expect = _json_object(expect, "--expect")
+    for record in records:
+        problem = result_path_problem(record, source, expect)
+        if problem:
+            raise ValueError(f"{source}: {problem}: it holds another cell's result; rerun the job that writes it")

@@ -13,6 +13,7 @@ Docs: docs/bring-your-own.md.
 from __future__ import annotations
 
 import copy
+import os
 import re
 
 #: A scheme's name becomes a variant name and a path part in every paper (segmented model names
@@ -137,4 +138,8 @@ def module_files(variant: dict) -> list[str]:
     import importlib.util
 
     found = importlib.util.find_spec(module)
-    return [found.origin] if found is not None and found.origin else []
+    if found is None or not found.origin:
+        return []
+    # relative where it lies in the checkout, so a moved checkout reruns nothing (issue 36)
+    inside = not os.path.relpath(found.origin).startswith("..")
+    return [os.path.relpath(found.origin) if inside else found.origin]

@@ -7,9 +7,11 @@
 rule paper_claims:
     input:
         cells=lambda wc: pipeline.paper_cells(wc.preset, wc.paper),
-        claims="config/claims/{paper}.yaml",
+        # every ERF, check and figure reference checked now (lenex.pipeline.dag_checks)
+        claims=lambda wc: pipeline.checked_claims(wc.paper),
         schema="workflow/schemas/claims.schema.yaml",
         study="results/scale-study/points.jsonl",
+        code=pipeline.code("lenex.claims.render"),
     output:
         md="results/{preset}/claims/{paper}.md",
         json="results/{preset}/claims/{paper}.json",
@@ -29,10 +31,11 @@ rule paper_claims:
 
 rule claims_summary:
     input:
-        lambda wc: [
+        claims=lambda wc: [
             f"results/{wc.preset}/claims/{p}.json"
             for p in pipeline.rendered_papers(wc.preset)
         ],
+        code=pipeline.code("lenex.claims.render"),
     output:
         "results/{preset}/claims.md",
     log:
@@ -41,4 +44,4 @@ rule claims_summary:
         ENV
     shell:
         "python -m lenex.pipeline.launch lenex.claims.render summary --preset {wildcards.preset}"
-        " --claims-json {input} --out {output} > {log} 2>&1"
+        " --claims-json {input.claims} --out {output} > {log} 2>&1"

@@ -8,6 +8,7 @@ rule evaluate:
     input:
         model="results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
         data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
+        code=lambda wc: pipeline.code("lenex.evaluate", wc.preset, wc.paper, wc.variant),
     output:
         "results/{preset}/eval/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
     log:
@@ -39,8 +40,10 @@ rule evaluate:
                 "preset": wc.preset,
             }
         ),
+        # what the checkpoint must record (lenex.provenance): another model is refused
+        expect=lambda wc: pipeline.expect(wc.preset, wc.paper, wc.variant, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} --span {params.span} --mask {wildcards.mask}"
         " --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
-        " --threads {threads} --extra {params.extra} --out {output} > {log} 2>&1"
+        " --threads {threads} --extra {params.extra} --expect {params.expect} --out {output} > {log} 2>&1"

@@ -31,6 +31,9 @@ use rule train as crosscheck_train with:
             wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
         )
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper, wc.backend),
+        code=lambda wc: fairseq.train_code(
+            pipeline, wc.preset, wc.paper, wc.variant, wc.backend
+        ),
     output:
         "results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
     log:
@@ -39,10 +42,17 @@ use rule train as crosscheck_train with:
         model=lambda wc: quoted_json(
             pipeline.model_config(wc.preset, wc.paper, wc.variant)
         ),
-        train=lambda wc: quoted_json(
+        train=lambda wc: pipeline.checked_train(
+            wc.preset,
+            wc.paper,
+            wc.variant,
             fairseq.crosscheck_train_config(
                 pipeline, wc.preset, wc.paper, wc.backend, wc.seed
-            )
+            ),
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+        ),
+        identity=lambda wc: pipeline.identity(
+            wc.preset, wc.paper, wc.variant, backend=wc.backend
         ),
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
@@ -56,10 +66,13 @@ use rule evaluate as crosscheck_evaluate with:
     input:
         model="results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
         data=rules.evaluate.input.data,
+        code=rules.evaluate.input.code,
     output:
         "results/{preset}/crosscheck/{backend}/s{seed}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.json",
     log:
         "results/{preset}/logs/crosscheck/{backend}/s{seed}/eval/{paper}/{variant}/{corpus}/{mask}/L{length}.log",
+    params:
+        expect=lambda wc: fairseq.crosscheck_expect(pipeline, wc),
 
 
 rule crosscheck_fairseq:

@@ -20,6 +20,7 @@ rule lex_table_header:
         train_meta=pipeline.recorded(
             lambda wc: LEX.header_recorded(pipeline, wc.preset)
         ),
+        code=pipeline.code("lenex.tables.header"),
     output:
         "results/{preset}/tables/{paper}/table{table}.header.json",
     log:
@@ -40,6 +41,12 @@ rule lex_table_header:
 # mask, from s[n] averaged over the same test texts the perplexity tables score: a cell at a GPU
 # preset, or one no table reads (at a CPU preset the tables' cells come from evaluate_model below).
 use rule evaluate as resolution with:
+    input:
+        model=rules.evaluate.input.model,
+        data=rules.evaluate.input.data,
+        code=lambda wc: pipeline.code(
+            "lenex.lex.resolution", wc.preset, wc.paper, wc.variant
+        ),
     output:
         "results/{preset}/resolution/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
     log:
@@ -67,6 +74,9 @@ for _preset in pipeline.preset_names:
             input:
                 model=LEX.model_path(_preset, _variant, _seed),
                 data=pipeline.data_files(_preset, _corpus),
+                code=pipeline.code(
+                    "lenex.lex.evaluate_model", _preset, LEX.name, _variant
+                ),
             output:
                 [c["out"] for c in _cells],
             log:
@@ -90,10 +100,11 @@ for _preset in pipeline.preset_names:
                 batch_tokens=pipeline.paper_preset(_preset, LEX.name)["eval"][
                     "batch_tokens"
                 ],
+                expect=pipeline.expect(_preset, LEX.name, _variant, _seed),
             shell:
                 "python -m lenex.pipeline.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
                 " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
-                " --threads {threads} > {log} 2>&1"
+                " --threads {threads} --expect {params.expect} > {log} 2>&1"
 
         workflow.ruleorder(_name, "evaluate" if _stage == "eval" else "resolution")
 
@@ -105,6 +116,7 @@ rule lex_figure1:
             lambda wc: LEX.figure_recorded(pipeline, wc.preset, "1"), LEX.name
         ),
         spec="config/experiments/lex.yaml",
+        code=pipeline.code("lenex.lex.figures"),
     output:
         png=report(
             "results/{preset}/figures/lex/figure1.png",
@@ -119,15 +131,19 @@ rule lex_figure1:
         results=lambda wc: LEX.figure_recorded(pipeline, wc.preset, "1"),
         raw=pipeline.raw_env(LEX.name),
         schemes=lambda wc: pipeline.table_schemes(LEX.name, 2),
+        expect=lambda wc: pipeline.results_expect(wc.preset, LEX.name, workflow.rules),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.lex.figures figure1 --spec {input.spec} --table-key table2"
         " --extra-schemes {params.schemes} --dataset pg22 --results {params.results} --preset {wildcards.preset}"
+        " --expect {params.expect}"
         " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 
 
 # Figure 2: the analytic g_zeta[n] (Eq. 10) at the paper's head dimension (Table 7: 1024 / 16)
 # up to its longest evaluation length (8 x 1024), whatever the preset: no model is involved.
 rule lex_figure2:
+    input:
+        code=pipeline.code("lenex.lex.figures"),
     output:
         png=report(
             "results/{preset}/figures/lex/figure2.png",

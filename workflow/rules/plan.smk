@@ -6,9 +6,7 @@
 rule plan:
     input:
         preset_file=lambda wc: pipeline.preset_file(wc.preset),
-        experiment_file=lambda wc: str(
-            pipeline.config_dir / "experiments" / f"{wc.paper}.yaml"
-        ),
+        experiment_file=lambda wc: pipeline.experiment_file(wc.paper),
     output:
         md="results/{preset}/plan/{paper}.md",
         json="results/{preset}/plan/{paper}.json",

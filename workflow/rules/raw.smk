@@ -7,7 +7,8 @@ if not pipeline.from_raw:
 
     rule raw_results:
         input:
-            lambda wc: pipeline.paper_recorded(wc.preset, wc.paper),
+            files=lambda wc: pipeline.paper_recorded(wc.preset, wc.paper),
+            code=pipeline.code("lenex.tables.raw_results"),
         output:
             "results/{preset}/raw/{paper}.jsonl",
         log:
@@ -15,4 +16,4 @@ if not pipeline.from_raw:
         conda:
             ENV
         shell:
-            "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input} --out {output} > {log} 2>&1"
+            "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input.files} --out {output} > {log} 2>&1"

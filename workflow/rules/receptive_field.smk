@@ -14,6 +14,7 @@ use rule train as receptive_field_train with:
     input:
         lambda wc: pipeline.data_files(wc.preset, wc.corpus)
         + pipeline.scheme_files(RF.name, wc.variant),
+        code=lambda wc: pipeline.code("lenex.train", wc.preset, RF.name, wc.variant),
     output:
         "results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
     log:
@@ -27,8 +28,15 @@ use rule train as receptive_field_train with:
         model=lambda wc: quoted_json(
             pipeline.model_config(wc.preset, RF.name, wc.variant)
         ),
-        train=lambda wc: quoted_json(
-            RF.train_config(pipeline, wc.preset, wc.variant, wc.seed)
+        train=lambda wc: pipeline.checked_train(
+            wc.preset,
+            RF.name,
+            wc.variant,
+            RF.train_config(pipeline, wc.preset, wc.variant, wc.seed),
+            f"results/{wc.preset}/data/{wc.corpus}",
+        ),
+        identity=lambda wc: pipeline.identity(
+            wc.preset, RF.name, wc.variant, corpus=wc.corpus
         ),
         data="results/{preset}/data/{corpus}",
         workdir="results/{preset}/train/receptive-field/{corpus}/{variant}/seed{seed}",
@@ -43,6 +51,9 @@ rule receptive_field_evaluate:
     input:
         model="results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
         data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
+        code=lambda wc: pipeline.code(
+            "lenex.receptive_field.evaluate", wc.preset, RF.name, wc.variant
+        ),
     output:
         result="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/last_token.json",
         erf="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/erf.json",
@@ -80,17 +91,24 @@ rule receptive_field_evaluate:
                 "preset": wc.preset,
             }
         ),
+        expect=lambda wc: RF.expect(pipeline, wc.preset, wc.corpus, wc.variant, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --train-length {params.train_length} --multiples {params.multiples}"
         " {params.window_option}--span-multiple {params.span} --segments {params.segments}"
         " {params.measure_options} --batch-tokens {params.batch_tokens}"
-        " --threads {threads} --extra {params.extra} --out {output.result} > {log} 2>&1"
+        " --threads {threads} --extra {params.extra} --expect {params.expect} --out {output.result} > {log} 2>&1"
 
 
 # Appendix B: cache-window inference (w-bar = 4 x L_tr), checked against the sliding mask and
 # timed against re-encoding.
 use rule receptive_field_evaluate as receptive_field_cache_window with:
+    input:
+        model=rules.receptive_field_evaluate.input.model,
+        data=rules.receptive_field_evaluate.input.data,
+        code=lambda wc: pipeline.code(
+            "lenex.receptive_field.cache_eval", wc.preset, RF.name, wc.variant
+        ),
     output:
         result="results/{preset}/eval/receptive-field/{corpus}/{variant}/seed{seed}/cache_window.json",
     log:
@@ -108,6 +126,7 @@ rule receptive_field_figure:
         erf=pipeline.recorded(
             lambda wc: RF.figure_recorded(pipeline, wc.preset, wc.figure), RF.name
         ),
+        code=pipeline.code("lenex.receptive_field.figures"),
     output:
         png=report(
             "results/{preset}/figures/receptive-field/figure{figure}.png",
@@ -125,6 +144,7 @@ rule receptive_field_figure:
         title=lambda wc: pipeline.figure_title(RF.name, wc.figure),
         erf=lambda wc: RF.figure_recorded(pipeline, wc.preset, wc.figure),
         raw=pipeline.raw_env(RF.name),
+        expect=lambda wc: pipeline.results_expect(wc.preset, RF.name, workflow.rules),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.receptive_field.figures {params.kind} --erf {params.erf}"
-        " --title {params.title} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --title {params.title} --expect {params.expect} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"

@@ -25,6 +25,7 @@ use rule train as segmented_pretrain with:
             wc.preset, pipeline.training_corpus(wc.preset, SEG.name)
         )
         + pipeline.scheme_files(SEG.name, wc.model),
+        code=lambda wc: pipeline.code("lenex.train", wc.preset, SEG.name, wc.model),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
@@ -38,9 +39,14 @@ use rule train as segmented_pretrain with:
         model=lambda wc: quoted_json(
             pipeline.model_config(wc.preset, SEG.name, wc.model)
         ),
-        train=lambda wc: quoted_json(
-            pipeline.paper_preset(wc.preset, SEG.name)["train"]
+        train=lambda wc: pipeline.checked_train(
+            wc.preset,
+            SEG.name,
+            wc.model,
+            pipeline.paper_preset(wc.preset, SEG.name)["train"],
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         ),
+        identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, "pretrained"),
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
         threads=pipeline.process_threads(SEG.name),
@@ -95,6 +101,9 @@ rule segmented_adapt:
             )
         ),
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
+        code=lambda wc: pipeline.code(
+            "lenex.segmented.continued", wc.preset, SEG.name, wc.model
+        ),
     output:
         "results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
     log:
@@ -117,11 +126,15 @@ rule segmented_adapt:
         workdir="results/{preset}/train/segmented/{model}/seed{seed}/{run}",
         launcher=pipeline.train_launcher_of("lenex.segmented.continued", SEG.name),
         threads=pipeline.process_threads(SEG.name),
+        identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, wc.run),
+        expect=lambda wc: SEG.expect(
+            pipeline, wc.preset, wc.model, SEG.init_run(wc.run), wc.seed
+        ),
     shell:
         "{params.launcher} --init {input.model} --method {params.method}"
         " --extend {params.extend_by} --train-config {params.train} --data {params.data}"
         " --epoch-tokens {params.epoch_tokens} --out {output} --workdir {params.workdir}"
-        " --threads {params.threads} > {log} 2>&1"
+        " --threads {params.threads} --identity {params.identity} --expect {params.expect} > {log} 2>&1"
 
 
 # Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4): seed s
@@ -130,6 +143,7 @@ use rule segmented_adapt as segmented_continue with:
     input:
         model="results/{preset}/models/segmented/{model}/seed{seed}/ootb.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
+        code=rules.segmented_adapt.input.code,
     output:
         "results/{preset}/models/segmented/{model}/seed{seed}/{method}-x{beta}.pt",
     log:
@@ -138,6 +152,10 @@ use rule segmented_adapt as segmented_continue with:
         method="{method}",
         extend_by="{beta}",
         workdir="results/{preset}/train/segmented/{model}/seed{seed}/{method}-x{beta}",
+        identity=lambda wc: SEG.identity(
+            pipeline, wc.preset, wc.model, f"{wc.method}-x{wc.beta}"
+        ),
+        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, "ootb", wc.seed),
 
 
 # Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);
@@ -146,6 +164,9 @@ rule segmented_evaluate:
     input:
         model="results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
         data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
+        code=lambda wc: pipeline.code(
+            "lenex.segmented.evaluate", wc.preset, SEG.name, wc.model
+        ),
     output:
         "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/L{length}.json",
     log:
@@ -162,14 +183,21 @@ rule segmented_evaluate:
         extra=lambda wc: quoted_json(
             SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run, wc.seed)
         ),
+        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, wc.run, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} {params.options} --threads {threads}"
-        " --extra {params.extra} --out {output} > {log} 2>&1"
+        " --extra {params.extra} --expect {params.expect} --out {output} > {log} 2>&1"
 
 
 # Figure 3's statistic: median attention weight of queries past L_t (own models).
 use rule segmented_evaluate as segmented_attention with:
+    input:
+        model=rules.segmented_evaluate.input.model,
+        data=rules.segmented_evaluate.input.data,
+        code=lambda wc: pipeline.code(
+            "lenex.segmented.attention", wc.preset, SEG.name, wc.model
+        ),
     output:
         "results/{preset}/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.json",
     log:
@@ -188,6 +216,7 @@ rule segmented_figure2:
         pipeline.recorded(
             lambda wc: SEG.figure_recorded(pipeline, wc.preset, "2"), SEG.name
         ),
+        code=pipeline.code("lenex.segmented.figures"),
     output:
         png=report(
             "results/{preset}/figures/segmented/figure2.png",
@@ -205,9 +234,10 @@ rule segmented_figure2:
         hf=lambda wc: SEG.hf_flag(pipeline, wc.preset),
         raw=pipeline.raw_env(SEG.name),
         cells_option="",
+        expect=lambda wc: pipeline.results_expect(wc.preset, SEG.name, workflow.rules),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.segmented.figures {params.figure} --results {params.results}"
-        " --title {params.title} --preset {wildcards.preset} {params.hf} --out-png {output.png}"
+        " --title {params.title} --preset {wildcards.preset} {params.hf} --expect {params.expect} --out-png {output.png}"
         " --out-pdf {output.pdf}{params.cells_option} > {log} 2>&1"
 
 
@@ -216,6 +246,7 @@ use rule segmented_figure2 as segmented_figure3 with:
         pipeline.recorded(
             lambda wc: SEG.figure_recorded(pipeline, wc.preset, "3"), SEG.name
         ),
+        code=pipeline.code("lenex.segmented.figures"),
     output:
         png=report(
             "results/{preset}/figures/segmented/figure3.png",

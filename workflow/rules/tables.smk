@@ -17,6 +17,7 @@ rule paper_table:
             lambda wc: pipeline.table_recorded(wc.paper, wc.preset, wc.table)
         ),
         spec="config/experiments/{paper}.yaml",
+        code=lambda wc: pipeline.code(pipeline.paper(wc.paper).table_renderer),
     output:
         md="results/{preset}/tables/{paper}/table{table}.md",
         tex="results/{preset}/tables/{paper}/table{table}.tex",
@@ -32,9 +33,11 @@ rule paper_table:
         ),
         raw=pipeline.raw_env(),
         schemes=lambda wc: pipeline.table_schemes(wc.paper, wc.table),
+        # a result file holding another cell's or model's result is an error, never a row
+        expect=lambda wc: pipeline.results_expect(wc.preset, wc.paper, workflow.rules),
     shell:
         "{params.raw}python -m lenex.pipeline.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
-        " --extra-schemes {params.schemes} {params.arguments}"
+        " --extra-schemes {params.schemes} {params.arguments} --expect {params.expect}"
         " --out-md {output.md} --out-tex {output.tex}"
         " --out-cells {output.cells} > {log} 2>&1"
 
@@ -47,6 +50,7 @@ rule paper_report:
         figures=lambda wc: pipeline.paper_figures(wc.preset, wc.paper),
         claims="results/{preset}/claims/{paper}.md",
         spec="config/experiments/{paper}.yaml",
+        code=pipeline.code("lenex.tables.report"),
     output:
         "results/{preset}/{paper}.md",
     log:

@@ -21,6 +21,7 @@ rule train:
         )
         + pipeline.scheme_files(wc.paper, wc.variant)
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper),
+        code=lambda wc: fairseq.train_code(pipeline, wc.preset, wc.paper, wc.variant),
     output:
         "results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
     log:
@@ -36,11 +37,17 @@ rule train:
         model=lambda wc: quoted_json(
             pipeline.model_config(wc.preset, wc.paper, wc.variant)
         ),
-        train=lambda wc: quoted_json(
+        # checked now (lenex.pipeline.dag_checks): a bad config stops the DAG, the old model stays
+        train=lambda wc: pipeline.checked_train(
+            wc.preset,
+            wc.paper,
+            wc.variant,
             pipeline.paper(wc.paper).train_config(
                 pipeline, wc.preset, wc.variant, wc.seed
-            )
+            ),
+            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         ),
+        identity=lambda wc: pipeline.identity(wc.preset, wc.paper, wc.variant),
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.process_threads(),
@@ -49,7 +56,7 @@ rule train:
     shell:
         "{params.launcher} --model-config {params.model} --train-config {params.train}"
         " --data {params.data} --out {output} --workdir {params.workdir}"
-        " --threads {params.threads} > {log} 2>&1"
+        " --threads {params.threads} --identity {params.identity} > {log} 2>&1"
 
 
 # Multi-node data parallelism: SLURM gives `nodes` nodes with `gpus` GPUs each; `mpi` tells
@@ -61,6 +68,7 @@ use rule train as train_multinode with:
             wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
         )
         + pipeline.scheme_files(wc.paper, wc.variant),
+        code=lambda wc: pipeline.code("lenex.train", wc.preset, wc.paper, wc.variant),
     wildcard_constraints:
         preset=pipeline.presets_by_nodes(one_node=False),
     resources:

@@ -9,6 +9,7 @@ untestable, with the reason naming the cell: a missing number never becomes true
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import jsonschema
 
 from ..files import read_yaml
 from . import predicates as P
-from .refs import Missing, describe, expand, resolve, tables_of
+from .refs import Missing, describe, expand, produced_key, resolve, tables_of
 from .leaves import CONTRADICTED
 from .scale import Budget, scale_note
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, on_ours, ours_outcome, outcome_fields
@@ -213,3 +214,18 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
 
 def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None) -> list[dict]:
     return [evaluate_claim(c, tables, budget) for c in claims["claims"]]
+
+
+def check_produced(claims: dict, produced: set[str], where) -> None:
+    """Every ERF, check and figure reference of a claims file names something its paper produces
+    (`produced`, from the experiment definitions): one ValueError naming the file (`where`), the
+    claim and the reference, with the nearest names produced."""
+    for claim in claims["claims"]:
+        for ref in references(claim.get("check")):
+            key = produced_key(ref)
+            if key is None or key in produced:
+                continue
+            close = difflib.get_close_matches(key, sorted(produced), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(close)}?" if close else f"it produces {len(produced)} such names"
+            raise ValueError(f"{where}: claim {claim['id']!r}: {ref} names nothing its tables and figures "
+                             f"produce ({hint})")

@@ -58,6 +58,16 @@ def tables_of(ref: str) -> str:
                      "t<N>/erf|trf|ltr/<corpus>/<variant>, t<N>/check/<name> or f<N>/<name>")
 
 
+def produced_key(ref: str) -> str | None:
+    """What a reference beyond table cells reads, as its paper's tables and figures produce it
+    (`Paper.produced_references`): t1/trf/arxiv/w and t1/ltr/arxiv/w read the row t1/erf/arxiv/w;
+    None for a table cell (checked against the cells file when the claims are evaluated)."""
+    match = _ERF.match(ref)
+    if match:
+        return f"t{match.group(1)}/erf/{match.group(3)}/{match.group(4)}"
+    return ref if _CHECK.match(ref) or _FIGURE.match(ref) else None
+
+
 def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
     """The value of one reference on `side` ('paper' or 'ours') in the cells files `tables`
     (table number -> cells file content)."""

@@ -29,12 +29,24 @@ def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None
     return fairseq_data_files(pipeline, preset, pipeline.training_corpus(preset, paper))
 
 
+def train_module(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
+    """The trainer's entry point: lenex.train, or the fairseq backend's."""
+    fairseq = (backend or train_backend(pipeline, preset, paper)) == "fairseq"
+    return "lenex.fairseq_backend.train" if fairseq else "lenex.train"
+
+
 def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
     """The trainer's command up to its shared arguments (--model-config ... --threads)."""
-    if (backend or train_backend(pipeline, preset, paper)) == "fairseq":
+    module = train_module(pipeline, preset, paper, backend)
+    if module != "lenex.train":
         folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
-        return f"{launcher('lenex.fairseq_backend.train', 1)} --bin {folder}"
-    return launcher("lenex.train", pipeline.train_gpus(preset, paper))
+        return f"{launcher(module, 1)} --bin {folder}"
+    return launcher(module, pipeline.train_gpus(preset, paper))
+
+
+def train_code(pipeline, preset: str, paper: str, variant: str, backend: str | None = None) -> str:
+    """The code stamp of a training (lenex.pipeline.code): its trainer's and its scheme's."""
+    return pipeline.code(train_module(pipeline, preset, paper, backend), preset, paper, variant)
 
 
 def crosscheck_spec(pipeline, preset: str) -> dict:
@@ -52,6 +64,16 @@ def crosscheck_train_config(pipeline, preset: str, paper: str, backend: str, see
     train = {**pipeline.paper_preset(preset, paper)["train"],
              **(pipeline.preset(preset).get("crosscheck") or {}).get("train", {})}
     return {**train, "backend": backend, "seed": int(seed), "eval_every": train["log_every"]}
+
+
+def crosscheck_expect(pipeline, wildcards) -> str:
+    """`--expect` of a cross-check evaluation: the model of its backend and seed."""
+    from ..pipeline.settings import quoted_json
+
+    seed = crosscheck_train_config(pipeline, wildcards.preset, wildcards.paper, wildcards.backend,
+                                   wildcards.seed)["seed"]
+    return quoted_json(pipeline.expected_model(wildcards.preset, wildcards.paper, wildcards.variant, seed,
+                                               backend=wildcards.backend))
 
 
 def crosscheck_budget(pipeline, preset: str) -> dict:

@@ -22,10 +22,9 @@ import numpy as np
 
 from ..cli import run_cli
 from ..files import save_figure
-from ..tables.raw_results import read_recorded
 from .resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
 from ..tables.paper_results import load_paper_results
-from ..tables.render import load_table_spec
+from ..tables.render import load_experiment, load_results, load_table_spec
 from ..tables.table_data import build_table
 
 
@@ -120,13 +119,6 @@ def figure2(head_dim: int, max_distance: int, gamma: float, scale_base: int, png
     plt.close(fig)
 
 
-def _load_results(paths) -> list[dict]:
-    results = []
-    for path in paths:
-        results.append(read_recorded(path))
-    return results
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="figure", required=True)
@@ -137,6 +129,7 @@ def main(argv=None) -> None:
     one.add_argument("--results", nargs="+", required=True, help="evaluation JSON files")
     one.add_argument("--preset", required=True)
     one.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` drawn as curves")
+    one.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.provenance.check_result_paths)")
     two = sub.add_parser("figure2", help="analytic g_zeta[n] (Eq. 10)")
     two.add_argument("--head-dim", type=int, default=64, help="d: the paper's head dimension, 1024 / 16")
     two.add_argument("--max-distance", type=int, default=8192, help="the paper's longest length")
@@ -147,8 +140,11 @@ def main(argv=None) -> None:
         p.add_argument("--out-pdf", required=True)
     args = parser.parse_args(argv)
     if args.figure == "figure1":
-        spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
-        figure1(spec, _load_results(args.results), args.dataset, args.preset, args.out_png, args.out_pdf)
+        extra = json.loads(args.extra_schemes)
+        spec = load_table_spec(args.spec, args.table_key, extra)
+        # A result of another model or cell than its path names is an error, as in the tables.
+        results = load_results(args.results, load_experiment(args.spec, extra), expect=args.expect)
+        figure1(spec, results, args.dataset, args.preset, args.out_png, args.out_pdf)
     else:
         if args.head_dim < 2 or args.head_dim % 2 or args.max_distance < 1 or not math.isfinite(args.gamma):
             raise ValueError("figure2 needs an even --head-dim >= 2 and --max-distance >= 1")

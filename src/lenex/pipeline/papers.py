@@ -40,6 +40,8 @@ class Paper(ABC):
     table_renderer: str
     #: Its figures whose numbers no table has: each writes <figure>.cells.json beside its PNG.
     figure_cells: tuple[str, ...] = ()
+    #: What its results and checkpoints call a variant (a label of lenex.provenance.RESULT_LABELS).
+    model_label: str = "variant"
 
     @abstractmethod
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
@@ -82,6 +84,12 @@ class Paper(ABC):
     def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
         """A table job's inputs that are not recorded results (a header file, the preset file)."""
         return {}
+
+    def produced_references(self, pipeline) -> set[str]:
+        """What its tables and figures produce beyond table cells, as its claims name it (ERF rows
+        t<N>/erf/<corpus>/<variant>, checks t<N>/check/<name>, figure numbers f<N>/<name>): a claim
+        naming anything else is an error when the DAG is built (lenex.claims.evaluate.check_produced)."""
+        return set()
 
     def recorded(self, pipeline, preset: str) -> list[str]:
         """Every recorded file its tables, figures and headers read: its raw results."""

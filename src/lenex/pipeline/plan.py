@@ -21,10 +21,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_yaml
 from ..presets import paper_view
 
 _RULE = re.compile(r"^(?:local)?rule (\w+):$")
@@ -176,7 +175,7 @@ def main(argv=None) -> None:
     path = Path(args.preset_file)
     if not path.is_file():
         raise FileNotFoundError(f"preset file not found: {path}")
-    preset = paper_view(yaml.safe_load(path.read_text()), args.paper)
+    preset = paper_view(read_yaml(path), args.paper)  # a duplicate key or a syntax error names file and line
     text = Path(args.dry_run_file).read_text() if args.dry_run_file else dry_run(args.targets)
     jobs = parse_dry_run(text)
     if not jobs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -68,7 +69,12 @@ class Settings:
         return sorted(p.stem for p in (self.config_dir / "presets").glob("*.yaml"))
 
     def preset_file(self, name: str) -> str:
-        return str(self.config_dir / "presets" / f"{name}.yaml")
+        """The preset's file, relative to the working directory (the checkout): a path in a job's
+        command or inputs never names where the checkout lies, so a moved one reruns nothing."""
+        return os.path.relpath(self.config_dir / "presets" / f"{name}.yaml")
+
+    def experiment_file(self, paper: str) -> str:
+        return os.path.relpath(self.config_dir / "experiments" / f"{paper}.yaml")
 
     def _load_yaml(self, kind: str, name: str, schema: str) -> dict:
         path = self.config_dir / kind / f"{name}.yaml"

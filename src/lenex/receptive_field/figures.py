@@ -21,6 +21,7 @@ import torch
 
 from ..cli import run_cli
 from ..files import save_figure
+from ..provenance import check_result_paths
 from ..tables.raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
@@ -137,11 +138,15 @@ def main(argv=None) -> None:
     parser.add_argument("--title", default="")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
+    parser.add_argument("--expect", default="{}", help="JSON: what the ERF files record (lenex.provenance.check_result_paths)")
     args = parser.parse_args(argv)
     if args.figure == "erf":
         if not args.erf:
             raise ValueError("an ERF figure needs at least one --erf file")
-        fig = figure_erf([read_recorded(p) for p in args.erf], args.title)
+        records = [read_recorded(p) for p in args.erf]
+        for path, record in zip(args.erf, records):
+            check_result_paths([record], path, args.expect)  # another model's ERF is an error, as in the tables
+        fig = figure_erf(records, args.title)
     else:
         fig = {"figure8": figure8, "figure9": figure9, "figure10": figure10}[args.figure]()
     save(fig, args.out_png, args.out_pdf)

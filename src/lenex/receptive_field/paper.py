@@ -35,6 +35,10 @@ class ReceptiveField(Paper):
         return {**self.view(pipeline, preset, variant)["train"],
                 "seed": self.train_seed(pipeline.paper_preset(preset, self.name), seed)}
 
+    def expect(self, pipeline, preset: str, corpus: str, variant: str, seed) -> str:
+        """`--expect` of a job reading the model of (corpus, variant, seed s) (lenex.pipeline.identities)."""
+        return pipeline.expect(preset, self.name, variant, seed, corpus=corpus)
+
     def multiples(self, pipeline, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""
         lister = {"last-token": targets.last_token_multiples, "cache-window": targets.cache_multiples}[protocol]
@@ -56,6 +60,9 @@ class ReceptiveField(Paper):
     def figure_kind(self, pipeline, figure: str) -> str:
         """`erf` for a figure of models' c_m (it names variants), else the analytic figure's own name."""
         return "erf" if pipeline.experiment(self.name)["figures"][f"figure{figure}"].get("variants") else f"figure{figure}"
+
+    def produced_references(self, pipeline) -> set[str]:
+        return targets.produced_references(pipeline.experiment(self.name))
 
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
         """Its evaluations, the ERFs listed under it, the metas of its corpora."""

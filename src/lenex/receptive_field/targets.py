@@ -26,6 +26,9 @@ ERF_MULTIPLE = 4
 #: Appendix B: cache window w̄ = 2048 = 4 × L_tr.
 CACHE_WINDOW_MULTIPLE = 4
 PAPER = "receptive-field"
+#: Table 5's cache-window checks, as its cells file records them (`extra.cache_window`, the claims'
+#: t<N>/check/<name>): the largest |Δ NLL| against the sliding mask, the least speed-up, the models.
+CACHE_CHECKS = ("max_abs_diff_vs_sliding_mask", "min_speedup", "n_models")
 
 
 def scaled_window(paper_window: int, n_layer: int, train_length: int) -> int:
@@ -178,3 +181,18 @@ def table_erf_results(preset: str, spec: dict, preset_view: dict, experiment: di
         return []
     return sorted(f"{eval_dir(preset, *model)}/erf.json"
                   for model in table_models(spec, preset_view, experiment, skip_corpus))
+
+
+def produced_references(experiment: dict) -> set[str]:
+    """What the tables produce beyond their cells, as the claims name it: the ERF row of every
+    model of a table with `erf: true` (t<N>/erf/<corpus>/<variant>; its TRF and L_tr are read
+    through the same row) and the checks of a cache-window table (t<N>/check/<name>)."""
+    produced = set()
+    for key, spec in experiment["tables"].items():
+        table = key.removeprefix("table")
+        if spec.get("erf"):
+            produced |= {f"t{table}/erf/{s['corpus']}/{row['variant']}" for s in spec["sections"] if s.get("corpus")
+                         for row in s["rows"]}
+        if spec.get("protocol") == "cache-window":
+            produced |= {f"t{table}/check/{name}" for name in CACHE_CHECKS}
+    return produced

@@ -22,6 +22,8 @@ import numpy as np  # noqa: E402
 from ..cli import run_cli  # noqa: E402
 from ..files import atomic_write_text, save_figure  # noqa: E402
 from ..tables.raw_results import read_recorded  # noqa: E402
+from ..provenance import check_result_paths  # noqa: E402
+from .targets import FIGURE3_VALUES  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
 
@@ -94,7 +96,7 @@ def figure3_cells(before: dict, after: dict) -> dict:
     values = {side: np.asarray(r["medians_times_keys"], dtype=np.float64) for side, r in
               (("before", before), ("after", after))}
     return {"figure": "3", "paper": "segmented", "after_run": after.get("run"),
-            "values": {f"{side}_mean_median": float(v.mean()) for side, v in values.items()}}
+            "values": {FIGURE3_VALUES[side]: float(v.mean()) for side, v in values.items()}}
 
 
 def main(argv=None) -> None:
@@ -107,8 +109,11 @@ def main(argv=None) -> None:
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.add_argument("--out-cells", default=None, help="figure3: its numbers as JSON, for the claims")
+    parser.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.provenance.check_result_paths)")
     args = parser.parse_args(argv)
     results = [read_recorded(p) for p in args.results]
+    for path, result in zip(args.results, results):
+        check_result_paths([result], path, args.expect)  # another cell's result is an error, as in the tables
     scale = recorded_scale(args.preset, results, args.hf)
     if args.figure == "figure2":
         figure2(results, args.title, scale, args.out_png, args.out_pdf)

@@ -6,6 +6,8 @@ lenex.segmented.targets."""
 
 from __future__ import annotations
 
+from ..config import TrainConfig
+from ..pipeline.identities import EXPECTED_MODEL_FIELDS, SHAPE_FIELDS
 from ..pipeline.papers import Paper
 from ..pipeline.settings import quoted_json
 from . import targets
@@ -18,6 +20,7 @@ class Segmented(Paper):
     name = targets.PAPER
     table_renderer = "lenex.segmented.tables"
     figure_cells = ("figure3",)
+    model_label = "model"
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(view, experiment, variant)
@@ -53,6 +56,27 @@ class Segmented(Paper):
         """Tokens of one epoch of adaptation or continued pretraining (0: the whole train split)."""
         return self.view(pipeline, preset)["experiment"].get("epoch_tokens") or 0
 
+    def identity(self, pipeline, preset: str, model: str, run: str) -> str:
+        """`--identity` of a training of `model` (run `pretrained`, `ootb`, `da` or a continued one)."""
+        return pipeline.identity(preset, self.name, model, run=run)
+
+    def expect(self, pipeline, preset: str, model: str, run: str, seed) -> str:
+        """`--expect` of a job reading the checkpoint of `model` after `run` (seed s): its labels and seed,
+        and the model it was built as (the whole config when pretrained here; the shape, scheme
+        included, once adaptation or continued pretraining changed its L_t). A released
+        checkpoint records no identity: nothing is expected of it but what it is, by name."""
+        released = targets.uses_hf(self.view(pipeline, preset))
+        if run == "pretrained" and released:
+            return quoted_json({})
+        view = self.view(pipeline, preset)  # the pretrained model is one per preset, the runs after it per seed
+        train_seed = view["train"].get("seed", TrainConfig().seed) if run == "pretrained" else self.train_seed(view, seed)
+        fields = () if released else EXPECTED_MODEL_FIELDS if run == "pretrained" else SHAPE_FIELDS
+        return quoted_json(pipeline.expected_model(preset, self.name, model, train_seed, fields, run=run))
+
+    def init_run(self, run: str) -> str:
+        """The run whose checkpoint a training of `run` starts from."""
+        return "pretrained" if run == "ootb" else "ootb"
+
     def evaluation_options(self, pipeline, preset: str) -> str:
         view = self.view(pipeline, preset)
         return f"--max-tokens {view['eval']['max_tokens']} --batch-tokens {view['eval']['batch_tokens']}"
@@ -72,6 +96,10 @@ class Segmented(Paper):
     def domain_meta(self, pipeline, preset: str) -> str:
         """The domain corpus's meta.json as prepared (GPT-2 tokens): what the headers describe."""
         return pipeline.data_files(preset, DOMAIN)[-1]
+
+    def produced_references(self, pipeline) -> set[str]:
+        """Figure 3's numbers (its cells file's `values`)."""
+        return {f"f3/{name}" for name in targets.FIGURE3_VALUES.values()}
 
     def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
         view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)

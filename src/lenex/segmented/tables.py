@@ -146,7 +146,7 @@ def main(argv=None) -> None:
     spec = load_table_spec(args.spec, args.table_key, json.loads(args.extra_schemes))
     view = paper_view(read_yaml(args.preset_file), PAPER)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
-    results = load_results(args.results, args.spec, label="model")
+    results = load_results(args.results, args.spec, label="model", expect=args.expect)
     corpora = json.loads(args.corpora)
     facts = header_facts(view, json.loads(args.models), corpora, metas, args.hf)
     header = table_header(build_header(view, corpora, metas, results, facts=facts))

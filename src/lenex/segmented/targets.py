@@ -22,6 +22,9 @@ from ..presets import seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"
+#: Figure 3's numbers, as its cells file records them (`values`, the claims' f3/<name>): the mean
+#: median attention weight x keys past L_t before (OOTB) and after segmented training.
+FIGURE3_VALUES = {"before": "before_mean_median", "after": "after_mean_median"}
 GPT2_TOKENIZER_PREFIXES = ("gpt2", "openai-community/gpt2")
 
 

@@ -14,10 +14,8 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_yaml
 from ..presets import paper_view
 from .raw_results import read_recorded
 from .seeds import seeds_fact
@@ -133,7 +131,7 @@ def main(argv=None) -> None:
                         help="JSON: corpus -> why this machine could not build it")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    preset = yaml.safe_load(Path(args.preset_file).read_text())
+    preset = read_yaml(args.preset_file)  # a duplicate key or a syntax error names file and line
     if args.paper:
         preset = paper_view(preset, args.paper)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}

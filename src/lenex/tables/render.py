@@ -13,7 +13,7 @@ import jinja2
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
-from ..provenance import check_result_models
+from ..provenance import check_result_models, check_result_paths
 from .cells import write_cells
 from .raw_results import read_recorded
 from ..schemes import with_extra_schemes
@@ -65,10 +65,12 @@ def load_table_spec(path: str | Path, key: str, extra_schemes: dict | None = Non
 
 
 def load_results(paths: list[str | Path], experiment: dict | str | Path | None = None,
-                 label: str = "variant") -> list[dict]:
+                 label: str = "variant", expect=None) -> list[dict]:
     """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW).
     Given the experiment (or its file), a file whose model is not the one its cell names (its
-    `label`: a variant of the experiment) is an error, never a row (lenex.provenance.check_result_models)."""
+    `label`: a variant of the experiment) is an error, never a row (lenex.provenance.check_result_models);
+    given the job's `expect` (`--expect`), so is a file holding another path's result
+    (lenex.provenance.check_result_paths)."""
     if isinstance(experiment, (str, Path)):
         experiment = load_experiment(experiment)
     results = []
@@ -77,6 +79,8 @@ def load_results(paths: list[str | Path], experiment: dict | str | Path | None =
         records = data if isinstance(data, list) else [data]
         if experiment is not None:
             check_result_models(records, path, experiment.get("variants") or {}, label)
+        if expect:
+            check_result_paths(records, path, expect)
         results.extend(records)
     return results
 
@@ -99,6 +103,8 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
+    parser.add_argument("--expect", default="{}", help="JSON: the labels every result records and the layouts of "
+                        "the result paths (lenex.provenance.check_result_paths)")
 
 
 def write_table(table: TableData, args: argparse.Namespace, md_tail: str = "", tex_tail: str = "",
@@ -120,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     extra = json.loads(args.extra_schemes)
     spec = load_table_spec(args.spec, args.table_key, extra)
     header = _load_json(args.header, "header file")
-    results = load_results(args.results, load_experiment(args.spec, extra))
+    results = load_results(args.results, load_experiment(args.spec, extra), expect=args.expect)
     table = build_table(spec, results, load_paper_results(args.paper_results), header)
     write_table(table, args)
 

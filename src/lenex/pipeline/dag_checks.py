@@ -1,0 +1,66 @@
+"""Checks that run when Snakemake builds the DAG (issue 36), before any job starts and before
+Snakemake removes the old output of a job that could never succeed. A mixin of
+`lenex.pipeline.workflow.Pipeline`; the rules call these from their params and input functions.
+
+- A training's configs (`checked_train`): the checks lenex.train makes before reading any data
+  (lenex.train_checks.check_run_configs: bounds, unknown keys, n_head dividing d_model,
+  micro-batches dividing the batch) and, where its corpus is already prepared as this preset
+  prepares it, that every split it samples windows from holds one window (check_split_sizes,
+  from meta.json). A corpus prepared with other settings is prepared again first, so its
+  sizes are checked by the training itself, before its first step.
+- A paper's claims (`checked_claims`): every ERF, check and figure reference names something
+  its tables and figures produce (lenex.claims.evaluate.check_produced); table cells are checked
+  against the cells files when the claims are evaluated.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from ..train_checks import check_run_configs, check_split_sizes
+from .settings import quoted_json
+
+
+class DagChecks:
+    def checked_train(self, preset_name: str, paper: str, variant: str, train: dict, data: str) -> str:
+        """`--train-config` of a training of `variant` on the corpus folder `data`, one shell word,
+        once the model and train configs pass lenex.train's own checks and the corpus's splits
+        (where it is prepared already) hold a training window. An error names the preset's file."""
+        model = self.model_config(preset_name, paper, variant)
+        try:
+            check_run_configs(model, train)
+        except ValueError as err:
+            raise ValueError(f"{self.preset_file(preset_name)}: {paper} {variant}: {err}") from None
+        if self.prepared_as_preset(preset_name, data):
+            check_split_sizes(data, model["train_length"])
+        return quoted_json(train)
+
+    def prepared_as_preset(self, preset_name: str, data: str) -> bool:
+        """Whether the corpus folder `data` holds a corpus prepared with this preset's settings
+        (tokenizer, seed, split fractions, shortest document), which no job will prepare again
+        for a setting's sake."""
+        from ..data.store import read_meta
+
+        if not (Path(data) / "meta.json").is_file():
+            return False
+        meta, settings = read_meta(data), self.preset(preset_name)["data"]
+        shortest = ((meta.get("skipped") or {}).get("too_short") or {}).get("min_tokens")
+        return (str(meta.get("tokenizer", "")).startswith(settings["tokenizer"]) and meta.get("seed") == settings["seed"]
+                and meta.get("valid_fraction") == settings["valid_fraction"]
+                and meta.get("test_fraction") == settings["test_fraction"]
+                and shortest == self.shortest_eval_length(preset_name))
+
+    def checked_claims(self, paper: str) -> str:
+        """The claims file of `paper` (an input of its claims job) once every ERF, check and figure
+        reference in it names something the paper produces."""
+        self._check_claims(paper)
+        return f"config/claims/{paper}.yaml"
+
+    @functools.cache
+    def _check_claims(self, paper: str) -> None:
+        from ..claims.evaluate import check_produced, load_claims
+
+        path = self.config_dir / "claims" / f"{paper}.yaml"
+        claims = load_claims(path, self.schemas / "claims.schema.yaml")
+        check_produced(claims, self.paper(paper).produced_references(self), f"config/claims/{paper}.yaml")
