@@ -185,6 +185,22 @@ def test_no_rule_command_or_input_names_the_checkout(tmp_path):
     assert run.returncode == 0 and (work / "results/tiny/figures/lex/figure2.png").stat().st_size, said(run)[-3000:]
 
 
+@pytest.mark.slow
+def test_a_whole_paper_runs_from_a_path_with_a_space_and_an_umlaut(tmp_path):
+    """One paper whole (the receptive-field page: its corpora fetched and prepared, every model
+    trained, measured, tabled, drawn and judged) from a checkout under `a b ü`, then nothing to do."""
+    work = short_tiny_trainings(scratch_workflow(tmp_path / "a b ü"))
+    page = "results/tiny/receptive-field.md"
+    run = snakemake(work, "--cores", "2", page, timeout=1800)
+    assert run.returncode == 0, said(run)[-4000:]
+    text = (work / page).read_text()
+    claims = yaml.safe_load((REPO / "config/claims/receptive-field.yaml").read_text())["claims"]
+    assert "(Table 1)" in text and "(Table 2)" in text and f"{len(claims)} claims." in text
+    assert (work / "results/tiny/claims/receptive-field.json").stat().st_size
+    again = snakemake(work, "-n", page)
+    assert again.returncode == 0 and "Nothing to be done" in said(again), said(again)[-3000:]
+
+
 def test_a_code_stamp_is_the_same_wherever_the_checkout_lies(tmp_path):
     """A moved checkout reruns nothing: the hash of a job's code names its files relative to src/lenex."""
     moved = Path(shutil.copytree(SRC / "lenex", tmp_path / "moved ü/src/lenex",

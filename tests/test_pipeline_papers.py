@@ -7,7 +7,6 @@ from lenex.fairseq_backend import workflow as fairseq
 from lenex.pipeline import papers
 from lenex.pipeline.papers import Paper, paper_named, registered
 from test_pipeline import pipeline, repo_config  # noqa: F401 - the module's fixture
-from test_workflow import REPO
 
 
 def test_the_registry_holds_each_paper_its_package_declares():
@@ -75,9 +74,9 @@ def test_table_jobs_inputs_and_arguments(pipeline):  # noqa: F811
     assert arguments.startswith("--results results/tiny/resolution/lex/")
     assert arguments.endswith(" --header results/tiny/tables/lex/table3.header.json")
     header = lex.header_arguments(pipeline, "tiny", "2")
-    assert header.startswith(f"--preset-file {REPO}/config/presets/tiny.yaml --paper lex --corpora '")
+    assert header.startswith("--preset-file config/presets/tiny.yaml --paper lex --corpora '")
     assert " --train-meta results/tiny/data/train_mix/meta.json --train-stands-in-for " in header
-    assert rf.table_inputs(pipeline, "tiny", "1") == {"preset_file": str(REPO / "config/presets/tiny.yaml")}
+    assert rf.table_inputs(pipeline, "tiny", "1") == {"preset_file": "config/presets/tiny.yaml"}
     assert " --erf " in rf.table_arguments(pipeline, "tiny", "1") and " --unavailable '{}'" in rf.table_arguments(
         pipeline, "tiny", "1")
     assert seg.table_arguments(pipeline, "tiny", "2").endswith(" --metas results/tiny/data/arxiv/meta.json ")
