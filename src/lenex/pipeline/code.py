@@ -177,12 +177,20 @@ def stamp_name(module: str, position: str | None = None) -> str:
     return module.removeprefix(f"{PACKAGE}.") + (f"+{position}" if position else "")
 
 
+@functools.cache
+def _hashed_job_files(module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
+    """A job's files and their hash, once per DAG build: every job of an entry point and scheme
+    shares them, and the code does not change while Snakemake builds the DAG."""
+    files = job_files(module, position, module_files)
+    return files, code_hash(files)
+
+
 def code_stamp(stamps: Path, module: str, position: str | None = None, module_files=()) -> str:
     """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>/files.txt.
     Each stamp has a folder of its own: Snakemake lists a folder's files once, when it first looks
     for an input there, and would take a stamp written into that folder later for missing."""
-    files = job_files(module, position, module_files)
-    stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{code_hash(files)[:16]}" / "files.txt"
+    files, digest = _hashed_job_files(module, position, tuple(module_files))
+    stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{digest[:16]}" / "files.txt"
     if not stamp.exists():
         stamp.parent.mkdir(parents=True, exist_ok=True)
         text = "".join(f"{_label(p)}\n" for p in files)
