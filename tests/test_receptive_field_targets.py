@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import paper_view
+from lenex.presets import paper_view, seed_list
 from lenex.receptive_field import targets as plan
 from test_workflow import REPO
 
@@ -33,10 +33,10 @@ def test_paper_preset_is_the_papers_table7():
     assert {k: paper["model"][k] for k in ("n_layer", "d_model", "n_head", "train_length")} == \
         {"n_layer": 12, "d_model": 768, "n_head": 12, "train_length": 512}
     assert (paper["train"]["lr"], paper["train"]["batch_size"], paper["train"]["steps"]) == (6e-4, 32, 50000)
-    assert paper["resources"]["train"]["gpus"] == 1 and plan.seeds(paper) == [1]
+    assert paper["resources"]["train"]["gpus"] == 1 and seed_list(paper) == [1]
     assert plan.variant_seeds(paper, EXPERIMENT, "sandwich") == [1, 2, 3, 4, 5]  # Table 3: the paper's five
     # workstation: 3 seeds a model, Table 3's (its budget group `seeds`) the paper's 5
-    assert plan.seeds(view("workstation")) == [1, 2, 3] and len(plan.seeds(view("tiny"))) < 5
+    assert seed_list(view("workstation")) == [1, 2, 3] and len(seed_list(view("tiny"))) < 5
     assert plan.variant_seeds(view("workstation"), EXPERIMENT, "sandwich") == [1, 2, 3, 4, 5]
 
 

@@ -14,6 +14,7 @@ from lenex.checkpoint import load_model, read_checkpoint, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
 from lenex.positions import contiguous_positions
+from lenex.presets import seed_list
 from lenex.segmented import continued, evaluate, targets
 from lenex.segmented.attention import median_attention, median_over_keys
 from lenex.segmented.models import extended
@@ -179,7 +180,7 @@ def test_workflow_file_lists():
     assert "results/tiny/eval/segmented/gpt2/seed1/da/L128.json" in paths
     assert "results/tiny/eval/segmented/bloom/seed1/chunk-0.25-x4/L128.json" in paths
     seeded = {**view, "experiment": {**view["experiment"], "seeds": 2}}
-    assert targets.seeds(seeded) == [1, 2] and targets.seeds(view) == [1]
+    assert seed_list(seeded) == [1, 2] and seed_list(view) == [1]
     two = targets.table_results("tiny", seeded, experiment, "table5")
     assert len(two) == 2 * len(paths) and "results/tiny/eval/segmented/bloom/seed2/chunk-0.25-x4/L128.json" in two
     assert all("/seed1/" in p for p in targets.figure2_results("tiny", seeded, experiment))  # figures: seed 1

@@ -81,11 +81,6 @@ def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict
     return group_view(preset_view, variants[variant_name].get("group"))
 
 
-def seeds(preset_view: dict) -> list[int]:
-    """Seeds 1..n at the paper's own budget (preset `experiment.seeds`, lenex.presets.seed_list)."""
-    return seed_list(preset_view)
-
-
 def variant_seeds(preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
     """Seeds 1..n of one variant's models: its budget group's `experiment.seeds` (the paper's
     where the group sets none)."""

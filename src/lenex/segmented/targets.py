@@ -56,11 +56,6 @@ def continued_train_config(view: dict, seed: int = 1) -> dict:
     return {**config, "seed": train_seed(config.get("seed", 1), seed)}
 
 
-def seeds(view: dict) -> list[int]:
-    """Seeds 1..n of the adapted and continued models (lenex.presets.seed_list)."""
-    return seed_list(view)
-
-
 def needs_retokenizing(view: dict, model: str) -> bool:
     name = hf_checkpoints(view).get(model)
     return name is not None and not name.startswith(GPT2_TOKENIZER_PREFIXES)
@@ -95,7 +90,7 @@ def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> 
                     continue
                 length = round(multiple * base_train_length(view, model))
                 paths += [eval_path(preset, model, run_name(row["method"], multiple), length, seed)
-                          for seed in seeds(view)]
+                          for seed in seed_list(view)]
     return sorted(set(paths))
 
 
