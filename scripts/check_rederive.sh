@@ -13,7 +13,7 @@ root=results/$preset
 [ -d "$root/raw" ] || { echo "check_rederive: no $root/raw: run the pipeline at preset $preset first" >&2; exit 1; }
 
 rendered() {  # every rendered file of the preset, sorted: tables, figures, claims, pages
-    (cd "$root" && find . -type f \( -path './tables/*' -o -path './figures/*' -o -path './claims/*' \
+    (cd "$root" && find . -type f \( -path './tables/*' -o -path './figures/*' -o -path './diagnostics/*' -o -path './claims/*' \
         -o \( -name '*.md' ! -path './*/*' \) \) | sed 's|^\./||' | LC_ALL=C sort)
 }
 work=$(mktemp -d)

@@ -12,7 +12,8 @@ from test_workflow import REPO, job_counts, scratch_workflow, snakemake
 
 from lenex.files import save_figure
 from lenex.tables.header import build_header
-from lenex.tables.raw_results import RAW_ENV, collect, file_lines, parse, read_recorded
+from lenex.pipeline.recorded import recorded_in_part
+from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_recorded
 from lenex.run_facts import NOT_RECORDED, recorded
 from lenex.segmented.figures import recorded_scale
 
@@ -53,6 +54,30 @@ def test_lines_are_tidy_records_with_their_file(recorded_files):
     assert [line["file"] for line in lines] == sorted(line["file"] for line in lines)  # sorted: stable text
     rf = [line for line in lines if line["file"].endswith("last_token.json")]
     assert [(r["item"], r["length"]) for r in rf] == [(0, 32), (1, 64)]
+
+
+def test_parts_merged_are_the_run_in_one_go(recorded_files, tmp_path):
+    paths = sorted(recorded_files)
+    (tmp_path / "a.jsonl").write_text(collect(paths[:2]))
+    (tmp_path / "b.jsonl").write_text(collect(paths[2:]))
+    assert merge([str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl")]) == collect(paths)
+    (tmp_path / "c.jsonl").write_text(collect(paths[1:]))
+    with pytest.raises(ValueError, match=f"{paths[1]} is in two parts"):
+        merge([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl")])
+
+
+def test_a_part_holds_the_files_of_its_corpora_and_every_file_lies_in_one_part():
+    files = ["results/w/data/arxiv/meta.json", "results/w/eval/rf/arxiv/alibi/seed1/last_token.json",
+             "results/w/eval/rf/github/t5/seed1/erf.json", "results/w/eval/rf/openwebtext2/t5/seed1/erf.json"]
+    parts = {"arxiv": ["arxiv"], "rest": ["openwebtext2", "github"]}
+    assert recorded_in_part(files, parts, "arxiv") == files[:2]
+    assert recorded_in_part(files, parts, "rest") == files[2:]
+    with pytest.raises(ValueError, match="no reference part 'x'; declared: arxiv, rest"):
+        recorded_in_part(files, parts, "x")
+    with pytest.raises(ValueError, match="github/t5/seed1/erf.json lies in no part"):
+        recorded_in_part(files, {"arxiv": ["arxiv"], "owt": ["openwebtext2"]}, "arxiv")
+    with pytest.raises(ValueError, match=r"arxiv/meta.json lies in parts \['a', 'b'\]"):
+        recorded_in_part(files, {"a": ["arxiv"], "b": ["arxiv", "github", "openwebtext2"]}, "a")
 
 
 def test_collect_is_deterministic(recorded_files):

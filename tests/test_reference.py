@@ -180,6 +180,18 @@ def test_a_resumed_run_sums_its_parts_and_an_unfinished_one_says_so():
         run_record("p", "lex", [first, other])
 
 
+def test_a_run_in_recorded_parts_has_one_command_per_part_each_finished():
+    part = lambda name, done: {**log_part(snakemake_log(done), f"{name}.log"),  # noqa: E731
+                               "command": f"snakemake --cores 2 results/p/raw/rf.part-{name}.jsonl"}
+    record = run_record("p", "rf", [part("a", 50), part("a", 181), part("b", 181)])
+    assert record["complete"] and record["wall_s"] == 3 * 2403
+    assert record["command"] == ("snakemake --cores 2 results/p/raw/rf.part-a.jsonl ; "
+                                 "snakemake --cores 2 results/p/raw/rf.part-b.jsonl")
+    assert not run_record("p", "rf", [part("a", 181), part("b", 100)])["complete"]
+    with pytest.raises(ValueError, match="each recorded part names its own raw results"):
+        run_record("p", "rf", [part("a", 181), {**part("b", 181), "command": "snakemake results/p/rf.md"}])
+
+
 def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(tmp_path):
     log = tmp_path / "2026-11-24T182227.1.snakemake.log"
     log.write_text(snakemake_log())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 
 #: Sections a paper may override; everything else of the preset is shared by all papers.
-OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment")
+OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment", "reference_parts")
 
 
 def deep_merge(base: dict, override: dict) -> dict:

@@ -24,5 +24,6 @@ wildcard_constraints:
     length=r"\d+",
     seed=r"\d+",
     table=r"\d+",
+    part=r"[a-z0-9]+(-[a-z0-9]+)*",
     package=r"[a-z0-9][a-z0-9.+-]*",
     fetchable="|".join(PYPI_SOURCES.values()),

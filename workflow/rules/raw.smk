@@ -17,3 +17,14 @@ if not pipeline.from_raw:
             ENV
         shell:
             "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input.files} --out {output} > {log} 2>&1"
+
+    # One part of a reference run made in recorded parts (a preset's `reference_parts`): the raw
+    # results of the part's corpora; `python -m lenex.tables.raw_results merge` joins the parts.
+    use rule raw_results as raw_results_part with:
+        input:
+            files=lambda wc: pipeline.part_recorded(wc.preset, wc.paper, wc.part),
+            code=pipeline.code("lenex.tables.raw_results"),
+        output:
+            "results/{preset}/raw/{paper}.part-{part}.jsonl",
+        log:
+            "results/{preset}/logs/raw/{paper}.part-{part}.log",

@@ -42,6 +42,40 @@ rule paper_table:
         " --out-cells {output.cells} > {log} 2>&1"
 
 
+# Diagnostics of every paper (lenex.diagnostics): the beyond-L_tr perplexity from its tables' cells
+# and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics.
+rule paper_diagnostics:
+    input:
+        cells=lambda wc: pipeline.paper_cells(wc.preset, wc.paper),
+        recorded=pipeline.recorded(
+            lambda wc: pipeline.paper(wc.paper).diagnostic_recorded(
+                pipeline, wc.preset
+            )
+        ),
+        code=pipeline.code("lenex.diagnostics"),
+    output:
+        md="results/{preset}/diagnostics/{paper}.md",
+        png=report(
+            "results/{preset}/diagnostics/{paper}.png", **pipeline.diagnostics_report()
+        ),
+        pdf="results/{preset}/diagnostics/{paper}.pdf",
+    log:
+        "results/{preset}/logs/diagnostics/{paper}.log",
+    conda:
+        ENV
+    params:
+        results=lambda wc: pipeline.paper(wc.paper).diagnostic_recorded(
+            pipeline, wc.preset
+        ),
+        arguments=lambda wc: pipeline.diagnostic_arguments(wc.paper),
+        raw=pipeline.raw_env(),
+        expect=lambda wc: pipeline.results_expect(wc.preset, wc.paper, workflow.rules),
+    shell:
+        "{params.raw}python -m lenex.pipeline.launch lenex.diagnostics --paper {wildcards.paper} --preset {wildcards.preset}"
+        " {params.arguments} --cells {input.cells} --results {params.results} --expect {params.expect}"
+        " --out-md {output.md} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+
+
 # Whole-paper target: one page gathering every table and figure the experiment file declares,
 # so `snakemake --cores 2 results/<preset>/<paper>.md` regenerates the whole paper.
 rule paper_report:
@@ -49,6 +83,7 @@ rule paper_report:
         tables=lambda wc: pipeline.paper_tables(wc.preset, wc.paper),
         figures=lambda wc: pipeline.paper_figures(wc.preset, wc.paper),
         claims="results/{preset}/claims/{paper}.md",
+        diagnostics="results/{preset}/diagnostics/{paper}.md",
         spec="config/experiments/{paper}.yaml",
         code=pipeline.code("lenex.tables.report"),
     output:
@@ -62,4 +97,4 @@ rule paper_report:
     shell:
         "python -m lenex.pipeline.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
         " --tables {input.tables} --figures {input.figures} --claims {input.claims}"
-        " --out {output} > {log} 2>&1"
+        " --diagnostics {input.diagnostics} --out {output} > {log} 2>&1"

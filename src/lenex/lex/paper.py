@@ -17,6 +17,7 @@ from . import targets
 class Lex(Paper):
     name = targets.PAPER
     table_renderer = "lenex.tables.render"
+    same_tokens = True  # lenex.evaluate: every length scores the same span of tokens
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return model_config(view, variant, experiment["variants"][variant])

@@ -42,6 +42,11 @@ class Paper(ABC):
     figure_cells: tuple[str, ...] = ()
     #: What its results and checkpoints call a variant (a label of lenex.provenance.RESULT_LABELS).
     model_label: str = "variant"
+    #: How its evaluations score (lenex.diagnostics): each piece whole ("whole-piece"), or only the
+    #: last token of each segment ("last-token").
+    protocol: str = "whole-piece"
+    #: Whether every evaluation length scores the same tokens (the beyond-L_tr step is then exact).
+    same_tokens: bool = False
 
     @abstractmethod
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
@@ -90,6 +95,10 @@ class Paper(ABC):
         t<N>/erf/<corpus>/<variant>, checks t<N>/check/<name>, figure numbers f<N>/<name>): a claim
         naming anything else is an error when the DAG is built (lenex.claims.evaluate.check_produced)."""
         return set()
+
+    def diagnostic_recorded(self, pipeline, preset: str) -> list[str]:
+        """The evaluations its diagnostics read (lenex.diagnostics): every recorded file but the corpus metas."""
+        return [f for f in self.recorded(pipeline, preset) if not f.endswith("/meta.json")]
 
     def recorded(self, pipeline, preset: str) -> list[str]:
         """Every recorded file its tables, figures and headers read: its raw results."""

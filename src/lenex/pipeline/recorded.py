@@ -10,12 +10,36 @@ from pathlib import Path
 from ..tables.raw_results import RAW_ENV
 
 
+def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -> list[str]:
+    """The recorded files of one part of a reference run made in parts: those under one of the
+    part's corpora (a path segment names the corpus). Every file must lie in exactly one part, so
+    that the parts' raw results together are the paper's, each file once."""
+    if part not in parts:
+        raise ValueError(f"no reference part {part!r}; declared: {', '.join(parts) or 'none'}")
+    owners = {f: [name for name, corpora in parts.items() if set(Path(f).parts) & set(corpora)] for f in files}
+    orphans = [f for f, names in owners.items() if not names]
+    shared = [f for f, names in owners.items() if len(names) > 1]
+    if orphans or shared:
+        what = (f"{orphans[0]} lies in no part" if orphans else f"{shared[0]} lies in parts {owners[shared[0]]}")
+        raise ValueError(f"reference parts {parts}: every recorded file must lie in exactly one part; {what}")
+    return [f for f in files if owners[f] == [part]]
+
+
 class Recorded:
     def raw_file(self, preset_name: str, paper: str) -> str:
         return f"results/{preset_name}/raw/{paper}.jsonl"
 
     def raw_files(self, preset_name: str) -> list[str]:
         return [self.raw_file(preset_name, paper.name) for paper in self.papers()]
+
+    def part_file(self, preset_name: str, paper: str, part: str) -> str:
+        return f"results/{preset_name}/raw/{paper}.part-{part}.jsonl"
+
+    def part_recorded(self, preset_name: str, paper: str, part: str) -> list[str]:
+        """The recorded files of one part of a paper's reference run (the preset's
+        `papers.<paper>.reference_parts`): rule raw_results_part's inputs."""
+        parts = self.paper_preset(preset_name, paper).get("reference_parts") or {}
+        return recorded_in_part(self.paper_recorded(preset_name, paper), parts, part)
 
     def paper_recorded(self, preset_name: str, paper: str) -> list[str]:
         """Every recorded file the tables, figures and headers of one paper read: its raw results."""

@@ -41,19 +41,27 @@ def log_part(text: str, name: str) -> dict:
             "wall_s": int((finished - started).total_seconds()), "jobs_done": done, "jobs_total": total}
 
 
+PART_TARGET = re.compile(r"/raw/[a-z-]+\.part-([a-z0-9-]+)\.jsonl\b")
+
+
 def run_record(preset: str, paper: str, parts: list[dict]) -> dict:
-    """The whole run: its parts must share one command (a resumed run repeats the command)."""
+    """The whole run: its logs repeat one command (a run cut off and resumed), or, for a run made
+    in recorded parts (a preset's `reference_parts`), one command per part, each naming its
+    part's raw results (raw/<paper>.part-<name>.jsonl); each command's last log must finish."""
     if not parts:
         raise ValueError("a run needs at least one Snakemake log")
-    commands = {part["command"] for part in parts}
+    commands = list(dict.fromkeys(part["command"] for part in parts))
     if len(commands) > 1:
-        raise ValueError(f"the logs ran different commands ({'; '.join(sorted(commands))}): "
-                         "a resumed run repeats the command it was started with")
-    last = parts[-1]
-    return {"preset": preset, "paper": paper, "command": last["command"], "parts": parts,
+        named = [PART_TARGET.findall(command) for command in commands]
+        if any(len(names) != 1 for names in named) or len({n[0] for n in named}) != len(commands):
+            raise ValueError(f"the logs ran different commands ({'; '.join(sorted(commands))}): "
+                             "a resumed run repeats the command it was started with, and each recorded "
+                             "part names its own raw results (raw/<paper>.part-<name>.jsonl)")
+    last = {command: [p for p in parts if p["command"] == command][-1] for command in commands}
+    return {"preset": preset, "paper": paper, "command": " ; ".join(commands), "parts": parts,
             "wall_s": sum(part["wall_s"] for part in parts),
             "jobs": sum(part["jobs_done"] for part in parts),
-            "complete": last["jobs_total"] is not None and last["jobs_done"] == last["jobs_total"]}
+            "complete": all(p["jobs_total"] is not None and p["jobs_done"] == p["jobs_total"] for p in last.values())}
 
 
 def wall_time_text(record: dict) -> str:

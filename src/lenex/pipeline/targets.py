@@ -29,6 +29,16 @@ class Targets:
         return tables + [f"results/{preset_name}/figures/{paper}/{key}.cells.json"
                          for key in self.paper(paper).figure_cells]
 
+    def paper_diagnostics(self, preset_name: str, paper: str) -> dict[str, str]:
+        """Its diagnostics (lenex.diagnostics, rule paper_diagnostics): page, PNG and PDF."""
+        stem = f"results/{preset_name}/diagnostics/{paper}"
+        return {"md": f"{stem}.md", "png": f"{stem}.png", "pdf": f"{stem}.pdf"}
+
+    def diagnostic_arguments(self, paper: str) -> str:
+        """What lenex.diagnostics is told of a paper's protocol (its `Paper`'s protocol and same_tokens)."""
+        declared = self.paper(paper)
+        return f"--protocol {declared.protocol}" + (" --same-tokens" if declared.same_tokens else "")
+
     def paper_targets(self, preset_name: str, papers: list[str] | None = None) -> list[str]:
         """What is rendered from recorded results: each paper's whole-paper page (which gathers its
         tables and figures) and its claims, and the claims summary (of every configured paper, or of
@@ -57,6 +67,15 @@ class Targets:
         number = key.removeprefix(kind)
         return f"{kind.capitalize()} {number}: {self.experiment(paper)[f'{kind}s'][key]['title']}"
 
+    def diagnostics_report(self) -> dict:
+        """Snakemake's report() options of a paper's diagnostics figure (rule paper_diagnostics)."""
+        return {
+            "caption": "../report/diagnostics.rst",
+            "category": lambda wc: self.paper_title(wc.paper),
+            "subcategory": "Diagnostics",
+            "labels": lambda wc: {"diagnostics": "loss by position (ours)"},
+        }
+
     def figure_report(self, path: str, paper: str) -> dict:
         """Snakemake's report() options of a figure output: under its paper's Figures, labelled with
         its title. `path` names its figure literally (figure1) or through the wildcard {figure}."""
@@ -82,6 +101,8 @@ class Targets:
             for key in self.experiment(paper).get("figures", {}):
                 if Path(f"{root}/figures/{paper}/{key}.png").exists():
                     files.append(f"{root}/figures/{paper}/{key}.png")
+            if Path(f"{root}/diagnostics/{paper}.png").exists():
+                files.append(f"{root}/diagnostics/{paper}.png")
             if Path(f"{root}/claims/{paper}.md").exists():
                 files.append(f"{root}/report/claims/{paper}.html")
         for corpus in self.corpora(preset_name):

@@ -13,6 +13,7 @@ from . import PAPER_KEY, targets
 class ReceptiveField(Paper):
     name = PAPER_KEY
     table_renderer = "lenex.receptive_field.table"
+    protocol = "last-token"  # lenex.receptive_field.last_token
 
     def variant_view(self, view: dict, experiment: dict, variant: str) -> dict:
         """The preset as the variant's budget group sees it (targets.variant_view)."""

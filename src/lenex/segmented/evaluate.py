@@ -30,6 +30,7 @@ from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
+from ..evaluate import position_profile
 from ..files import atomic_write_result
 from ..provenance import add_expect_argument, load_checked
 from .models import extended
@@ -68,8 +69,8 @@ def test_pieces(split, length: int, max_tokens: int | None, seed: int = 0) -> np
 
 
 @torch.no_grad()
-def piece_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
-    """Mean NLL of each piece (n,), tokens 1..L-1 predicted."""
+def token_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
+    """NLL of every predicted token (n, L-1): tokens 1..L-1 of each piece, at positions 0..L-2."""
     device = next(model.parameters()).device
     length = pieces.shape[1]
     batch = max(1, batch_tokens // length)
@@ -78,7 +79,7 @@ def piece_nll(model, pieces: np.ndarray, batch_tokens: int) -> np.ndarray:
         tokens = torch.from_numpy(pieces[start:start + batch].astype(np.int64)).to(device)
         with autocast(device):
             nll = model.token_nll(tokens[:, :-1], tokens[:, 1:])
-        out.append(nll.double().mean(dim=1).cpu().numpy())
+        out.append(nll.double().cpu().numpy())
     return np.concatenate(out)
 
 
@@ -94,7 +95,9 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
     model.to(pick_device(device))
     pieces = test_pieces(load_split(data_dir, split), length, max_tokens)
     started = time.time()
-    nll = piece_nll(model, pieces, batch_tokens)
+    per_token = token_nll(model, pieces, batch_tokens)
+    nll = per_token.mean(axis=1)
+    train_length = model.config.train_length if beta is None else length // beta
     result = {
         "ppl": float(np.mean(np.exp(nll))), "corpus_ppl": math.exp(float(nll.mean())), "nll": float(nll.mean()),
         "pieces": int(len(pieces)), "tokens": int(len(pieces) * (length - 1)), "length": length,
@@ -102,7 +105,9 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         # Per piece, for comparisons paired over pieces (lenex.claims): the same pieces for every model
         # scored at this length (the hash says which); other lengths cut other pieces.
         "piece_nll": [round(float(v), 6) for v in nll], "scored_tokens_sha256": pieces_digest(pieces),
-        "train_length": model.config.train_length if beta is None else length // beta,
+        "train_length": train_length,
+        # The loss by position (lenex.diagnostics): bin edges count predicted positions 0..L-2.
+        **dict(zip(("position_bins", "position_nll"), position_profile(per_token, length - 1, train_length))),
         **provenance(checkpoint, model, payload), "seconds": time.time() - started,
         **(extra or {}),
     }

@@ -68,6 +68,21 @@ def collect(paths: list[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def merge(parts: list[str]) -> str:
+    """The raw results of a reference run made in recorded parts (rule raw_results_part): the
+    parts' recorded files together, each exactly once, in `collect`'s order and form, so the
+    merged file is the one a run in one go would have written."""
+    files: dict[str, tuple[str, object]] = {}
+    for part in parts:
+        for path, content in parse(Path(part).read_text(encoding="utf-8"), part).items():
+            if path in files:
+                raise ValueError(f"{path} is in two parts: {files[path][0]} and {part}")
+            files[path] = (part, content)
+    lines = [json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+             for path in sorted(files) for line in file_lines(path, files[path][1])]
+    return "".join(line + "\n" for line in lines)
+
+
 def parse(text: str, source: str = "raw results") -> dict[str, object]:
     """path -> the JSON the pipeline wrote there, rebuilt from raw-results lines."""
     files: dict[str, object] = {}
@@ -122,8 +137,11 @@ def main(argv=None) -> None:
     gather = sub.add_parser("collect", help="write the raw results of these recorded files")
     gather.add_argument("--files", nargs="*", default=[], help="recorded JSON files (evaluations, meta.json)")
     gather.add_argument("--out", required=True)
+    join = sub.add_parser("merge", help="join the raw results of a reference run's recorded parts")
+    join.add_argument("--parts", nargs="+", required=True, help="raw results of each part (rule raw_results_part)")
+    join.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    atomic_write_text(args.out, collect(args.files))
+    atomic_write_text(args.out, collect(args.files) if args.command == "collect" else merge(args.parts))
 
 
 if __name__ == "__main__":

@@ -37,9 +37,10 @@ def _by_key(paths: list[str], suffix: str) -> dict[str, Path]:
 
 
 def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], out: Path,
-               claims: Path | None = None) -> str:
+               claims: Path | None = None, diagnostics: Path | None = None) -> str:
     """The page's Markdown. Every table and figure the spec declares must be among the inputs;
-    `claims` (lenex.claims' Markdown for the paper) ends the page when given."""
+    `diagnostics` (lenex.diagnostics' page, its figure beside it) and then `claims` (lenex.claims'
+    Markdown for the paper) end the page when given."""
     paper = spec["paper"]
     table_md, figure_png = _by_key(tables, ".md"), _by_key(figures, ".png")
     declared_tables, declared_figures = list(spec.get("tables", {})), list(spec.get("figures", {}))
@@ -55,6 +56,8 @@ def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], o
     for key in declared_figures:
         lines.append(f"- [{key.replace('figure', 'Figure ')}: {spec['figures'][key]['title']}]"
                      f"({_rel(figure_png[key], out)})")
+    if diagnostics is not None:
+        lines.append(f"- [Diagnostics (ours, not the paper's metrics)]({_rel(diagnostics, out)})")
     if claims is not None:
         lines.append(f"- [Claims checked by machine]({_rel(claims, out)})")
     for key in declared_tables:
@@ -65,9 +68,17 @@ def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], o
         lines += ["", f"## {label}: {spec['figures'][key]['title']}", "",
                   f"![{label}]({_rel(png, out)})", "", f"PDF: [{png.with_suffix('.pdf').name}]"
                   f"({_rel(png.with_suffix('.pdf'), out)})"]
+    if diagnostics is not None:
+        lines += ["", demote_headings(relinked(diagnostics, out))]
     if claims is not None:
         lines += ["", demote_headings(claims.read_text(encoding="utf-8").rstrip("\n"))]
     return "\n".join(lines) + "\n"
+
+
+def relinked(page: Path, out: Path) -> str:
+    """A page's Markdown with its images' relative paths made relative to `out` instead."""
+    text = page.read_text(encoding="utf-8").rstrip("\n")
+    return re.sub(r"(!\[[^\]]*\]\()([^)/:]+)(\))", lambda m: m[1] + _rel(page.parent / m[2], out) + m[3], text)
 
 
 def _rel(path: Path, out: Path) -> str:
@@ -81,12 +92,14 @@ def main(argv=None) -> None:
     parser.add_argument("--tables", nargs="*", default=[], help="table files (.md used, .tex ignored)")
     parser.add_argument("--figures", nargs="*", default=[], help="figure files (.png linked, .pdf beside it)")
     parser.add_argument("--claims", default=None, help="the paper's claims page (lenex.claims.render)")
+    parser.add_argument("--diagnostics", default=None, help="the paper's diagnostics page (lenex.diagnostics)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     spec = read_yaml(args.spec)
     out = Path(args.out)
     claims = Path(args.claims) if args.claims else None
-    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims))
+    diagnostics = Path(args.diagnostics) if args.diagnostics else None
+    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims, diagnostics))
 
 
 if __name__ == "__main__":
