@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from lenex.diagnostics import beyond_rows, last_token_curves, main, position_curves, tail_ppl
+from lenex.diagnostics import beyond_rows, last_token_curves, main, panels, position_curves, tail_ppl
 from lenex.tables.report import build_page
 
 
@@ -91,3 +91,15 @@ def test_no_evaluation_beyond_l_tr_is_an_error(tmp_path):
         main(["--paper", "lex", "--preset", "tiny", "--protocol", "whole-piece", "--results", str(results),
               "--out-md", str(out), "--out-png", str(tmp_path / "d.png"), "--out-pdf", str(tmp_path / "d.pdf")])
     assert not out.exists()
+
+
+def test_panels_follow_the_tables_rows_then_the_rest_by_corpus():
+    curves = {("pg22", "rope", "causal"): {}, ("pg22", "xpos", "blockwise"): {}, ("arxiv", "rope", "causal"): {}}
+    cells = {"table": "2", "cells": [
+        {"section": "PG22", "row": "RoPE", "corpus": "pg22", "variant": "rope", "mask": "causal", "multiple": 2},
+        {"section": "PG22", "row": "LEX", "corpus": "pg22", "variant": "xpos", "mask": "causal", "multiple": 1},
+        {"section": "PG22", "row": "LEX", "corpus": "pg22", "variant": "xpos", "mask": "blockwise", "multiple": 8},
+        {"section": "PG22", "row": "Absent", "corpus": "pg22", "variant": "alibi", "mask": "causal", "multiple": 8}]}
+    assert panels([cells], curves) == [
+        ("Table 2, PG22", [(("pg22", "rope", "causal"), "RoPE"), (("pg22", "xpos", "blockwise"), "LEX")]),
+        ("arxiv: evaluations no table shows", [(("arxiv", "rope", "causal"), "rope")])]

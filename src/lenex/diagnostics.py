@@ -168,28 +168,56 @@ def render_markdown(paper: str, preset: str, protocol: str, rows: list[dict], cu
     return "\n".join(lines)
 
 
-def plot(curves: dict, paper: str, preset: str, protocol: str, png, pdf) -> None:
+def panels(tables: list[dict], curves: dict) -> list[tuple[str, list[tuple[tuple, str]]]]:
+    """The figure's panels: one per table section whose rows have a curve (each row drawn with its
+    mask at the table's longest column, under the table's row label), then one per corpus for the
+    curves no table shows."""
+    out, shown = [], set()
+    for cells in tables:
+        longest: dict[tuple, dict] = {}
+        for cell in cells["cells"]:
+            row = (cell["section"], cell["row"])
+            if row not in longest or float(cell["multiple"]) > float(longest[row]["multiple"]):
+                longest[row] = cell
+        sections: dict[str, list] = {}
+        for (section, label), cell in longest.items():
+            key = (str(cell.get("corpus")), str(cell.get("variant")), str(cell.get("mask")))
+            if key in curves and key not in [k for k, _ in sections.get(section, [])]:
+                sections.setdefault(section, []).append((key, label))
+                shown.add(key)
+        out += [(f"Table {cells['table']}, {section}", lines) for section, lines in sections.items()]
+    rest = sorted(k for k in curves if k not in shown)
+    for corpus in dict.fromkeys(k[0] for k in rest):
+        out.append((f"{corpus}: evaluations no table shows",
+                    [(k, k[1] if k[2] == "causal" else f"{k[1]} ({k[2]})") for k in rest if k[0] == corpus]))
+    return out
+
+
+def plot(curves: dict, tables: list[dict], paper: str, preset: str, protocol: str, png, pdf) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    corpora = sorted({key[0] for key in curves}) or ["-"]
-    fig, axes = plt.subplots(1, len(corpora), figsize=(5 * len(corpora), 4), squeeze=False)
-    for ax, corpus in zip(axes[0], corpora):
-        for (c, model, mask), curve in sorted(curves.items()):
-            if c == corpus:
-                label = model if mask == "causal" else f"{model} ({mask})"
-                ax.plot(curve["x"], curve["nll"], marker="o" if protocol == "last-token" else None,
-                        markersize=3, linewidth=1, label=label)
+    drawn = panels(tables, curves)
+    columns = min(3, len(drawn))
+    rows = -(-len(drawn) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4 * rows), squeeze=False)
+    for ax, (title, lines) in zip(axes.flat, drawn):
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # a table may have 17 rows: 10 colours repeat
+        for key, label in lines:
+            curve = curves[key]
+            ax.plot(curve["x"], curve["nll"], marker="o" if protocol == "last-token" else None,
+                    markersize=3, linewidth=1, label=label)
         ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xlabel("position / L_tr" + (" (= L_ex / L_tr)" if protocol == "last-token" else ""))
         ax.set_ylabel("NLL (nats), mean over seeds")
-        ax.set_title(corpus)
+        ax.set_title(title, fontsize=9)
         if protocol == "last-token":
             ax.set_xscale("log", base=2)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=2)
+    for ax in list(axes.flat)[len(drawn):]:
+        ax.set_visible(False)
     what = "last-token loss by position" if protocol == "last-token" else "loss by position beyond L_tr"
     fig.suptitle(f"{paper} at {preset}: {what} (ours, a diagnostic, not a paper metric)")
     fig.tight_layout()
@@ -214,11 +242,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     expect = json.loads(args.expect)
     records = load_results(args.results, expect=expect or None)
-    rows = [row for path in args.cells for row in beyond_rows(read_json(path))]
+    tables = [read_json(path) for path in args.cells]
+    tables = [cells for cells in tables if "cells" in cells and "table" in cells]
+    rows = [row for cells in tables for row in beyond_rows(cells)]
     curves = last_token_curves(records) if args.protocol == "last-token" else position_curves(records)
     if not curves:
         raise ValueError(f"{args.paper}: no evaluation beyond its model's L_tr records a loss by position")
-    plot(curves, args.paper, args.preset, args.protocol, args.out_png, args.out_pdf)
+    plot(curves, tables, args.paper, args.preset, args.protocol, args.out_png, args.out_pdf)
     png = Path(args.out_png).name
     atomic_write_text(args.out_md, render_markdown(args.paper, args.preset, args.protocol, rows,
                                                    curves, png, args.same_tokens))
