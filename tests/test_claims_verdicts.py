@@ -180,7 +180,7 @@ def test_combinators_on_three_valued_inputs_with_their_levels(monkeypatch):
     estimates = {"h": _leaf(-0.3, -0.1), "c": _leaf(0.1, 0.3), "i": _leaf(-0.1, 0.1),
                  # holds at 95% but not at 97.5% (Bonferroni over 2): upper bound 0.03 / 1.96 * 2.24 > 0
                  "edge": _leaf(-0.2, -0.005)}
-    monkeypatch.setattr(C, "_estimate", lambda rule, refs, boundary, ours: estimates[refs[0]])
+    monkeypatch.setattr(C, "_estimate", lambda rule, refs, boundary, ours, log_scale: estimates[refs[0]])
     leaf = lambda name: ("leaf", "less", (name, "z"), 0.0, "less")  # noqa: E731
     run = lambda tree: evaluate_tree(tree, {}, {}).verdict  # noqa: E731
     assert [run(leaf(n)) for n in "hci"] == [HOLDS, CONTRADICTED, INCONCLUSIVE]
@@ -243,3 +243,21 @@ def test_a_mark_is_paired_with_its_tables_reference_row_named_in_the_cells_file(
     # a paper-only cells file (ours not computed) needs no reference row: untestable, the cell named
     unrun = _cell("x", 1, 25.0, paper_mark="better")
     assert _ours({"mark": ["t3/d/x@1", "better"]}, _tables(unrun, _cell("r", 1, 20.0)))["verdict"] == "untestable"
+
+
+def test_an_order_of_values_that_are_not_all_positive_is_read_on_differences():
+    # Attention resolutions (LEX Table 3) may be negative: no log scale, the order on differences.
+    a = {"1": -16.5, "2": 0.0004, "3": -0.0054}
+    b = {"1": -16.0, "2": 0.0104, "3": 0.0046}  # b above a by 0.5, 0.01, 0.01
+    tables = _tables(_cell("a", 1, 0.87, a), _cell("b", 1, 0.98, b))
+    record = _ours({"less": ["t3/d/a@1", "t3/d/b@1"]}, tables)
+    d = np.array([a[s] - b[s] for s in "123"])
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / math.sqrt(3)
+    assert record["test"] == "paired t over 3 seeds, on differences"
+    assert record["interval"] == pytest.approx([d.mean() - half, d.mean() + half])
+    assert record["verdict"] == INCONCLUSIVE  # the interval straddles 0 (one seed 0.5 apart, two 0.01)
+    assert record["parts"][0]["paper_effect"] == pytest.approx(0.87 - 0.98)  # the paper's on differences too
+    # A ratio against a threshold has no meaning there: no interval, inconclusive, said so.
+    record = _ours({"ratio_below": ["t3/d/a@1", "t3/d/b@1", "collapses"]}, tables, {"collapses": 1.76})
+    assert record["verdict"] == INCONCLUSIVE and record["interval"] is None
+    assert "not positive" in record["test"]

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from statistics import median
 
-from .intervals import Estimate, Sample, log_ratio, value_effect
+from .intervals import Estimate, Sample, difference, log_ratio, positive, value_effect
 from .leaves import CONTRADICTED, HOLDS, INCONCLUSIVE, Leaf, judge
 from .refs import expand
 
@@ -75,18 +75,38 @@ def leaf_specs(check, words: dict[str, float], mark_reference) -> object:
     raise ValueError(f"unknown predicate kind {kind!r}")
 
 
-def _estimate(rule: str, refs, boundary: float, ours: dict[str, Sample]) -> Estimate:
+# Rules that decide an order (a boundary of 0), which a difference decides as a log-ratio does.
+ORDER_RULES = ("less", "at_most")
+NO_RATIO = "none: a value is not positive, so a ratio against a threshold is not defined"
+
+
+def on_log_scale(refs, ours: dict[str, Sample], paper: dict[str, float | None]) -> bool:
+    """Whether a comparison of cells is read on the log scale: every value, ours (each seed's too)
+    and the paper's, is positive. Else an order is read on differences (both sides alike)."""
+    cells = [ours[r] for r in refs if r in ours]
+    return positive(*cells) and all(paper.get(r) is None or paper[r] > 0 for r in refs)
+
+
+def _estimate(rule: str, refs, boundary: float, ours: dict[str, Sample], log_scale: bool) -> Estimate:
     if rule in ("value_at_most", "value_above"):
         return value_effect(ours[refs[0]], boundary)
-    return log_ratio(ours[refs[0]], ours[refs[1]])
+    if log_scale:
+        return log_ratio(ours[refs[0]], ours[refs[1]])
+    if rule in ORDER_RULES:
+        return difference(ours[refs[0]], ours[refs[1]])
+    return Estimate(0.0, NO_RATIO)
 
 
-def _paper_effect(rule: str, refs, boundary: float, paper: dict[str, float | None]) -> float | None:
+def _paper_effect(rule: str, refs, boundary: float, paper: dict[str, float | None], log_scale: bool) -> float | None:
     values = [paper.get(r) for r in refs]
-    if None in values or any(v <= 0 for v in values):
+    if None in values:
         return None
     if rule in ("value_at_most", "value_above"):
+        if values[0] <= 0:
+            return None
         return math.log(values[0] / boundary) if boundary > 0 else values[0] - boundary
+    if not log_scale:
+        return values[0] - values[1] if rule in ORDER_RULES else None
     return math.log(values[0] / values[1])
 
 
@@ -97,8 +117,10 @@ def evaluate_tree(tree, ours: dict[str, Sample], paper: dict[str, float | None],
         _, rule, refs, boundary, _kind = tree
         # A value predicate's boundary is its limit (on the log scale: 0 against ln(v / limit)).
         limit = boundary if rule in ("value_at_most", "value_above") else None
-        leaf = judge(rule, refs, _estimate(rule, refs, boundary, ours), 0.0 if limit is not None else boundary,
-                     _paper_effect(rule, refs, boundary, paper), hold_divisor, contra_divisor)
+        log_scale = limit is not None or on_log_scale(refs, ours, paper)
+        leaf = judge(rule, refs, _estimate(rule, refs, boundary, ours, log_scale),
+                     0.0 if limit is not None else boundary, _paper_effect(rule, refs, boundary, paper, log_scale),
+                     hold_divisor, contra_divisor)
         return Outcome(leaf.verdict, leaf, (leaf,))
     if tree[0] == "not":
         inner = evaluate_tree(tree[1], ours, paper, contra_divisor, hold_divisor)

@@ -12,6 +12,11 @@ ln(a / b) by the first test that applies, in this order (docs/claims.md):
    exactly, e.g. an ERF against its model's TRF or L_tr; d_s = ln a_s - ln b, df = n - 1;)
 4. exact: both values are computed exactly (a degenerate interval);
 5. none: no replication recorded (no interval, the verdict is inconclusive).
+
+Where a value is not positive (an attention resolution R(s) may be negative) there is no log
+scale: `difference(a, b)` estimates a - b by the same tests (but the per-piece one), which decides
+an order (a boundary of 0) as well; a ratio against a threshold is then not defined
+(lenex.claims.combine: no interval, inconclusive, said so).
 """
 from __future__ import annotations
 
@@ -89,27 +94,43 @@ def pieces_pair(a: dict | None, b: dict | None) -> bool:
                 and len(a["nll"]) == len(b["nll"]) >= 2)
 
 
+def positive(*samples: Sample) -> bool:
+    """Whether every value of these cells (each seed's too) is positive: a ratio of them is defined."""
+    return all(v > 0 for x in samples for v in [x.value, *(x.seeds or {}).values()])
+
+
 def log_ratio(a: Sample, b: Sample) -> Estimate:
     """ln(a / b) by the first test that applies (the module's list)."""
+    return _contrast(a, b, _logs, "")
+
+
+def difference(a: Sample, b: Sample) -> Estimate:
+    """a - b by the same tests on the values themselves: the order of two cells where a value is not
+    positive (an attention resolution R(s) can be), which has no log scale; no per-piece test (the
+    pieces are NLLs, a log scale)."""
+    return _contrast(a, b, lambda values: np.asarray(list(values), dtype=np.float64), ", on differences")
+
+
+def _contrast(a: Sample, b: Sample, scale, scale_note: str) -> Estimate:
     common = sorted(set(a.seeds or {}) & set(b.seeds or {}), key=str)
     if len(common) >= 2:
-        d = _logs(a.seeds[s] for s in common) - _logs(b.seeds[s] for s in common)
-        return t_of_differences(d, f"paired t over {len(common)} seeds")
-    if pieces_pair(a.pieces, b.pieces):
+        d = scale(a.seeds[s] for s in common) - scale(b.seeds[s] for s in common)
+        return t_of_differences(d, f"paired t over {len(common)} seeds{scale_note}")
+    if not scale_note and pieces_pair(a.pieces, b.pieces):
         d = np.asarray(a.pieces["nll"], dtype=np.float64) - np.asarray(b.pieces["nll"], dtype=np.float64)
         unit = a.pieces.get("unit", "piece")
         return t_of_differences(d, f"paired t over {len(d)} {unit}s (one model each: evaluation noise only)")
     if len(a.seeds or {}) >= 2 and len(b.seeds or {}) >= 2:
-        return welch(_logs(a.seeds.values()), _logs(b.seeds.values()),
-                     f"Welch t, unpaired ({len(a.seeds)} and {len(b.seeds)} seeds)")
+        return welch(scale(a.seeds.values()), scale(b.seeds.values()),
+                     f"Welch t, unpaired ({len(a.seeds)} and {len(b.seeds)} seeds){scale_note}")
     if len(a.seeds or {}) >= 2 and b.exact:
-        return t_of_differences(_logs(a.seeds.values()) - _logs([b.value])[0],
-                                f"t over {len(a.seeds)} seeds against an exact value")
+        return t_of_differences(scale(a.seeds.values()) - scale([b.value])[0],
+                                f"t over {len(a.seeds)} seeds against an exact value{scale_note}")
     if len(b.seeds or {}) >= 2 and a.exact:
-        return t_of_differences(_logs([a.value])[0] - _logs(b.seeds.values()),
-                                f"t over {len(b.seeds)} seeds against an exact value")
-    effect = float(_logs([a.value])[0] - _logs([b.value])[0])
-    return Estimate(effect, EXACT if a.exact and b.exact else NO_REPLICATION)
+        return t_of_differences(scale([a.value])[0] - scale(b.seeds.values()),
+                                f"t over {len(b.seeds)} seeds against an exact value{scale_note}")
+    effect = float(scale([a.value])[0] - scale([b.value])[0])
+    return Estimate(effect, EXACT if a.exact and b.exact else NO_REPLICATION + scale_note)
 
 
 def value_effect(value: Sample, limit: float) -> Estimate:
