@@ -2,7 +2,8 @@
 # Every table, figure and page of a preset (and its claims, where built) comes back byte-identical
 # from its raw results alone (docs/raw-results.md). Run after the pipeline has built the preset:
 #   bash scripts/check_rederive.sh tiny
-# It checksums the rendered files, moves every other output of the preset aside (evaluations,
+# It checksums the rendered files, moves every other output of the preset aside but its recorded
+# sources (raw results; a reference run's record, runs/ and runs.yaml) (evaluations,
 # models, training state, data, logs), runs `make tables`, and fails if a rendered file differs or
 # is missing, or if any job wrote anything but rendered files (a train/evaluate/prepare job would
 # write models/, eval/, data/ ...). The moved outputs are put back at the end.
@@ -33,7 +34,10 @@ restore() {
 trap restore EXIT
 for item in "$root"/* "$root"/.[!.]*; do
     [ -e "$item" ] || continue
-    [ "$(basename "$item")" = raw ] || mv "$item" "$aside/"
+    case "$(basename "$item")" in
+        raw | runs | runs.yaml) ;;  # the recorded sources: raw results, a reference run's record
+        *) mv "$item" "$aside/" ;;
+    esac
 done
 
 started=$(date +%s)
@@ -46,7 +50,7 @@ fi
 sed -n '/^Job stats/,/^total/p' "$work/tables.log" | head -40  # which rules ran, and how often
 echo "check_rederive: make tables PRESET=$preset took $(($(date +%s) - started)) s"
 
-written=$( (cd "$root" && find . -type f ! -path './raw/*' ! -path './logs/*' | sed 's|^\./||') | LC_ALL=C sort)
+written=$( (cd "$root" && find . -type f ! -path './raw/*' ! -path './runs/*' ! -name runs.yaml ! -path './logs/*' | sed 's|^\./||') | LC_ALL=C sort)
 unexpected=$(comm -13 "$work/files" <(echo "$written"))
 if [ -n "$unexpected" ]; then
     echo "check_rederive: make tables wrote more than rendered files (did a fetch/prepare/train/evaluate job run?):" >&2

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from lenex.diagnostics import beyond_rows, last_token_curves, main, panels, position_curves, tail_ppl
+from lenex.diagnostics import beyond_rows, coarse, last_token_curves, main, panels, position_curves, tail_ppl
 from lenex.tables.report import build_page
 
 
@@ -95,11 +95,17 @@ def test_no_evaluation_beyond_l_tr_is_an_error(tmp_path):
 
 def test_panels_follow_the_tables_rows_then_the_rest_by_corpus():
     curves = {("pg22", "rope", "causal"): {}, ("pg22", "xpos", "blockwise"): {}, ("arxiv", "rope", "causal"): {}}
-    cells = {"table": "2", "cells": [
+    cells = {"table": "2", "metric": "ppl", "cells": [
         {"section": "PG22", "row": "RoPE", "corpus": "pg22", "variant": "rope", "mask": "causal", "multiple": 2},
         {"section": "PG22", "row": "LEX", "corpus": "pg22", "variant": "xpos", "mask": "causal", "multiple": 1},
         {"section": "PG22", "row": "LEX", "corpus": "pg22", "variant": "xpos", "mask": "blockwise", "multiple": 8},
         {"section": "PG22", "row": "Absent", "corpus": "pg22", "variant": "alibi", "mask": "causal", "multiple": 8}]}
-    assert panels([cells], curves) == [
+    resolution = {**cells, "table": "3", "metric": "resolution"}  # no loss to draw for its rows
+    assert panels([cells, resolution], curves) == [
         ("Table 2, PG22", [(("pg22", "rope", "causal"), "RoPE"), (("pg22", "xpos", "blockwise"), "LEX")]),
         ("arxiv: evaluations no table shows", [(("arxiv", "rope", "causal"), "rope")])]
+
+
+def test_coarse_bins_are_width_weighted():
+    x, nll = coarse({"x": [0.1, 0.3, 0.5, 0.7, 0.9], "nll": [1.0, 3.0, 2.0, 2.0, 5.0], "widths": [1, 1, 2, 2, 1]}, 2)
+    assert nll == pytest.approx([2.0, 2.0, 5.0]) and x == pytest.approx([0.2, 0.6, 0.9])

@@ -173,7 +173,7 @@ def panels(tables: list[dict], curves: dict) -> list[tuple[str, list[tuple[tuple
     mask at the table's longest column, under the table's row label), then one per corpus for the
     curves no table shows."""
     out, shown = [], set()
-    for cells in tables:
+    for cells in (t for t in tables if t.get("metric") == "ppl"):  # a resolution table's rows: no loss
         longest: dict[tuple, dict] = {}
         for cell in cells["cells"]:
             row = (cell["section"], cell["row"])
@@ -193,6 +193,17 @@ def panels(tables: list[dict], curves: dict) -> list[tuple[str, list[tuple[tuple
     return out
 
 
+def coarse(curve: dict, per_bin: int = 4) -> tuple[list[float], list[float]]:
+    """A whole-piece curve in bins `per_bin` times wider (width-weighted means), for reading: bins
+    of L_tr / 16 over 16 spans are noisy."""
+    if "widths" not in curve:
+        return curve["x"], curve["nll"]
+    x, nll, w = (np.asarray(curve[k], dtype=np.float64) for k in ("x", "nll", "widths"))
+    groups = [slice(i, i + per_bin) for i in range(0, len(x), per_bin)]
+    return ([float(np.average(x[g], weights=w[g])) for g in groups],
+            [float(np.average(nll[g], weights=w[g])) for g in groups])
+
+
 def plot(curves: dict, tables: list[dict], paper: str, preset: str, protocol: str, png, pdf) -> None:
     import matplotlib
 
@@ -206,11 +217,10 @@ def plot(curves: dict, tables: list[dict], paper: str, preset: str, protocol: st
     for ax, (title, lines) in zip(axes.flat, drawn):
         ax.set_prop_cycle(color=plt.cm.tab20.colors)  # a table may have 17 rows: 10 colours repeat
         for key, label in lines:
-            curve = curves[key]
-            ax.plot(curve["x"], curve["nll"], marker="o" if protocol == "last-token" else None,
+            ax.plot(*coarse(curves[key]), marker="o" if protocol == "last-token" else None,
                     markersize=3, linewidth=1, label=label)
         ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_xlabel("position / L_tr" + (" (= L_ex / L_tr)" if protocol == "last-token" else ""))
+        ax.set_xlabel("position / L_tr" + (" (= L_ex / L_tr)" if protocol == "last-token" else ", bins of L_tr / 4"))
         ax.set_ylabel("NLL (nats), mean over seeds")
         ax.set_title(title, fontsize=9)
         if protocol == "last-token":
