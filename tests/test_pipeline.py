@@ -157,7 +157,7 @@ def test_every_papers_models_and_your_own_scheme_get_the_presets_scheme_options(
         scaled = pipeline.paper_preset("workstation", paper)["positions"]
         assert pipeline.model_config("workstation", paper, "mine")["position_options"] == {**scaled["alibi"], "shift": 1}
     assert pipeline.model_config("workstation", "lex", "xpos")["position_options"] == preset["positions"]["xpos"]
-    assert pipeline.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16}
+    assert pipeline.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16, "num_buckets": 4}
     assert pipeline.model_config("workstation", "segmented", "bloom")["position_options"] == {"slope_scale": 8}
     # tiny scales nothing: its models' configs are what they were
     assert pipeline.model_config("tiny", "lex", "mine")["position_options"] == {"shift": 1}

@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 
+from lenex.positions.t5 import T5Options
+
 from lenex.positions import (
     POSITIONS,
     TableCache,
@@ -94,6 +96,14 @@ def test_t5_buckets_by_hand():
     expected = [0, 1, 15, 16, 17, 26, 31, 31, 31]  # 20: 16+floor(1.72); 64: 16+floor(10.67); 127: 16+floor(15.94)
     assert t5_relative_bucket(-torch.tensor(distances)).tolist() == expected
     assert t5_relative_bucket(torch.tensor([3])).tolist() == [0]  # key after the query: finite, bucket 0
+    # the workstation's miniature (4 buckets, max_distance 16): n >= 2 -> 2 + floor(2 ln(n / 2) / ln 8)
+    assert t5_relative_bucket(-torch.tensor([0, 1, 2, 5, 6, 15, 16, 64]), 4, 16).tolist() == [0, 1, 2, 2, 3, 3, 3, 3]
+
+
+@pytest.mark.parametrize("options", [{"max_distance": 16}, {"num_buckets": 4, "max_distance": 2}, {"num_buckets": 1}])
+def test_t5_buckets_need_room_for_their_log_range(options):
+    with pytest.raises(ValueError, match="position scheme 't5': option max_distance"):
+        T5Options(**options)
 
 
 def test_sandwich_bias_by_hand():

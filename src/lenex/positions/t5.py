@@ -31,6 +31,13 @@ class T5Options:
     num_buckets: int = 32
     max_distance: int = 128
 
+    def __post_init__(self):
+        # The log buckets run from num_buckets / 2 to max_distance: without room between them the
+        # formula divides by log(1) = 0 and indexes outside the table.
+        if self.num_buckets < 2 or not self.max_distance > self.num_buckets // 2:
+            raise ValueError(f"position scheme 't5': option max_distance ({self.max_distance}) must exceed "
+                             f"num_buckets // 2 ({self.num_buckets // 2}), and num_buckets be at least 2")
+
 
 class T5Bias(PositionScheme):
     name = "t5"
