@@ -32,9 +32,6 @@ class Recorded:
     def raw_files(self, preset_name: str) -> list[str]:
         return [self.raw_file(preset_name, paper.name) for paper in self.papers()]
 
-    def part_file(self, preset_name: str, paper: str, part: str) -> str:
-        return f"results/{preset_name}/raw/{paper}.part-{part}.jsonl"
-
     def part_recorded(self, preset_name: str, paper: str, part: str) -> list[str]:
         """The recorded files of one part of a paper's reference run (the preset's
         `papers.<paper>.reference_parts`): rule raw_results_part's inputs."""

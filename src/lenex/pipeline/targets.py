@@ -29,11 +29,6 @@ class Targets:
         return tables + [f"results/{preset_name}/figures/{paper}/{key}.cells.json"
                          for key in self.paper(paper).figure_cells]
 
-    def paper_diagnostics(self, preset_name: str, paper: str) -> dict[str, str]:
-        """Its diagnostics (lenex.diagnostics, rule paper_diagnostics): page, PNG and PDF."""
-        stem = f"results/{preset_name}/diagnostics/{paper}"
-        return {"md": f"{stem}.md", "png": f"{stem}.png", "pdf": f"{stem}.pdf"}
-
     def diagnostic_arguments(self, paper: str) -> str:
         """What lenex.diagnostics is told of a paper's protocol (its `Paper`'s protocol and same_tokens)."""
         declared = self.paper(paper)

@@ -61,10 +61,13 @@ def _checked(path: str, record: dict) -> dict:
 
 def collect(paths: list[str]) -> str:
     """The raw-results text of these files, sorted by path (one line per record)."""
-    lines = []
-    for path in sorted(set(paths)):
-        content = read_json(path)
-        lines += [json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in file_lines(path, content)]
+    return text_of({path: read_json(path) for path in set(paths)})
+
+
+def text_of(files: dict[str, object]) -> str:
+    """Raw-results lines of recorded files (path -> content), sorted by path."""
+    lines = [json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+             for path in sorted(files) for line in file_lines(path, files[path])]
     return "".join(line + "\n" for line in lines)
 
 
@@ -72,15 +75,13 @@ def merge(parts: list[str]) -> str:
     """The raw results of a reference run made in recorded parts (rule raw_results_part): the
     parts' recorded files together, each exactly once, in `collect`'s order and form, so the
     merged file is the one a run in one go would have written."""
-    files: dict[str, tuple[str, object]] = {}
+    files, source = {}, {}
     for part in parts:
         for path, content in parse(Path(part).read_text(encoding="utf-8"), part).items():
             if path in files:
-                raise ValueError(f"{path} is in two parts: {files[path][0]} and {part}")
-            files[path] = (part, content)
-    lines = [json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-             for path in sorted(files) for line in file_lines(path, files[path][1])]
-    return "".join(line + "\n" for line in lines)
+                raise ValueError(f"{path} is in two parts: {source[path]} and {part}")
+            files[path], source[path] = content, part
+    return text_of(files)
 
 
 def parse(text: str, source: str = "raw results") -> dict[str, object]:
