@@ -179,7 +179,8 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
                       "segmented_adapt": 2, "segmented_continue": 12, "segmented_evaluate": 17}, counts
     assert lex_cells == 24 * 2
     # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
-    # tables (and Figure 1) that compare schemes, which now read and print the new row.
+    # tables (and Figure 1) that compare schemes, which now read and print the new row, and each
+    # paper's diagnostics, which read every evaluation beyond L_tr (the new scheme's too).
     changed = sorted(out for out, job in before.items() if after[out] != job)
     expected = [f"results/tiny/tables/lex/table{n}.header.json" for n in (2, 4, 5, 6)]
     expected += [f"results/tiny/tables/{p}/table{n}.md, results/tiny/tables/{p}/table{n}.tex,"
@@ -187,6 +188,8 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
                  for p, ns in (("lex", (2, 4, 5, 6)), ("receptive-field", (1, 3, 4)), ("segmented", (2, 3, 4, 5)))
                  for n in ns]
     expected += ["results/tiny/figures/lex/figure1.png, results/tiny/figures/lex/figure1.pdf"]
+    expected += [f"results/tiny/diagnostics/{p}.md, results/tiny/diagnostics/{p}.png, results/tiny/diagnostics/{p}.pdf"
+                 for p in ("lex", "receptive-field", "segmented")]
     assert changed == sorted(expected)
 
 
