@@ -108,3 +108,19 @@ def test_a_training_forked_from_the_server_is_bit_identical_to_one_started_fresh
         weights.append(torch.load(out, map_location="cpu", weights_only=False))
     assert weights[0]["final_loss"] == weights[1]["final_loss"]
     assert all(torch.equal(weights[0]["model"][k], weights[1]["model"][k]) for k in weights[0]["model"])
+
+
+def test_a_fork_server_that_does_not_stop_in_time_is_killed_and_the_run_goes_on(tmp_path, monkeypatch):
+    from lenex.pipeline import resources
+
+    # A server starved of CPU on a loaded machine (or one that ignores SIGTERM) used to raise
+    # TimeoutExpired from onsuccess, failing a run whose every job had succeeded.
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                                 "print('ready', flush=True); time.sleep(300)"], stdout=subprocess.PIPE, text=True)
+    assert stubborn.stdout.readline().strip() == "ready"
+    folder = tmp_path / "launch"
+    folder.mkdir()
+    monkeypatch.setattr(resources, "STOP_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(resources, "FORK_SERVER", {"process": stubborn, "folder": folder})
+    resources.stop_fork_server()
+    assert stubborn.returncode == -signal.SIGKILL and not folder.exists()
