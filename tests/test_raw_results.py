@@ -80,6 +80,21 @@ def test_a_part_holds_the_files_of_its_corpora_and_every_file_lies_in_one_part()
         recorded_in_part(files, {"a": ["arxiv"], "b": ["arxiv", "github", "openwebtext2"]}, "a")
 
 
+def test_a_part_selects_by_several_segments_of_a_path():
+    files = ["results/w/data/arxiv/meta.json", "results/w/eval/rf/arxiv/alibi/seed1/last_token.json",
+             "results/w/eval/rf/arxiv/alibi-same-h0/seed2/last_token.json", "results/w/eval/rf/arxiv/t5/seed3/erf.json",
+             "results/w/eval/rf/github/t5/seed1/erf.json"]
+    parts = {"arxiv-1": ["data/arxiv", "arxiv/seed1", "arxiv/seed2"], "arxiv-2": ["arxiv/seed3"], "github": ["github"]}
+    assert recorded_in_part(files, parts, "arxiv-1") == files[:3]
+    assert recorded_in_part(files, parts, "arxiv-2") == [files[3]]
+    assert recorded_in_part(files, parts, "github") == [files[4]]
+    # A segment matches whole: `alibi` selects no file of `alibi-same-h0`.
+    only_alibi = {"alibi": ["arxiv/alibi"], "rest": ["data", "arxiv/alibi-same-h0", "arxiv/t5", "github"]}
+    assert recorded_in_part(files, only_alibi, "alibi") == [files[1]]
+    with pytest.raises(ValueError, match="arxiv/t5/seed3/erf.json lies in no part"):
+        recorded_in_part(files, {"a": ["data/arxiv", "arxiv/seed1", "arxiv/seed2"], "b": ["github"]}, "a")
+
+
 def test_collect_is_deterministic(recorded_files):
     assert collect(list(recorded_files)) == collect(list(reversed(list(recorded_files))))
 

@@ -11,12 +11,18 @@ from ..tables.raw_results import RAW_ENV
 
 
 def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -> list[str]:
-    """The recorded files of one part of a reference run made in parts: those under one of the
-    part's corpora (a path segment names the corpus). Every file must lie in exactly one part, so
-    that the parts' raw results together are the paper's, each file once."""
+    """The recorded files of one part of a reference run made in recorded parts. A part is a list
+    of selectors, each one or more path segments joined by '/' (a corpus: `arxiv`; a corpus's
+    seeds: `arxiv/seed1`; a corpus's own files: `data/arxiv`); a file lies in a part when every
+    segment of one of its selectors is a segment of the file's path. Every file must lie in exactly
+    one part, so that the parts' raw results together are the paper's, each file once."""
     if part not in parts:
         raise ValueError(f"no reference part {part!r}; declared: {', '.join(parts) or 'none'}")
-    owners = {f: [name for name, corpora in parts.items() if set(Path(f).parts) & set(corpora)] for f in files}
+
+    def selects(selector: str, path: str) -> bool:
+        return set(selector.split("/")) <= set(Path(path).parts)
+
+    owners = {f: [name for name, selectors in parts.items() if any(selects(s, f) for s in selectors)] for f in files}
     orphans = [f for f, names in owners.items() if not names]
     shared = [f for f, names in owners.items() if len(names) > 1]
     if orphans or shared:
