@@ -36,6 +36,19 @@ def test_the_page_names_the_configured_papers_not_run_at_the_preset(tmp_path):
     assert "Not run" not in reference_page(tmp_path, ["lex"]) and "Not run" not in reference_page(tmp_path)
 
 
+def test_a_paper_run_in_parts_is_named_with_the_parts_committed_so_far(tmp_path):
+    (tmp_path / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m.", "runs": [RUN]}))
+    (tmp_path / "raw").mkdir()
+    for part in ("b", "a"):
+        (tmp_path / "raw" / f"receptive-field.part-{part}.jsonl").write_text("")
+    page = reference_page(tmp_path, ["lex", "receptive-field", "segmented"])
+    assert ("Being run in recorded parts: `receptive-field`, committed so far "
+            "[`a`](raw/receptive-field.part-a.jsonl), [`b`](raw/receptive-field.part-b.jsonl)") in page
+    assert "Not run at this preset yet: `segmented` (" in page
+    # A paper not configured is not named, and parts of a paper that has its run are not news.
+    assert "Being run" not in reference_page(tmp_path, ["lex"])
+
+
 def claim(on_paper, verdict, n=0, **fields):
     return {"id": f"c{n}", "statement": f"claim {n}", "source": "Table 2", "on_paper": on_paper,
             "verdict": verdict, "on_ours": {"holds": True, "contradicted": False}.get(verdict),

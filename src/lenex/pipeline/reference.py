@@ -145,14 +145,29 @@ def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) 
     return lines + [""]
 
 
-def not_run(runs: dict, papers: list[str] | None) -> list[str]:
+def committed_parts(root: Path) -> dict[str, list[str]]:
+    """paper -> the names of its recorded parts committed under `root`/raw (a run made in parts)."""
+    parts: dict[str, list[str]] = {}
+    for path in sorted((root / "raw").glob("*.part-*.jsonl")):
+        paper, part = path.name.removesuffix(".jsonl").split(".part-", 1)
+        parts.setdefault(paper, []).append(part)
+    return parts
+
+
+def not_run(runs: dict, papers: list[str] | None, parts: dict[str, list[str]] | None = None) -> list[str]:
     """The lines naming the configured `papers` without a reference run at this preset (none
-    where every one has run, or where the configured papers are not given)."""
-    missing = [paper for paper in papers or [] if paper not in {run["paper"] for run in runs["runs"]}]
-    if not missing:
-        return []
-    return [f"Not run at this preset yet: {', '.join(f'`{paper}`' for paper in missing)} (no reference run, so "
-            "no page, raw results or claims of theirs here; `make tables` re-renders only the papers run).", ""]
+    where every one has run, or where the configured papers are not given); a paper whose run is
+    being made in recorded parts is named with the `parts` committed so far."""
+    ran, parts = {run["paper"] for run in runs["runs"]}, parts or {}
+    missing = [paper for paper in papers or [] if paper not in ran and paper not in parts]
+    lines = [f"Being run in recorded parts: `{paper}`, committed so far "
+             f"{', '.join(f'[`{part}`](raw/{paper}.part-{part}.jsonl)' for part in names)} (its raw results; "
+             "no page or claims until every part is in and merged, docs/raw-results.md)." for paper, names
+             in parts.items() if paper not in ran and paper in (papers or [])]
+    if missing:
+        lines.append(f"Not run at this preset yet: {', '.join(f'`{paper}`' for paper in missing)} (no reference run, "
+                     "so no page, raw results or claims of theirs here; `make tables` re-renders only the papers run).")
+    return [*lines, ""] if lines else []
 
 
 def reference_page(root: Path, papers: list[str] | None = None) -> str:
@@ -166,7 +181,7 @@ def reference_page(root: Path, papers: list[str] | None = None) -> str:
     lines += [f"| {r['title']} | `{r['command']}` | {r['wall_time'].strip()} | {r['revision'].strip()} | "
               f"[`{r['paper']}.md`]({r['paper']}.md) |" for r in runs["runs"]]
     lines.append("")
-    lines += not_run(runs, papers)
+    lines += not_run(runs, papers, committed_parts(root))
     for run in runs["runs"]:
         claims_file = root / "claims" / f"{run['paper']}.json"
         fixed = fixed_before_run(run["paper"], root, raw_revisions(root / "raw" / f"{run['paper']}.jsonl"))
