@@ -8,6 +8,7 @@ import yaml
 
 from lenex.pipeline.corpora import PYPI_SOURCES
 from lenex.pipeline.resources import launcher
+from lenex.pipeline.reference import committed_parts
 from lenex.pipeline.workflow import Pipeline
 from lenex.tables.raw_results import merge, parse
 from test_workflow import REPO
@@ -275,24 +276,25 @@ def test_hf_profile_settings(pipeline):
         pipeline.hf_model("gpt5")
 
 
-#: Every committed raw-results part of a reference run made in recorded parts (docs/raw-results.md).
-COMMITTED_PARTS = sorted((REPO / "results").glob("*/raw/*.part-*.jsonl"))
+#: Every committed raw-results part of a reference run made in recorded parts (docs/raw-results.md),
+#: as (preset, paper, part), named as REFERENCE.md names them.
+COMMITTED_PARTS = [(root.name, paper, part) for root in sorted((REPO / "results").iterdir()) if (root / "raw").is_dir()
+                   for paper, parts in committed_parts(root).items() for part in parts]
 
 
-@pytest.mark.parametrize("part_file", COMMITTED_PARTS, ids=lambda p: p.relative_to(REPO / "results").as_posix())
-def test_a_committed_part_holds_exactly_the_files_its_preset_declares(pipeline, part_file):
+@pytest.mark.parametrize("preset, paper, part", COMMITTED_PARTS, ids="/".join)
+def test_a_committed_part_holds_exactly_the_files_its_preset_declares(pipeline, preset, paper, part):
     """A part's raw results are what its selectors select at its preset, no file more or fewer;
     once a paper's merged raw results are committed, they are the merge of all its parts."""
-    preset, paper_part = part_file.parts[-3], part_file.name.removesuffix(".jsonl")
-    paper, part = paper_part.split(".part-")
+    raw = REPO / "results" / preset / "raw"
+    part_file = raw / f"{paper}.part-{part}.jsonl"
     recorded = set(parse(part_file.read_text(encoding="utf-8"), str(part_file)))
     assert recorded == set(pipeline.part_recorded(preset, paper, part))
-    merged = part_file.parent / f"{paper}.jsonl"
+    merged = raw / f"{paper}.jsonl"
     if merged.exists():
         declared = pipeline.paper_preset(preset, paper)["reference_parts"]
-        parts = [part_file.parent / f"{paper}.part-{name}.jsonl" for name in declared]
-        assert merged.read_text(encoding="utf-8") == merge([str(p) for p in parts])
+        assert merged.read_text(encoding="utf-8") == merge([str(raw / f"{paper}.part-{name}.jsonl") for name in declared])
 
 
 def test_committed_parts_are_found():
-    assert REPO / "results/workstation/raw/receptive-field.part-github.jsonl" in COMMITTED_PARTS
+    assert ("workstation", "receptive-field", "github") in COMMITTED_PARTS

@@ -47,6 +47,9 @@ def test_a_paper_run_in_parts_is_named_with_the_parts_committed_so_far(tmp_path)
     assert "Not run at this preset yet: `segmented` (" in page
     # A paper not configured is not named, and parts of a paper that has its run are not news.
     assert "Being run" not in reference_page(tmp_path, ["lex"])
+    ran = {**RUN, "paper": "receptive-field", "title": "RF"}
+    (tmp_path / "runs.yaml").write_text(yaml.safe_dump({"preset": "p", "machine": "m.", "runs": [RUN, ran]}))
+    assert "Being run" not in reference_page(tmp_path, ["lex", "receptive-field"])
 
 
 def claim(on_paper, verdict, n=0, **fields):
