@@ -248,3 +248,20 @@ def test_corpus_meta_keeps_its_card_facts_without_the_document_index(tmp_path, m
     back = parse(collect([path]))[path]
     assert back == {"role": "pg22", "splits": {"test": {"file": "test.bin", "n_docs": 2, "n_tokens": 900,
                                                          "tokens_by_component": {"x": 1}}}}
+
+
+def test_a_mean_over_seeds_run_apart_names_every_seeds_run_in_the_header():
+    """A cell whose seeds ran at two revisions on two days (a reference run in recorded parts):
+    the header names both, not the first seed's alone."""
+    from lenex.tables.seeds import mean_over_seeds
+
+    preset = {"name": "w", "description": "d", "model": {"n_layer": 4, "d_model": 128, "n_head": 4, "train_length": 64}}
+    cell = {"variant": "alibi", "corpus": "arxiv", "mask": "causal", "length": 64, "train_length": 64,
+            "device": "cpu"}
+    seeds = [{**cell, "seed": 1, "ppl": 10.0, "git_rev": "b2", "date": "2026-01-01"},
+             {**cell, "seed": 2, "ppl": 12.0, "git_rev": "b2", "date": "2026-01-01"},
+             {**cell, "seed": 3, "ppl": 11.0, "git_rev": "a1", "date": "2026-01-02"}]
+    merged, = mean_over_seeds(seeds, "ppl")
+    assert (merged["ppl"], merged["git_rev"], merged["device"]) == (11.0, ["a1", "b2"], "cpu")
+    header = build_header(preset, {}, {}, [merged, {**cell, "variant": "rope", "git_rev": "b2"}])
+    assert (header["git_rev"], header["date"], header["device"]) == ("a1, b2", "2026-01-01, 2026-01-02", "cpu")

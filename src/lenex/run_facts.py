@@ -9,6 +9,8 @@ import platform
 import subprocess
 
 NOT_RECORDED = "not recorded"
+#: The facts every evaluation records about its run, and every table header ends with.
+RUN_FACTS = ("git_rev", "device", "date")
 
 
 def git_revision() -> str:
@@ -39,6 +41,8 @@ def run_facts() -> dict:
 def recorded(results: list[dict], key: str) -> str:
     """The distinct values of `key` over the records, in order, joined (several revisions or dates
     mean the cells were computed in several runs), or "not recorded" (results from before lenex
-    recorded run facts)."""
-    values = sorted({str(r[key]) for r in results if r.get(key) is not None})
+    recorded run facts). A mean over seeds run apart holds a list of its seeds' values
+    (lenex.tables.seeds.merged_record): each counts."""
+    values = sorted({str(v) for r in results if r.get(key) is not None
+                     for v in (r[key] if isinstance(r[key], list) else [r[key]])})
     return ", ".join(values) if values else NOT_RECORDED

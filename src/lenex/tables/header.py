@@ -19,7 +19,7 @@ from ..files import atomic_write_text, read_yaml
 from ..presets import paper_view
 from .raw_results import read_recorded
 from .seeds import seeds_fact
-from ..run_facts import recorded
+from ..run_facts import RUN_FACTS, recorded  # RUN_FACTS: which code, on which device, when
 
 
 def split_size(meta: dict, split: str) -> tuple:
@@ -33,8 +33,6 @@ def stand_in(corpus: str, spec: dict, paper_data: str | None = None) -> str:
     return f"{spec.get('stands_in_for', paper_data or corpus)} -> {spec.get('description', '?')}"
 
 
-#: The run's facts every header ends with: which code, on which device, when.
-RUN_FACTS = ("git_rev", "device", "date")
 
 
 def run_record(results: list[dict]) -> dict:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..run_facts import RUN_FACTS
+
 #: What one seed's model has of its own: not a fact of the mean.
 PER_MODEL_FIELDS = ("seed", "checkpoint", "seconds")
 #: Per-piece NLLs of one model (lenex.tables.table_data.PIECE_FIELDS): kept where a cell has one
@@ -67,6 +69,10 @@ def merged_record(by_seed: dict[int, dict], metric: str) -> dict:
     merged = {k: v for k, v in by_seed[seeds[0]].items() if k not in dropped}
     merged.update({metric: mean, f"{metric}_std": std, "seeds": seeds,
                    "seed_values": {str(s): v for s, v in zip(seeds, values)}})
+    for fact in RUN_FACTS:  # seeds run apart (another revision, day or machine): the header names each
+        distinct = sorted({str(by_seed[s][fact]) for s in seeds if by_seed[s].get(fact) is not None})
+        if len(distinct) > 1:
+            merged[fact] = distinct
     return merged
 
 
