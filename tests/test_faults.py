@@ -20,6 +20,7 @@ from lenex.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
 from lenex.data.store import load_split
 from lenex.train import TrainConfig, train
+from subprocess_env import env_with_venv
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", vocab_size=50257)
 TRAIN = TrainConfig(steps=12, batch_size=4, lr=1e-3, warmup=3, log_every=1, checkpoint_every=5)
@@ -236,7 +237,7 @@ def _scratch_workflow(path: Path) -> Path:
 
 
 def _snakemake(workdir, *args):
-    env = {**os.environ, "PYTHONPATH": str(SRC), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = env_with_venv(PYTHONPATH=str(SRC))
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env, capture_output=True,
                           text=True, timeout=300)
 

@@ -3,8 +3,6 @@ file, a YAML key given twice is refused with file and line wherever lenex or the
 YAML, and the Snakefile run from another folder says so in one line."""
 
 import errno
-import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,6 +17,7 @@ from lenex.claims.evaluate import load_claims
 from lenex.files import atomic_write, atomic_write_text, read_yaml
 from lenex.scale_study.study import load_study
 from lenex.tables.render import load_experiment
+from subprocess_env import env_with_venv
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -110,7 +109,7 @@ def _scratch_workflow(path: Path) -> Path:
 
 
 def _snakemake(cwd, *args):
-    env = {**os.environ, "PYTHONPATH": str(SRC), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = env_with_venv(PYTHONPATH=str(SRC))
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
 

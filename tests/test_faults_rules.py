@@ -19,6 +19,7 @@ import yaml
 from corpus_fixture import WORDS
 
 from test_workflow import REPO, scratch_workflow, short_tiny_trainings
+from subprocess_env import env_with_venv
 
 SRC = REPO / "src"
 TABLE3 = "results/tiny/tables/lex/table3.md"
@@ -27,7 +28,7 @@ TABLE3_VARIANTS = ("alibi", "rope", "transformer", "xpos")
 
 def snakemake(work, *args, src=SRC, timeout=900):
     """Snakemake in `work`, the rules' `python -m lenex...` importing lenex from `src`."""
-    env = {**os.environ, "PYTHONPATH": str(src), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = env_with_venv(PYTHONPATH=str(src))
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=work, env=env, capture_output=True,
                           text=True, timeout=timeout)
 

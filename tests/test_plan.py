@@ -1,16 +1,15 @@
 """The paper-scale plan: dry-run parsing, GPU counts and GPU-hours by hand."""
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from lenex.pipeline.plan import Job, build_plan, job_gpus, parse_dry_run, render_markdown, training_gpu_hours
 
 from test_workflow import scratch_workflow
+from subprocess_env import env_with_venv
 
 DRY_RUN = """Building DAG of jobs...
 Job stats:
@@ -86,7 +85,7 @@ def test_plan_without_throughput_counts_declared_time():
 
 def test_plan_target_lists_every_job_of_the_paper_dag(tmp_path):
     scratch_workflow(tmp_path)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # rules call `python`
+    env = env_with_venv()  # rules call `python`
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "results/paper/plan/lex.md"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

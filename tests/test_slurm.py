@@ -15,12 +15,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
 
 from test_workflow import REPO, scratch_workflow, short_tiny_trainings
+from subprocess_env import env_with_venv
 
 SCRIPTS = REPO / "scripts" / "slurm"
 GOOD = "results/tiny/eval/lex/xpos/seed1/pg22/causal/L64.json"
@@ -62,8 +62,7 @@ def cluster(tmp_path_factory):
             pytest.fail(f"LENEX_REQUIRE_SLURM=1 but {reason}")
         pytest.skip(reason)
     state = tmp_path_factory.mktemp("slurm")
-    env = {**os.environ, "SLURM_CONF": str(state / "slurm.conf"),
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = env_with_venv(SLURM_CONF=str(state / "slurm.conf"))
     try:
         code, out = _run(["bash", str(SCRIPTS / "start_cluster.sh"), str(state)], REPO, env, 90)
         assert code == 0, f"cluster did not start:\n{out}"

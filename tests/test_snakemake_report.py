@@ -18,13 +18,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 from filelock import FileLock
+from subprocess_env import env_with_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("lex", "receptive-field", "segmented")
@@ -63,10 +63,8 @@ def build_workstation_report(work: Path) -> Path:
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("tables", "figures"):
         shutil.copytree(committed_pages() / name, work / "results" / "workstation" / name)
-    # The copy has no venv of its own: its Makefile puts a missing .venv/bin first on PATH, so
-    # `snakemake` and `python` come from the environment running the tests.
-    env = {**os.environ, "PYTHONPATH": str(work / "src"),
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    # The copy has no venv of its own (its Makefile puts a missing .venv/bin first on PATH).
+    env = env_with_venv(PYTHONPATH=str(work / "src"))
     # -o setup: use the environment running the tests instead of creating a venv in the copy.
     run = subprocess.run(["make", "-o", "setup", "report", "PRESET=workstation", "CORES=1"],
                          cwd=work, env=env, capture_output=True, text=True, timeout=900)

@@ -1,7 +1,6 @@
 """The Snakemake DAG: what a table target builds, lint, config validation, and (slow)
 the whole tiny run of LEX Table 2 end to end."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from subprocess_env import env_with_venv
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE2 = "results/tiny/tables/lex/table2.md"
@@ -17,7 +17,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def snakemake(*args, cwd=REPO, timeout=600):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = env_with_venv()
     return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
