@@ -30,6 +30,7 @@ include: "workflow/rules/raw.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/fairseq.smk"
 include: "workflow/rules/hf_profile.smk"
+include: "workflow/rules/sweeps.smk"
 
 
 onstart:

@@ -1,0 +1,50 @@
+"""The inputs and outputs of the emergence sweeps' Snakemake rules (workflow/rules/sweeps.smk),
+as plain functions: the rules stay thin and these are tested without Snakemake."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data.corpus import fetched_inputs_of
+from ..files import read_json, read_yaml
+from . import sweeps as sw
+
+
+def corpus_meta(config: dict, corpus: str, work: str = sw.WORK) -> str:
+    """The file that marks a corpus prepared for the sweeps (written last by lenex.data.prepare)."""
+    return f"{work}/corpora/{corpus}/data/{config['tokenizer']}/meta.json"
+
+
+def corpus_inputs(config: dict, corpus: str, root: Path = sw.ROOT) -> list[str]:
+    """The fetched packages a sweep corpus is read from (the pipeline's fetch rules make them)."""
+    corpora = read_yaml(root / config["corpora"])["corpora"]
+    if corpus not in corpora:
+        raise ValueError(f"corpus {corpus!r} is not in {config['corpora']}")
+    needs = fetched_inputs_of(corpora[corpus])
+    return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
+            + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
+
+
+def point_file(sweep: str, ident: str, out: str = sw.OUT) -> str:
+    return f"{out}/{sweep}/points/{ident}.json"
+
+
+def point_inputs(config: dict, sweep: str, ident: str) -> list[str]:
+    """A point needs its corpus prepared (one job prepares it, so two points never race on it)."""
+    return [corpus_meta(config, sw.find_point(config, sweep, ident)["corpus"])]
+
+
+def part_inputs(sweep: str, part: str, out: str = sw.OUT) -> list[str]:
+    """The points of a part, as the committed plan (plan.json) fixed them."""
+    plan = Path(out) / "plan.json"
+    if not plan.exists():
+        raise ValueError(f"{plan} is missing: run `python -m lenex.scale_study.sweep_run plan` first")
+    parts = read_json(plan)["sweeps"].get(sweep, {}).get("parts", {})
+    if part not in parts:
+        raise ValueError(f"sweep {sweep!r} has no part {part!r} in {plan}; its parts: {', '.join(parts) or 'none'}")
+    return [point_file(sweep, ident, out) for ident in parts[part]]
+
+
+def report_inputs(sweep: str, out: str = sw.OUT) -> list[str]:
+    """Every part's record of a sweep: its page is rendered once all of them ran."""
+    parts = read_json(Path(out) / "plan.json")["sweeps"][sweep]["parts"]
+    return [f"{out}/{sweep}/parts/{part}.json" for part in parts]

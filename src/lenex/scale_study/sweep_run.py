@@ -1,0 +1,267 @@
+"""Emergence sweeps (issue 49): `python -m lenex.scale_study.sweep_run <command>`.
+
+    plan                      the points, their predicted cost and their parts: results/scale-study/sweeps/plan.json
+                              and plan.md (written once, before any point runs; parts are read from it)
+    part <sweep> <part>       run a part's points one after another, then record the part (resumable:
+                              a recorded point is skipped, an interrupted one resumes its training)
+    point <sweep> <point>     run one point (what the Snakemake rule sweep_point calls)
+    corpus <corpus>           prepare a corpus for the sweeps (rule sweep_corpus)
+    part-record <sweep> <part>  record a part whose points are all recorded (rule sweep_part)
+    report [<sweep> ...]      emergence.md and emergence.png of each sweep, from its recorded points
+    existing                  the same for the scale study's own budget series: results/scale-study/emergence.md
+
+Points train and score with the scale study's code (lenex.scale_study.study.run_point).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import sys
+from pathlib import Path
+
+from ..cli import run_cli
+from ..files import atomic_write_text, read_json, read_yaml
+from ..run_facts import run_facts
+from . import sweeps as sw
+from .emergence_report import read_effect, seed_effects, write_page
+from .points import read_points
+
+log = logging.getLogger("lenex.scale_study.sweeps")
+SCALE_POINTS = Path("results/scale-study/points.jsonl")
+
+
+def plan_record(config: dict, rates: dict, facts: dict) -> dict:
+    """What `plan` writes: per sweep its parts and each point's predicted seconds and rate basis."""
+    sweeps = {}
+    for name in config["sweeps"]:
+        plan = sw.sweep_plan(config, name, rates)
+        sweeps[name] = {"parts": plan["parts"], "part_seconds": plan["part_seconds"], "cpu_seconds": plan["cpu_seconds"],
+                        "points": {p["id"]: {"seconds": plan["seconds"][p["id"]], "basis": plan["basis"][p["id"]],
+                                             "shape": p["shape"], "train_tokens": p["train_tokens"], "corpus": p["corpus"],
+                                             "largest_slope_x_ltr": largest_slope_x_ltr(p["model"])}
+                                   for p in plan["points"]}}
+    return {"rates": {"/".join(map(str, k)): v for k, v in sorted(rates.items())}, "sweeps": sweeps, **facts}
+
+
+def largest_slope_x_ltr(model: dict) -> float | None:
+    """ALiBi's sharpest head's slope x L_tr (what the head count sets), None for other schemes."""
+    if model.get("position") != "alibi":
+        return None
+    from ..positions.alibi import alibi_slopes
+
+    options = model.get("position_options", {})
+    slopes = alibi_slopes(model["n_head"], options.get("shift", 0.0), options.get("same_h"), options.get("slope_scale", 1.0))
+    return float(max(slopes)) * model["train_length"]
+
+
+def plan_markdown(config: dict, record: dict) -> str:
+    lines = ["# Emergence sweeps: the plan (python -m lenex.scale_study.sweep_run plan)", "",
+             f"Written at {record['git_rev']} on {record['date']}, before any sweep point ran. Cost model: training "
+             "tokens / the scale study's measured one-thread tokens/s at the point's shape, L_tr and tokenizer (or the "
+             "nearest measured shape scaled by weights per token), plus scoring at a third of training's cost per token. "
+             f"Parts: {config['cores']} one-thread points side by side, each part predicted within "
+             f"{config['part_hours']} h x {config['margin']['value']} ({config['margin']['why']}).", ""]
+    lines += ["| sweep | variable | values | models | seeds | points | CPU hours | parts (predicted wall hours) |",
+              "|---|---|---|---|---:|---:|---:|---|"]
+    for name, plan in record["sweeps"].items():
+        sweep = config["sweeps"][name]
+        parts = ", ".join(f"{p} {s / 3600:.2f}" for p, s in plan["part_seconds"].items())
+        lines.append(f"| {name} | {sweep['variable']['name']} | {', '.join(map(str, sweep['variable']['values']))} | "
+                     f"{', '.join(sweep['models'])} | {len(config['seeds'])} | {len(plan['points'])} | "
+                     f"{plan['cpu_seconds'] / 3600:.2f} | {parts} |")
+    total = sum(p["cpu_seconds"] for p in record["sweeps"].values())
+    wall = sum(s for p in record["sweeps"].values() for s in p["part_seconds"].values())
+    lines += ["", f"All sweeps: {total / 3600:.1f} CPU hours, {wall / 3600:.1f} predicted wall hours in "
+              f"{sum(len(p['parts']) for p in record['sweeps'].values())} parts.", ""]
+    for name, plan in record["sweeps"].items():
+        lines += [f"## {name}", "", config["sweeps"][name]["variable"]["why"], "",
+                  "| point | part | shape | train tokens | corpus | largest slope x L_tr | predicted hours | rate |",
+                  "|---|---|---|---:|---|---:|---:|---|"]
+        part_of = {i: p for p, ids in plan["parts"].items() for i in ids}
+        for ident, point in plan["points"].items():
+            slope = "—" if point["largest_slope_x_ltr"] is None else f"{point['largest_slope_x_ltr']:.0f}"
+            lines.append(f"| {ident} | {part_of[ident]} | {point['shape']} | {point['train_tokens']:,} | {point['corpus']} | "
+                         f"{slope} | {point['seconds'] / 3600:.2f} | {point['basis']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_plan(config: dict, out: Path, scale_points: Path = SCALE_POINTS) -> dict:
+    rates = sw.measured_rates(list(read_points(scale_points).values()))
+    record = plan_record(config, rates, run_facts())
+    atomic_write_text(out / "plan.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(out / "plan.md", plan_markdown(config, record))
+    return record
+
+
+def planned_part(out: Path, sweep: str, part: str) -> list[str]:
+    """A part's point ids as the committed plan fixed them (an unknown part is one error)."""
+    path = out / "plan.json"
+    if not path.exists():
+        raise ValueError(f"{path} is missing: run `python -m lenex.scale_study.sweep_run plan` first")
+    parts = read_json(path)["sweeps"].get(sweep, {}).get("parts")
+    if parts is None:
+        raise ValueError(f"{path} has no sweep {sweep!r}")
+    if part not in parts:
+        raise ValueError(f"sweep {sweep!r} has no part {part!r} in {path}; its parts: {', '.join(parts)}")
+    return parts[part]
+
+
+def point_study(config: dict, point: dict, root: Path = sw.ROOT) -> dict:
+    """The scale-study settings run_point reads for one sweep point (its seed, its corpus inline)."""
+    corpora = read_yaml(root / config["corpora"])["corpora"]
+    settings = {k: v for k, v in config["train"].items()}
+    return {"corpus": corpora[point["corpus"]], "data": config["data"], "train": {**settings, "seed": point["seed"]},
+            "eval": config["eval"], "last_token": config["last_token"]}
+
+
+def prepare_corpus(config: dict, corpus: str, work: Path, resources: str) -> Path:
+    from .study import prepared_data
+
+    return prepared_data({"corpus": read_yaml(sw.ROOT / config["corpora"])["corpora"][corpus], "data": config["data"]},
+                         config["tokenizer"], work / "corpora" / corpus, resources)
+
+
+def run_sweep_point(config: dict, sweep: str, ident: str, out: Path, work: Path, resources: str, device: str,
+                    command: str) -> dict:
+    """Train and score one point unless recorded; its record is the scale study's, plus the sweep's fields."""
+    target = out / sweep / "points" / f"{ident}.json"
+    if target.exists():
+        return read_json(target)
+    from .study import run_point
+
+    point = sw.find_point(config, sweep, ident)
+    data_dir = prepare_corpus(config, point["corpus"], work, resources)
+    record = run_point(point, point_study(config, point), work, data_dir, device, command, run_facts())
+    record.update({k: point[k] for k in ("sweep", "id", "variable", "value", "seed", "corpus")})
+    atomic_write_text(target, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
+def record_part(out: Path, sweep: str, part: str, command: str) -> dict:
+    """The part's record: its points, their wall times and revisions (every point must be recorded)."""
+    ids = planned_part(out, sweep, part)
+    missing = [i for i in ids if not (out / sweep / "points" / f"{i}.json").exists()]
+    if missing:
+        raise ValueError(f"part {sweep}/{part}: points not recorded yet: {', '.join(missing)}")
+    records = [read_json(out / sweep / "points" / f"{i}.json") for i in ids]
+    predicted = read_json(out / "plan.json")["sweeps"][sweep]["part_seconds"][part]
+    record = {"sweep": sweep, "part": part, "points": ids, "predicted_seconds": predicted,
+              "point_wall_seconds": {r["id"]: r["point_wall_s"] for r in records},
+              "git_revs": sorted({r["git_rev"] for r in records}), "command": command,
+              "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    atomic_write_text(out / sweep / "parts" / f"{part}.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
+def sweep_records(out: Path, sweep: str) -> list[dict]:
+    return [read_json(p) for p in sorted((out / sweep / "points").glob("*.json"))]
+
+
+def report_sweep(config: dict, sweep: str, out: Path) -> None:
+    spec = config["sweeps"][sweep]
+    setting = config["settings"][spec["setting"]]
+    records, variable = sweep_records(out, sweep), spec["variable"]["name"]
+    panels = []
+    for effect in spec["effects"]:
+        reading = read_effect(spec["variable"]["values"], seed_effects(records, effect),
+                              sw.paper_cells_effect(effect["paper"]), variable)
+        title = (f"{effect['claim']}: {effect['model']}, ln ppl({effect['numerator']} L_tr) / ppl({effect['denominator']} L_tr), "
+                 f"{effect.get('protocol', 'lex')} protocol")
+        panels.append((title, variable, reading))
+    intro = [f"Setting `{spec['setting']}`: {setting['why']}; {variable} varied over "
+             f"{', '.join(map(str, spec['variable']['values']))} (config/sweeps.yaml). {len(records)} points recorded "
+             f"of {len(sw.sweep_points(config, sweep))}. Generated by `python -m lenex.scale_study.sweep_run report {sweep}`."]
+    write_page(f"Emergence: {sweep}", intro, panels, out / sweep / "emergence.md", out / sweep / "emergence.png")
+
+
+def scale_study_series(records: list[dict], effects: list[dict], least: int = 3) -> list[tuple[dict, dict, list[dict]]]:
+    """The scale study's budget series: for each effect, every (tokenizer, shape) at which its
+    phenomenon has at least `least` budgets measuring it; each as (effect, {tokenizer, shape}, records
+    with value = train_tokens and seed = the study's one)."""
+    series = []
+    for effect in effects:
+        groups: dict = {}
+        for r in records:
+            if r["phenomenon"] == effect["phenomenon"]:
+                groups.setdefault((r["tokenizer"], r["shape"]), []).append(
+                    {**r, "phenomenon": effect["phenomenon"], "value": r["train_tokens"], "seed": 1})
+        for (tokenizer, shape), group in sorted(groups.items()):
+            measured = seed_effects(group, {**effect, "model": effect["phenomenon"]})
+            if len(measured) >= least:
+                series.append((effect, {"tokenizer": tokenizer, "shape": shape}, group))
+    return series
+
+
+def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
+    records = list(read_points(scale_points).values())
+    panels, names = [], []
+    for effect, where, group in scale_study_series(records, config.get("scale_study_effects", [])):
+        spec = {**effect, "model": effect["phenomenon"]}
+        by_value = seed_effects(group, spec)
+        reading = read_effect(sorted(by_value), by_value, sw.paper_cells_effect(effect["paper"]), "train_tokens")
+        name = f"{effect['phenomenon']} / {where['tokenizer']} / {where['shape']}"
+        names.append(name)
+        panels.append((f"{effect['claim']}: {name}, ln ppl({effect['numerator']} L_tr) / ppl({effect['denominator']} L_tr), "
+                       f"{effect.get('protocol', 'lex')} protocol", "train_tokens", reading))
+    intro = ["The scale study's own budget series read as emergence curves (issue 49): every phenomenon of "
+             "config/sweeps.yaml `scale_study_effects` with three or more budgets at one tokenizer and shape in "
+             "results/scale-study/points.jsonl. One seed a point (no interval per point): the trend's interval is "
+             "over the budgets alone, and these are the scale study's schemes at its L_tr, not the workstation's "
+             "models. Generated by `python -m lenex.scale_study.sweep_run existing`.", "",
+             "Series: " + "; ".join(names) + ".", "",
+             "Named but no series (fewer than three budgets measuring the effect at one tokenizer and shape): "
+             + (", ".join(sorted({e["phenomenon"] for e in config.get("scale_study_effects", [])}
+                                 - {n.split(" / ")[0] for n in names})) or "none") + "."]
+    write_page("Emergence in the scale study's budget series", intro, panels, out / "emergence.md", out / "emergence.png")
+    return names
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["plan", "part", "point", "corpus", "part-record", "report", "existing"])
+    parser.add_argument("names", nargs="*", help="sweep and part / point, or a corpus, or sweeps to report")
+    parser.add_argument("--config", default=str(sw.CONFIG))
+    parser.add_argument("--out", default=sw.OUT)
+    parser.add_argument("--work", default=sw.WORK)
+    parser.add_argument("--resources", default="resources")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    config, out, work = sw.load_sweeps(args.config), Path(args.out), Path(args.work)
+    command = " ".join(["python -m lenex.scale_study.sweep_run", *(argv if argv is not None else sys.argv[1:])])
+    need = {"part": 2, "point": 2, "part-record": 2, "corpus": 1}.get(args.command)
+    if need is not None and len(args.names) != need:
+        parser.error(f"{args.command} takes {need} name(s), got {len(args.names)}")
+    if args.command in ("part", "point", "corpus"):
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if args.command == "plan":
+        write_plan(config, out)
+    elif args.command == "corpus":
+        prepare_corpus(config, args.names[0], work, args.resources)
+    elif args.command == "point":
+        sw.find_point(config, *args.names)
+        run_sweep_point(config, *args.names, out, work, args.resources, args.device, command)
+    elif args.command == "part":
+        for ident in planned_part(out, *args.names):
+            log.info("point %s/%s", args.names[0], ident)
+            run_sweep_point(config, args.names[0], ident, out, work, args.resources, args.device, command)
+        record_part(out, *args.names, command)
+    elif args.command == "part-record":
+        record_part(out, *args.names, command)
+    elif args.command == "report":
+        for sweep in args.names or list(config["sweeps"]):
+            if sweep not in config["sweeps"]:
+                raise ValueError(f"no sweep {sweep!r}; known: {', '.join(config['sweeps'])}")
+            report_sweep(config, sweep, out)
+    else:
+        report_existing(config, SCALE_POINTS, Path(SCALE_POINTS).parent)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,156 @@
+"""Emergence sweeps (issue 49): the config, the points, the cost model, the parts, the rules'
+inputs and the reading of recorded points, on small synthetic inputs."""
+import copy
+import json
+import math
+
+import pytest
+
+from lenex.files import read_json
+from lenex.scale_study import emergence_report as er
+from lenex.scale_study import sweep_rules, sweep_run
+from lenex.scale_study import sweeps as sw
+
+
+@pytest.fixture(scope="module")
+def config():
+    return sw.load_sweeps()
+
+
+def test_committed_sweeps_vary_one_variable_with_three_seeds(config):
+    assert len(config["seeds"]) >= 3
+    for name, sweep in config["sweeps"].items():
+        points = sw.sweep_points(config, name)
+        assert len(points) == len(sweep["variable"]["values"]) * len(sweep["models"]) * len(config["seeds"])
+        fixed = {k for k in ("train_tokens", "corpus") if k != sweep["variable"]["name"]}
+        for field in fixed:  # everything but the variable is the setting's
+            assert {p[field] for p in points} == {config["settings"][sweep["setting"]][field]}, (name, field)
+
+
+def test_check_names_what_is_wrong(config):
+    claims, corpora = sw.claim_ids(), sw.corpus_names(config)
+    bad = copy.deepcopy(config)
+    bad["sweeps"]["lex-budget"]["effects"][0]["claim"] = "no-such-claim"
+    with pytest.raises(ValueError, match="effects/0/claim: 'no-such-claim'"):
+        sw.check_sweeps(bad, claims, corpora)
+    bad = copy.deepcopy(config)
+    bad["sweeps"]["lex-budget"]["effects"][0]["numerator"] = 16
+    with pytest.raises(ValueError, match="numerator: 16 is not one of the setting's multiples"):
+        sw.check_sweeps(bad, claims, corpora)
+
+
+def test_variable_checks():
+    with pytest.raises(ValueError, match="each twice the one before"):
+        sw.check_variable({"name": "train_tokens", "values": [1, 2, 4, 16]}, set(), "v")
+    with pytest.raises(ValueError, match="at least four"):
+        sw.check_variable({"name": "train_tokens", "values": [1, 2, 4]}, set(), "v")
+    with pytest.raises(ValueError, match="needs head_dim"):
+        sw.check_variable({"name": "n_head", "values": [1, 2]}, set(), "v")
+    with pytest.raises(ValueError, match="'books' is not a corpus"):
+        sw.check_variable({"name": "corpus", "values": ["pg22", "books"]}, {"pg22"}, "v")
+
+
+def test_paper_effect_from_the_printed_cells():
+    cells = {"paper": "lex", "table": 2, "dataset": "pg22", "method": "alibi", "numerator": 8192, "denominator": 4096}
+    assert sw.paper_cells_effect(cells) == pytest.approx(math.log(32.8 / 28.46))
+    with pytest.raises(ValueError, match="prints no alibi at 9999"):
+        sw.paper_cells_effect({**cells, "numerator": 9999})
+
+
+def test_heads_keep_the_head_dimension_and_the_ff_ratio(config):
+    sweep = {"setting": "lex", "variable": {"name": "n_head", "values": [8], "head_dim": 32}}
+    model = sw.point_model(config, sweep, "lex-alibi", 8)
+    assert (model["n_head"], model["d_model"], model["d_ff"]) == (8, 256, 1024)
+    assert model["position_options"] == {"slope_scale": 4}
+
+
+def test_point_ids_round_trip():
+    ident = sw.point_id("lex-alibi", "train_tokens", 4194304, 2)
+    assert sw.parse_point_id(ident) == {"model": "lex-alibi", "variable": "train_tokens", "value": "4194304", "seed": "2"}
+    with pytest.raises(ValueError, match="is not a sweep point"):
+        sw.parse_point_id("lex-alibi-4194304")
+
+
+def test_training_rate_measured_or_scaled_by_weights():
+    rates = {(4, 128, 256, "bpe-4096"): 1000.0}
+    model = {"n_layer": 4, "d_model": 128, "train_length": 256}
+    assert sw.training_rate(model, "bpe-4096", rates) == (1000.0, "measured")
+    # 4 x 256: 4096 x 256 + 12 x 4 x 256^2 = 4,194,304 weights a token against 4 x 128's 1,310,720
+    rate, basis = sw.training_rate({**model, "d_model": 256}, "bpe-4096", rates)
+    assert rate == pytest.approx(312.5) and basis == "scaled from 4x128"
+    with pytest.raises(ValueError, match="no scale-study point at L_tr 64"):
+        sw.training_rate({**model, "train_length": 64}, "bpe-4096", rates)
+
+
+def test_eval_tokens_by_hand():
+    point = {"model": {"train_length": 10}, "multiples": [1, 2, 4, 8], "protocols": ["lex"]}
+    config = {"eval": {"max_tokens": 100}, "last_token": {"segments": 3}}
+    assert sw.eval_forward_tokens(point, config) == 400  # 4 lengths x 100
+    assert sw.eval_forward_tokens({**point, "protocols": ["lex", "last-token"]}, config) == 400 + 3 * 150
+
+
+def test_makespan_and_packing_by_hand():
+    assert sw.makespan([3, 2, 2, 1], 2) == 4
+    seconds = {"a": 3, "b": 2, "c": 2, "d": 1}
+    assert sw.pack_parts(seconds, 2, 4) == [["a", "b", "c", "d"]]
+    assert sw.pack_parts(seconds, 2, 3) == [["a", "b", "d"], ["c"]]
+    with pytest.raises(ValueError, match="point a alone"):
+        sw.pack_parts(seconds, 2, 2)
+
+
+def test_committed_plan_covers_every_point_once_within_the_limit(config):
+    plan = read_json(sw.ROOT / sw.OUT / "plan.json")
+    cap = config["part_hours"] * 3600 * config["margin"]["value"]
+    for name in config["sweeps"]:
+        ids = sorted(i for part in plan["sweeps"][name]["parts"].values() for i in part)
+        assert ids == sorted(p["id"] for p in sw.sweep_points(config, name)), name
+        assert max(plan["sweeps"][name]["part_seconds"].values()) <= cap
+
+
+def test_rule_inputs(config, tmp_path):
+    (tmp_path / "plan.json").write_text(json.dumps({"sweeps": {"s": {"parts": {"p1": ["m__n_head-2__seed1"]}}}}))
+    assert sweep_rules.part_inputs("s", "p1", str(tmp_path)) == [f"{tmp_path}/s/points/m__n_head-2__seed1.json"]
+    assert sweep_rules.report_inputs("s", str(tmp_path)) == [f"{tmp_path}/s/parts/p1.json"]
+    with pytest.raises(ValueError, match="no part 'p9'"):
+        sweep_rules.part_inputs("s", "p9", str(tmp_path))
+    ident = sw.sweep_points(config, "lex-corpus")[-1]["id"]
+    assert sweep_rules.point_inputs(config, "lex-corpus", ident) == [
+        f"{sw.WORK}/corpora/arxiv/data/bpe-4096/meta.json"]
+
+
+def _record(model, value, seed, ppl2, ppl1, length=64):
+    return {"phenomenon": model, "value": value, "seed": seed, "train_length": length,
+            "ppl": {str(length): ppl1, str(2 * length): ppl2}}
+
+
+def test_reading_a_budget_sweep_and_a_corpus_sweep():
+    effect = {"model": "m", "numerator": 2, "denominator": 1}
+    e = math.e
+    records = [_record("m", v, s, e ** (0.1 * i + 0.01 * s), 1.0) for i, v in enumerate([1, 2, 4]) for s in (1, 2)]
+    records.append(_record("other", 1, 1, 5.0, 1.0))
+    by_value = er.seed_effects(records, effect)
+    assert by_value[2] == {1: pytest.approx(0.11), 2: pytest.approx(0.12)}
+    reading = er.read_effect([1, 2, 4, 8], by_value, paper=0.5, variable="train_tokens")
+    assert reading["values"] == [1, 2, 4]  # 8 not measured yet
+    assert reading["trend"].slope == pytest.approx(0.1) and reading["class"] == "grows"
+    # a corpus sweep: the paired difference over the seeds both corpora have
+    corpus = er.read_effect(["a", "b"], {"a": {1: 0.1, 2: 0.3}, "b": {1: 0.4, 2: 0.4, 3: 0.9}}, 0.5, "corpus")
+    assert corpus["contrast"].mean == pytest.approx(0.2) and corpus["contrast"].seeds == 2
+    assert corpus["trend"] is None
+
+
+def test_scale_study_series_need_three_budgets():
+    effect = {"phenomenon": "m", "numerator": 2, "denominator": 1}
+    records = [{**_record("m", None, None, 1.1 + t, 1.0), "train_tokens": t, "tokenizer": "bpe", "shape": s}
+               for s, budgets in (("2x64", [1, 2, 4]), ("4x128", [1, 2])) for t in budgets]
+    series = sweep_run.scale_study_series(records, [effect])
+    assert [where for _, where, _ in series] == [{"tokenizer": "bpe", "shape": "2x64"}]
+
+
+def test_page_from_synthetic_points(tmp_path):
+    reading = er.read_effect([1, 2, 4], {1: {1: 0.0, 2: 0.02}, 2: {1: 0.1, 2: 0.12}, 4: {1: 0.2, 2: 0.22}}, 0.51,
+                             "train_tokens")
+    er.write_page("t", ["intro"], [("claim-x", "train_tokens", reading)], tmp_path / "e.md", tmp_path / "e.png")
+    text = (tmp_path / "e.md").read_text()
+    assert "**grows**" in text and "at train_tokens ≈ 32" in text
+    assert (tmp_path / "e.png").stat().st_size > 0

@@ -1,0 +1,70 @@
+# Emergence sweeps (issue 49, docs/emergence.md): one variable of one setting at a time
+# (config/sweeps.yaml), each point a scale-study point of one model and seed. A part is the
+# unit of a recorded reference run (<= 2.5 h, fixed in results/scale-study/sweeps/plan.json):
+#   snakemake --cores 2 results/scale-study/sweeps/lex-budget/parts/p1.json
+# Inputs come from lenex.scale_study.sweep_rules; the jobs are lenex.scale_study.sweep_run's.
+from lenex.scale_study import sweep_rules
+from lenex.scale_study.sweeps import load_sweeps
+
+SWEEPS = load_sweeps()
+
+
+wildcard_constraints:
+    sweep=r"[A-Za-z0-9_.-]+",
+    point=r"[A-Za-z0-9_.-]+__(train_tokens|n_head|corpus)-[A-Za-z0-9_.-]+__seed\d+",
+
+
+rule sweep_corpus:
+    input:
+        lambda wc: sweep_rules.corpus_inputs(SWEEPS, wc.corpus),
+    output:
+        "results/scale-study/sweep-work/corpora/{corpus}/data/" + SWEEPS["tokenizer"] + "/meta.json",
+    log:
+        "results/scale-study/sweep-work/logs/corpus-{corpus}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run corpus {wildcards.corpus} > {log} 2>&1"
+
+
+rule sweep_point:
+    input:
+        lambda wc: sweep_rules.point_inputs(SWEEPS, wc.sweep, wc.point),
+    output:
+        "results/scale-study/sweeps/{sweep}/points/{point}.json",
+    log:
+        "results/scale-study/sweeps/{sweep}/logs/{point}.log",
+    threads: 1
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run point {wildcards.sweep} {wildcards.point}"
+        " --threads {threads} > {log} 2>&1"
+
+
+rule sweep_part:
+    input:
+        lambda wc: sweep_rules.part_inputs(wc.sweep, wc.part),
+    output:
+        "results/scale-study/sweeps/{sweep}/parts/{part}.json",
+    log:
+        "results/scale-study/sweeps/{sweep}/logs/part-{part}.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run part-record {wildcards.sweep} {wildcards.part}"
+        " > {log} 2>&1"
+
+
+rule sweep_report:
+    input:
+        lambda wc: sweep_rules.report_inputs(wc.sweep),
+    output:
+        "results/scale-study/sweeps/{sweep}/emergence.md",
+        "results/scale-study/sweeps/{sweep}/emergence.png",
+    log:
+        "results/scale-study/sweeps/{sweep}/logs/report.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run report {wildcards.sweep} > {log} 2>&1"
