@@ -8,6 +8,7 @@ and the paired difference between its two corpora over the seeds both have.
 from __future__ import annotations
 
 import math
+import textwrap
 
 from ..files import atomic_write_text, save_figure
 from ..scale_record import scores_of
@@ -96,7 +97,11 @@ def plot(panels: list[tuple[str, str, dict]], path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 4), squeeze=False)
+    columns = max(1, min(3, len(panels)))  # three panels to a row, titles wrapped to the panel
+    rows = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.5 * rows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
     for ax, (title, variable, reading) in zip(axes.flat, panels):
         numeric = variable != "corpus"
         xs = reading["values"] if numeric else list(range(len(reading["values"])))
@@ -115,7 +120,7 @@ def plot(panels: list[tuple[str, str, dict]], path) -> None:
             ax.set_xticks(xs, [str(v) for v in reading["values"]])
         ax.set_xlabel(variable)
         ax.set_ylabel("effect e (log ratio)")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(textwrap.fill(title, 55), fontsize=8)
         ax.legend(fontsize=7)
     fig.tight_layout()
     save_figure(fig, path)
