@@ -267,3 +267,14 @@ def sweep_plan(config: dict, name: str, rates: dict[tuple, float]) -> dict:
             "part_seconds": {p: makespan([seconds[i] for i in ids], config["cores"]) for p, ids in parts.items()},
             "cpu_seconds": sum(seconds.values())}
 
+
+def next_value_seconds(config: dict, name: str, rates: dict[tuple, float]) -> tuple[int, float] | None:
+    """For a budget or heads sweep, twice its largest value and the predicted seconds of that
+    value's costliest point: what the plan shows to say why the sweep stops where it does."""
+    sweep = config["sweeps"][name]
+    if sweep["variable"]["name"] == "corpus":
+        return None
+    larger = 2 * max(sweep["variable"]["values"])
+    trial = {**config, "sweeps": {name: {**sweep, "variable": {**sweep["variable"], "values": [larger]}}}}
+    return larger, max(point_seconds(p, config, rates) for p in sweep_points(trial, name))
+
