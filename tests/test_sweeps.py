@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from corpus_fixture import make_corpus
 from lenex.files import read_json
 from lenex.scale_study import emergence_report as er
 from lenex.scale_study import sweep_rules, sweep_run
@@ -154,3 +155,54 @@ def test_page_from_synthetic_points(tmp_path):
     text = (tmp_path / "e.md").read_text()
     assert "**grows**" in text and "at train_tokens ≈ 32" in text
     assert (tmp_path / "e.png").stat().st_size > 0
+
+
+def test_generated_block_replaces_only_itself():
+    page = f"# P\nbefore\n{sweep_run.BEGIN}\nold\n{sweep_run.END}\nafter\n"
+    assert sweep_run.with_block(page, "NEW") == "# P\nbefore\nNEW\nafter\n"
+    with pytest.raises(ValueError, match="needs one"):
+        sweep_run.with_block("no markers", "NEW")
+
+
+def test_docs_block_is_the_committed_plans(config):
+    record = read_json(sw.ROOT / sw.OUT / "plan.json")
+    assert sweep_run.summary_block(config, record) in sweep_run.DOCS.read_text(encoding="utf-8")
+
+
+def _tiny_config(tmp_path) -> dict:
+    """One budget sweep of a 1 x 16 RoPE model on a made-up corpus (seconds to run)."""
+    make_corpus(tmp_path / "corpus")
+    corpora = tmp_path / "corpora.yaml"
+    corpora.write_text(json.dumps({"corpora": {"tiny": {"source": "text_dir", "path": str(tmp_path / "corpus" / "texts")}}}))
+    effect = {"claim": "c", "model": "rope", "numerator": 2, "denominator": 1, "paper": {}}
+    return {"seeds": [1, 2, 3], "tokenizer": "bpe-300", "corpora": str(corpora),
+            "data": {"seed": 1, "valid_fraction": 0.2, "test_fraction": 0.2},
+            "train": {"batch_size": 4, "lr": 0.003, "warmup_fraction": 0.25},
+            "eval": {"max_tokens": 64, "batch_tokens": 256}, "last_token": {"segments": 4},
+            "settings": {"tiny": {"corpus": "tiny", "train_tokens": 128, "multiples": [1, 2], "protocols": ["lex"],
+                                  "model": {"n_layer": 1, "d_model": 16, "n_head": 2, "d_ff": 32, "train_length": 16}}},
+            "models": {"rope": {"position": "rope"}},
+            "sweeps": {"s": {"setting": "tiny", "models": ["rope"], "effects": [effect],
+                             "variable": {"name": "train_tokens", "values": [128, 256, 512, 1024]}}}}
+
+
+def test_a_point_runs_once_and_a_part_records_its_points(tmp_path, monkeypatch):
+    config, out, work = _tiny_config(tmp_path), tmp_path / "sweeps", tmp_path / "work"
+    ident = "rope__train_tokens-128__seed2"
+    record = sweep_run.run_sweep_point(config, "s", ident, out, work, "resources", "cpu", "test")
+    assert (record["sweep"], record["value"], record["seed"], record["corpus"]) == ("s", 128, 2, "tiny")
+    assert record["tokens_seen"] == 128 and set(record["ppl"]) == {"16", "32"}
+    assert (work / "corpora" / "tiny" / "data" / "bpe-300" / "meta.json").is_file()
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a recorded point was trained again")
+
+    monkeypatch.setattr("lenex.scale_study.study.run_point", no_training)
+    assert sweep_run.run_sweep_point(config, "s", ident, out, work, "resources", "cpu", "test") == record
+    (out / "plan.json").write_text(json.dumps({"sweeps": {"s": {"parts": {"p1": [ident]}, "part_seconds": {"p1": 9.0}}}}))
+    part = sweep_run.record_part(out, "s", "p1", "test")
+    assert part["points"] == [ident] and part["predicted_seconds"] == 9.0
+    (out / "plan.json").write_text(json.dumps({"sweeps": {"s": {"parts": {"p1": [ident, "rope__train_tokens-256__seed1"]},
+                                                                "part_seconds": {"p1": 9.0}}}}))
+    with pytest.raises(ValueError, match="not recorded yet: rope__train_tokens-256__seed1"):
+        sweep_run.record_part(out, "s", "p1", "test")

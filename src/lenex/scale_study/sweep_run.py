@@ -59,6 +59,11 @@ def largest_slope_x_ltr(model: dict) -> float | None:
     return float(max(slopes)) * model["train_length"]
 
 
+def _in_config_order(config: dict, record: dict) -> list[tuple[str, dict]]:
+    """The plan's sweeps in the config's order (plan.json keeps its keys sorted)."""
+    return [(name, record["sweeps"][name]) for name in config["sweeps"] if name in record["sweeps"]]
+
+
 def plan_markdown(config: dict, record: dict) -> str:
     lines = ["# Emergence sweeps: the plan (python -m lenex.scale_study.sweep_run plan)", "",
              f"Written at {record['git_rev']} on {record['date']}, before any sweep point ran. Cost model: training "
@@ -68,7 +73,7 @@ def plan_markdown(config: dict, record: dict) -> str:
              f"{config['part_hours']} h x {config['margin']['value']} ({config['margin']['why']}).", ""]
     lines += ["| sweep | variable | values | models | seeds | points | CPU hours | parts (predicted wall hours) |",
               "|---|---|---|---|---:|---:|---:|---|"]
-    for name, plan in record["sweeps"].items():
+    for name, plan in _in_config_order(config, record):
         sweep = config["sweeps"][name]
         parts = ", ".join(f"{p} {s / 3600:.2f}" for p, s in plan["part_seconds"].items())
         lines.append(f"| {name} | {sweep['variable']['name']} | {', '.join(map(str, sweep['variable']['values']))} | "
@@ -78,7 +83,7 @@ def plan_markdown(config: dict, record: dict) -> str:
     wall = sum(s for p in record["sweeps"].values() for s in p["part_seconds"].values())
     lines += ["", f"All sweeps: {total / 3600:.1f} CPU hours, {wall / 3600:.1f} predicted wall hours in "
               f"{sum(len(p['parts']) for p in record['sweeps'].values())} parts.", ""]
-    for name, plan in record["sweeps"].items():
+    for name, plan in _in_config_order(config, record):
         cap = config["part_hours"] * config["margin"]["value"]
         beyond = plan["next_value"]
         nxt = [] if beyond is None else [
@@ -102,7 +107,7 @@ def summary_block(config: dict, record: dict) -> str:
              "(results/scale-study/sweeps/plan.md has every point).", "",
              "| sweep | claims | variable | points | predicted CPU hours | parts: predicted wall hours |",
              "|---|---|---|---:|---:|---|"]
-    for name, plan in record["sweeps"].items():
+    for name, plan in _in_config_order(config, record):
         sweep = config["sweeps"][name]
         claims = ", ".join(dict.fromkeys(e["claim"] for e in sweep["effects"]))
         parts = ", ".join(f"{p} {s / 3600:.2f}" for p, s in plan["part_seconds"].items())
@@ -113,7 +118,7 @@ def summary_block(config: dict, record: dict) -> str:
     lines += ["", f"In all {total / 3600:.1f} CPU hours, {wall / 3600:.1f} predicted wall hours. Each part, resumable "
               "(run the same command again after a cut):", "", "```"]
     lines += [f"snakemake --cores 2 results/scale-study/sweeps/{name}/parts/{part}.json"
-              for name, plan in record["sweeps"].items() for part in plan["parts"]]
+              for name, plan in _in_config_order(config, record) for part in plan["parts"]]
     return "\n".join(lines + ["```", END])
 
 
