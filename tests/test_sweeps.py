@@ -186,6 +186,7 @@ def _tiny_config(tmp_path) -> dict:
                              "variable": {"name": "train_tokens", "values": [128, 256, 512, 1024]}}}}
 
 
+@pytest.mark.slow  # trains and scores a tiny model: several seconds on a shared machine
 def test_a_point_runs_once_and_a_part_records_its_points(tmp_path, monkeypatch):
     config, out, work = _tiny_config(tmp_path), tmp_path / "sweeps", tmp_path / "work"
     ident = "rope__train_tokens-128__seed2"
