@@ -18,7 +18,7 @@ rule sweep_corpus:
     input:
         lambda wc: sweep_rules.corpus_inputs(SWEEPS, wc.corpus),
     output:
-        "results/scale-study/sweep-work/corpora/{corpus}/data/" + SWEEPS["tokenizer"] + "/meta.json",
+        f"results/scale-study/sweep-work/corpora/{{corpus}}/data/{SWEEPS['tokenizer']}/meta.json",
     log:
         "results/scale-study/sweep-work/logs/corpus-{corpus}.log",
     conda:
@@ -34,9 +34,9 @@ rule sweep_point:
         "results/scale-study/sweeps/{sweep}/points/{point}.json",
     log:
         "results/scale-study/sweeps/{sweep}/logs/{point}.log",
-    threads: 1
     conda:
         ENV
+    threads: 1
     shell:
         "python -m lenex.pipeline.launch lenex.scale_study.sweep_run point {wildcards.sweep} {wildcards.point}"
         " --threads {threads} > {log} 2>&1"
