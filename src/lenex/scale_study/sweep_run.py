@@ -64,6 +64,17 @@ def _in_config_order(config: dict, record: dict) -> list[tuple[str, dict]]:
     return [(name, record["sweeps"][name]) for name in config["sweeps"] if name in record["sweeps"]]
 
 
+def effects_table(sweep: dict) -> list[str]:
+    """The claims a sweep serves: per effect its model, log-ratio, protocol and the paper's value."""
+    lines = ["| claim | model | effect e | protocol | the paper's e | the paper's cells |", "|---|---|---|---|---:|---|"]
+    for e in sweep["effects"]:
+        cells = e["paper"]
+        lines.append(f"| {e['claim']} | {e['model']} | ln ppl({e['numerator']} L_tr) − ln ppl({e['denominator']} L_tr) | "
+                     f"{e.get('protocol', 'lex')} | {sw.paper_cells_effect(cells):+.4f} | {cells['paper']} Table "
+                     f"{cells['table']}, {cells['dataset']}, {cells['method']}: {cells['numerator']} / {cells['denominator']} |")
+    return lines + [""]
+
+
 def plan_markdown(config: dict, record: dict) -> str:
     lines = ["# Emergence sweeps: the plan (python -m lenex.scale_study.sweep_run plan)", "",
              f"Written at {record['git_rev']} on {record['date']}, before any sweep point ran. Cost model: training "
@@ -89,7 +100,7 @@ def plan_markdown(config: dict, record: dict) -> str:
         nxt = [] if beyond is None else [
             f"Twice the largest value, {beyond['value']:,}: its costliest point is predicted at {beyond['seconds'] / 3600:.2f} h, "
             f"{'within' if beyond['seconds'] <= cap * 3600 else 'over'} a part's {cap:.2f} h.", ""]
-        lines += [f"## {name}", "", config["sweeps"][name]["variable"]["why"], "", *nxt,
+        lines += [f"## {name}", "", config["sweeps"][name]["variable"]["why"], "", *nxt, *effects_table(config["sweeps"][name]),
                   "| point | part | shape | train tokens | corpus | largest slope x L_tr | predicted hours | rate |",
                   "|---|---|---|---:|---|---:|---:|---|"]
         part_of = {i: p for p, ids in plan["parts"].items() for i in ids}
