@@ -207,3 +207,21 @@ def test_a_point_runs_once_and_a_part_records_its_points(tmp_path, monkeypatch):
                                                                 "part_seconds": {"p1": 9.0}}}}))
     with pytest.raises(ValueError, match="not recorded yet: rope__train_tokens-256__seed1"):
         sweep_run.record_part(out, "s", "p1", "test")
+
+
+def test_a_sweeps_page_from_synthetic_records(config, tmp_path):
+    """rf-shift-budget's effect (last-token ln ppl(2 L_tr) / ppl(L_tr)) rising 0.1 a doubling over
+    three seeds: the page reads it as growing and names the crossing; an empty sweep says so."""
+    points = sw.sweep_points(config, "rf-shift-budget")
+    for p in points:
+        e = 0.1 * math.log2(p["value"] / 2097152) + 0.01 * p["seed"]
+        record = {"phenomenon": p["phenomenon"], "value": p["value"], "seed": p["seed"], "train_length": 64,
+                  "ppl": {"64": 1.0, "128": 1.0}, "last_token": {"ppl": {"64": 10.0, "128": 10.0 * math.exp(e)}}}
+        path = tmp_path / "rf-shift-budget" / "points" / f"{p['id']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
+    sweep_run.report_sweep(config, "rf-shift-budget", tmp_path)
+    text = (tmp_path / "rf-shift-budget" / "emergence.md").read_text()
+    assert "12 points recorded of 12" in text and "slope +0.1000 per doubling" in text and "**grows**" in text
+    sweep_run.report_sweep(config, "lex-corpus", tmp_path)
+    assert "not yet measured" in (tmp_path / "lex-corpus" / "emergence.md").read_text()

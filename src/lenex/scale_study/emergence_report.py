@@ -44,6 +44,8 @@ def read_effect(values: list, by_value: dict, paper: float, variable: str, level
             common = sorted(set(first) & set(second))
             if common:
                 reading["contrast"] = mean_interval([second[s] - first[s] for s in common], level)
+        if reading["contrast"] is None:
+            reading["note"] = "the paired difference needs both corpora measured with a common seed: not yet measured"
         return reading
     if len(present) < 2 or sum(map(len, per_seed)) < 3:
         reading["note"] = "a trend needs at least 3 effects at 2 or more values: not yet measured"
@@ -114,7 +116,7 @@ def plot(panels: list[tuple[str, str, dict]], path) -> None:
             grid = [min(xs) * 2 ** (i / 10) for i in range(int(10 * math.log2(max(xs) / min(xs))) + 1)]
             ax.plot(grid, [t.intercept + t.slope * math.log2(x) for x in grid], "-", label=f"trend: {reading['class']}")
         ax.axhline(reading["paper"], color="gray", linestyle="--", label="the paper's")
-        if numeric:
+        if numeric and xs:
             ax.set_xscale("log", base=2)
         else:
             ax.set_xticks(xs, [str(v) for v in reading["values"]])
