@@ -114,6 +114,10 @@ def test_rule_inputs(config, tmp_path):
     assert sweep_rules.report_inputs("s", str(tmp_path)) == [f"{tmp_path}/s/parts/p1.json"]
     with pytest.raises(ValueError, match="no part 'p9'"):
         sweep_rules.part_inputs("s", "p9", str(tmp_path))
+    assert "resources/sotu/SOURCE.json" in sweep_rules.corpus_inputs(config, "pg22", "bpe-4096")
+    with pytest.raises(ValueError, match="not gpt2"):
+        sweep_rules.corpus_inputs(config, "pg22", "gpt2")
+    assert sweep_rules.sweeps_config(sw.ROOT) is sweep_rules.sweeps_config(sw.ROOT)  # read once
     ident = sw.sweep_points(config, "lex-corpus")[-1]["id"]
     assert sweep_rules.point_inputs(config, "lex-corpus", ident) == [
         f"{sw.WORK}/corpora/arxiv/data/bpe-4096/meta.json"]

@@ -3,24 +3,25 @@
 # unit of a recorded reference run (<= 2.5 h, fixed in results/scale-study/sweeps/plan.json):
 #   snakemake --cores 2 results/scale-study/sweeps/lex-budget/parts/p1.json
 # Inputs come from lenex.scale_study.sweep_rules; the jobs are lenex.scale_study.sweep_run's.
+# config/sweeps.yaml is read only when a sweep target is asked for (sweep_rules.sweeps_config).
 from lenex.scale_study import sweep_rules
-from lenex.scale_study.sweeps import load_sweeps
-
-SWEEPS = load_sweeps()
 
 
 wildcard_constraints:
     sweep=r"[A-Za-z0-9_.-]+",
     point=r"[A-Za-z0-9_.-]+__(train_tokens|n_head|corpus)-[A-Za-z0-9_.-]+__seed\d+",
+    tokenizer=r"gpt2|bpe-\d+",
 
 
 rule sweep_corpus:
     input:
-        lambda wc: sweep_rules.corpus_inputs(SWEEPS, wc.corpus),
+        lambda wc: sweep_rules.corpus_inputs(
+            sweep_rules.sweeps_config(workflow.basedir), wc.corpus, wc.tokenizer
+        ),
     output:
-        f"results/scale-study/sweep-work/corpora/{{corpus}}/data/{SWEEPS['tokenizer']}/meta.json",
+        "results/scale-study/sweep-work/corpora/{corpus}/data/{tokenizer}/meta.json",
     log:
-        "results/scale-study/sweep-work/logs/corpus-{corpus}.log",
+        "results/scale-study/sweep-work/logs/corpus-{corpus}-{tokenizer}.log",
     conda:
         ENV
     shell:
@@ -29,7 +30,9 @@ rule sweep_corpus:
 
 rule sweep_point:
     input:
-        lambda wc: sweep_rules.point_inputs(SWEEPS, wc.sweep, wc.point),
+        lambda wc: sweep_rules.point_inputs(
+            sweep_rules.sweeps_config(workflow.basedir), wc.sweep, wc.point
+        ),
     output:
         "results/scale-study/sweeps/{sweep}/points/{point}.json",
     log:

@@ -9,13 +9,28 @@ from ..files import read_json, read_yaml
 from . import sweeps as sw
 
 
+_LOADED: dict = {}
+
+
+def sweeps_config(root: str | Path = sw.ROOT) -> dict:
+    """config/sweeps.yaml of the checkout at `root`, read once and only when a sweep rule's input is
+    asked for (not when Snakemake parses the workflow for the papers' targets)."""
+    root = Path(root)
+    if root not in _LOADED:
+        _LOADED[root] = sw.load_sweeps(root / "config" / "sweeps.yaml", root)
+    return _LOADED[root]
+
+
 def corpus_meta(config: dict, corpus: str, work: str = sw.WORK) -> str:
     """The file that marks a corpus prepared for the sweeps (written last by lenex.data.prepare)."""
     return f"{work}/corpora/{corpus}/data/{config['tokenizer']}/meta.json"
 
 
-def corpus_inputs(config: dict, corpus: str, root: Path = sw.ROOT) -> list[str]:
-    """The fetched packages a sweep corpus is read from (the pipeline's fetch rules make them)."""
+def corpus_inputs(config: dict, corpus: str, tokenizer: str, root: Path = sw.ROOT) -> list[str]:
+    """The fetched packages a sweep corpus is read from (the pipeline's fetch rules make them);
+    the sweeps prepare their corpora with the config's tokenizer only."""
+    if tokenizer != config["tokenizer"]:
+        raise ValueError(f"the sweeps tokenize with {config['tokenizer']}, not {tokenizer}")
     corpora = read_yaml(root / config["corpora"])["corpora"]
     if corpus not in corpora:
         raise ValueError(f"corpus {corpus!r} is not in {config['corpora']}")

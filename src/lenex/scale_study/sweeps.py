@@ -35,7 +35,8 @@ def load_sweeps(path: str | Path = CONFIG, root: Path = ROOT) -> dict:
     naming the first thing wrong)."""
     path = Path(path)
     config = read_yaml(path)
-    errors = list(jsonschema.Draft202012Validator(read_yaml(SCHEMA)).iter_errors(config))
+    schema = read_yaml(root / SCHEMA.relative_to(ROOT))
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if errors:
         first = min(errors, key=lambda e: [str(p) for p in e.path])
         raise ValueError(f"{path}: {'/'.join(map(str, first.path)) or 'top level'}: {first.message}")
