@@ -26,8 +26,9 @@ from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
+from .power import power_text
 from .summary import (PAPER_SIDE, against_bar, fraction_text, meets, median_effect_fraction, paper_counts,
-                      render_summary, verdict_counts)
+                      render_summary, sweep_text, verdict_counts)
 from .verdicts import VERDICTS
 
 def load_cells(paths: list[str | Path]) -> dict[str, dict]:
@@ -83,6 +84,23 @@ def claim_text(record: dict) -> str:
     return text
 
 
+def verdict_text(record: dict) -> str:
+    """The verdict with what a reader needs beside it: the check of a by-construction claim, a
+    negligible effect, what would decide an inconclusive one (power and cost), and the sweep that
+    would measure why a contradicted one fails (docs/claims.md)."""
+    verdict = record["verdict"]
+    if verdict == "by-construction":
+        return f"by-construction (check: {record['outcome']})"
+    if record.get("negligible"):
+        verdict += " (negligible effect)"
+    if verdict == "inconclusive" and "power" in record:
+        cost = (record["power"] or {}).get("cost")
+        verdict += f"; {power_text(record['power'], cost)}"
+    if record.get("sweep"):
+        verdict += f"; {sweep_text(record['sweep'])}"
+    return verdict
+
+
 def render_markdown(document: dict) -> str:
     records = document["claims"]
     ours, paper = verdict_counts(records), paper_counts(records)
@@ -102,7 +120,7 @@ def render_markdown(document: dict) -> str:
              "| id | claim | source | paper | ours | deciding interval and test | effect against the paper's | evidence |",
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
-        verdict = r["verdict"] if r["verdict"] != "by-construction" else f"by-construction (check: {r['outcome']})"
+        verdict = verdict_text(r)
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
                      f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")
