@@ -11,8 +11,11 @@ contradicted, inconclusive, untestable or by-construction), "outcome" (the check
 result on ours, null when untestable), "interval", "level", "adjustment", "test" (of the deciding
 comparison), "direction", "significant", "effect_fraction", "parts" (every comparison),
 "on_ours" (true only for holds, false only for contradicted), "evidence"}]}, and where the claim has
-them "narrowed", "by_construction", "thresholds" and "scale" ({trained_tokens, first_seen_tokens,
-quoted, never_seen_budgets}: what the scale study says of a contradicted claim).
+them "narrowed", "by_construction", "thresholds", "smallest_effect", "given", "scale"
+({trained_tokens, first_seen_tokens, quoted, never_seen_budgets}: what the scale study says of a
+contradicted claim), "negligible" (why its effect is), "power" (an inconclusive claim's: what would
+decide it, lenex.claims.power) and "sweep" (a contradicted claim's: the sweep that would measure why,
+with its training tokens). A part that cannot fail carries "cannot_fail" (lenex.claims.cannot_fail).
 """
 from __future__ import annotations
 
