@@ -3,6 +3,8 @@ from the recorded model (its reach, an ERF's measured length), marked and not co
 all of whose comparisons cannot fail is by construction; a fix of an absent failure is untestable;
 a helps-claim inside its smallest effect of interest is negligible; a scale study that tried no
 budget is not 'every budget tried'; the summary groups what does not hold by measured reason."""
+import pytest
+
 from lenex.claims.cannot_fail import erf_within_length, same_output, why_cannot_fail
 from lenex.claims.evaluate import evaluate_claim, evaluate_paper
 from lenex.claims.scale import Budget, scale_note
@@ -101,3 +103,14 @@ def test_the_summary_groups_what_does_not_hold_by_measured_reason():
     assert "| contradicted, not yet measured: a budget sweep would | c1 (p), c2 (p) | 2 |" in table
     assert "| inconclusive, with comparisons significantly against the claim at their own level | i1 (p) | 1 |" in table
     assert not any("h (p)" in line for line in table)
+
+
+def test_a_given_claim_that_does_not_exist_is_an_error_of_the_claims_file(tmp_path):
+    import yaml
+    from lenex.claims.evaluate import load_claims
+    path = tmp_path / "lex.yaml"
+    path.write_text(yaml.safe_dump({"paper": "lex", "claims": [
+        {"id": "fix", "statement": "a fix of a failure", "source": "T2", "untestable": {"ours": "none here"},
+         "given": {"claims": ["no-such-claim"], "why": "the failure it fixes"}}]}))
+    with pytest.raises(ValueError, match="given names no claim of this file: 'no-such-claim'"):
+        load_claims(path)

@@ -58,6 +58,9 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     if duplicated:
         raise ValueError(f"{path}: duplicate claim ids: {', '.join(duplicated)}")
     for claim in data["claims"]:
+        unknown = [i for i in (claim.get("given") or {}).get("claims", []) if i not in ids]
+        if unknown:  # a fix names the claims of its failure: a typo would make it untestable for good
+            raise ValueError(f"{path}: claim {claim['id']!r}: given names no claim of this file: {unknown[0]!r}")
         try:
             for ref in references(claim.get("check")):
                 tables_of(ref)  # a malformed reference is an error here, before any cell is read
