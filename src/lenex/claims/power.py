@@ -20,7 +20,7 @@ import re
 
 from scipy import stats
 
-from .leaves import ALPHA, RULES
+from .leaves import RULES
 
 POWER = 0.8  # the usual design power: four chances in five to decide, were the observed effect true
 MOST = 10 ** 7  # beyond this many seeds or pieces the effect is, for any run, at its boundary
