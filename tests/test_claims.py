@@ -216,11 +216,12 @@ def test_claims_cli_on_hand_made_cells_files(tmp_path):
         ("falls", True, "inconclusive", None), ("rope-8x", True, "untestable", None), ("fig", None, "untestable", None)]
     fields = {"id", "statement", "source", "on_paper", "verdict", "outcome", "interval", "level", "adjustment", "test",
               "direction", "significant", "effect_fraction", "parts", "on_ours", "evidence"}
-    assert all(set(c) == fields for c in document["claims"])
+    # An inconclusive claim also says what would decide it (lenex.claims.power).
+    assert all(set(c) == fields | ({"power"} if c["verdict"] == "inconclusive" else set()) for c in document["claims"])
     falls = document["claims"][0]
     assert falls["test"] == "none: no replication recorded" and falls["interval"] is None and len(falls["parts"]) == 2
     page = out_md.read_text()
-    assert "| falls | perplexity falls | Table 2 | holds | inconclusive | " in page
+    assert "| falls | perplexity falls | Table 2 | holds | inconclusive; no paired replicate: no n decides it | " in page
     assert "0 holds, 0 contradicted, 1 inconclusive, 2 untestable, 0 by-construction" in page
     summary = tmp_path / "claims.md"
     run_cli(claims_main, ["summary", "--preset", "tiny", "--claims-json", str(out_json), "--out", str(summary)])

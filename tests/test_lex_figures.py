@@ -48,3 +48,22 @@ def test_figure2_draws_eq_10_for_rope_and_xpos(tmp_path):
 def test_figure2_refuses_an_odd_head_dimension(tmp_path, capsys):
     with pytest.raises(ValueError, match="even --head-dim"):
         main(["figure2", "--head-dim", "7", "--out-png", str(tmp_path / "a.png"), "--out-pdf", str(tmp_path / "a.pdf")])
+
+
+def test_far_variation_by_hand():
+    # g = [2, 1, 3, 2, 2]: the far half is g[2:] = [3, 2, 2], variation |2-3| + |2-2| = 1, over |g[0]| = 2.
+    from lenex.lex.figures import far_variation
+    assert far_variation([2.0, 1.0, 3.0, 2.0, 2.0]) == pytest.approx(0.5)
+    assert far_variation([1.0, 1.0, 1.0]) == 0.0
+    with pytest.raises(ValueError, match="g\\[0\\] != 0"):
+        far_variation([0.0, 1.0, 2.0])
+
+
+def test_figure2_cells_are_exact_and_named_as_the_claims_read_them(tmp_path):
+    from lenex.lex.figures import figure2_cells
+    from lenex.lex.targets import FIGURE2_VALUES
+    cells = figure2_cells(8, 64, 0.4, 512)
+    assert cells["exact"] is True and cells["figure"] == "2" and tuple(cells["values"]) == FIGURE2_VALUES
+    n = np.arange(65)
+    rope = expected_rotary_score(n, 8, 1.0)
+    assert cells["values"]["rope_far_variation"] == pytest.approx(np.abs(np.diff(rope[32:])).sum() / 4.0)

@@ -63,7 +63,7 @@ def test_every_paper_lists_its_recorded_files_as_its_tables_figures_and_headers_
     assert set(rf) == {"results", "erf", "metas"}
     seg = pipeline.paper("segmented")
     assert seg.header_recorded(pipeline, "tiny") == ["results/tiny/data/arxiv/meta.json"]
-    assert seg.figure_cells == ("figure3",) and lex.figure_cells == ()
+    assert seg.figure_cells == ("figure3",) and lex.figure_cells == ("figure2",)  # LEX Figure 2: exact numbers
     assert all(p.endswith(".json") for p in pipeline.paper_recorded("tiny", "segmented"))
 
 

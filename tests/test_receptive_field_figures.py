@@ -43,3 +43,23 @@ def test_figures_are_written_as_png_and_pdf(tmp_path):
     for name, fig in (("erf", figures.figure_erf([result], "c_m")), ("f10", figures.figure10(length=256))):
         figures.save(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
         assert (tmp_path / f"{name}.png").stat().st_size > 1000 and (tmp_path / f"{name}.pdf").stat().st_size > 1000
+
+
+def test_exact_figure_cells_of_eq_6():
+    eight = figures.exact_figure_cells("8", length=1024, train_length=64)["values"]
+    assert eight["bias_at_0"] == 0.0  # (p_m . p_m - d̄/2) / h = (d̄/2 - d̄/2) / 8
+    row = figures.sandwich_row(1024)
+    assert eight["bias_at_ltr"] == pytest.approx(row[-65]) and eight["bias_at_far"] == pytest.approx(row[0])
+    ten = figures.exact_figure_cells("10", length=1024, train_length=64)
+    assert ten["exact"] and set(ten["values"]) == {f"window_drop_dbar{d}" for d in (32, 64, 128, 256, 512)}
+
+
+def test_an_erf_figures_cells_list_each_models_erf_and_its_recent_share():
+    # c is cumulative from the end: with L_tr = 2 of 4 positions the recent share is c[2].
+    records = [{"corpus": "a", "variant": "m", "seed": s, "erf": e, "trf": None, "train_length": 2, "length": 5,
+                "segments": 1, "c": [1.0, 0.9, c2, 0.3]} for s, e, c2 in ((1, 4, 0.6), (2, 3, 0.8))]
+    cells = figures.erf_figure_cells(records, "6")
+    row = cells["extra"]["erf"][0]
+    assert cells["figure"] == "6" and row["erf"] == 3.5 and row["recent_share"] == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="L_tr 9 outside"):
+        figures.recent_share({**records[0], "train_length": 9})

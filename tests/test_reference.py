@@ -222,3 +222,13 @@ def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(t
     page = reference_page(root)
     assert ("| LEX | `snakemake --cores 2 results/p/lex.md` | 40 min 3 s (2403 s), 181 jobs; tests ran beside it "
             "| `abc1234` |") in page
+
+
+def test_why_not_held_says_what_would_decide_an_inconclusive_claim_and_which_sweep_a_contradicted_one_needs():
+    power = {"decides": "contradicted", "needed": 9, "n": 3, "unit": "seed",
+             "leaning": {"holds": 1, "contradicted": 2, "significantly_against": 2, "of": 7}}
+    claims = [claim(True, "inconclusive", 1, power=power),
+              claim(True, "contradicted", 2, sweep={"variables": ["budget", "heads"], "why": "w"})]
+    groups = list(why_not_held(claims).values())
+    assert groups == [["c1 (contradiction needs 9 seeds, now 3; 2 of 7 comparisons significantly against)"],
+                      ["c2 (a budget and heads sweep would measure why)"]]

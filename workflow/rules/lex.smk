@@ -150,6 +150,7 @@ rule lex_figure2:
             **pipeline.figure_report("figure2", LEX.name),
         ),
         pdf="results/{preset}/figures/lex/figure2.pdf",
+        cells="results/{preset}/figures/lex/figure2.cells.json",
     log:
         "results/{preset}/logs/figures/lex/figure2.log",
     conda:
@@ -162,4 +163,4 @@ rule lex_figure2:
     shell:
         "python -m lenex.pipeline.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
         " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
-        " --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --out-png {output.png} --out-pdf {output.pdf} --out-cells {output.cells} > {log} 2>&1"

@@ -133,6 +133,8 @@ rule receptive_field_figure:
             **pipeline.figure_report("figure{figure}", RF.name),
         ),
         pdf="results/{preset}/figures/receptive-field/figure{figure}.pdf",
+        # its numbers for the claims: ERF rows (Figures 4-7, 11-13) or Eq. (6)'s exact values (8-10)
+        cells="results/{preset}/figures/receptive-field/figure{figure}.cells.json",
     log:
         "results/{preset}/logs/figures/receptive-field/figure{figure}.log",
     wildcard_constraints:
@@ -147,4 +149,5 @@ rule receptive_field_figure:
         expect=lambda wc: pipeline.results_expect(wc.preset, RF.name, workflow.rules),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.receptive_field.figures {params.kind} --erf {params.erf}"
-        " --title {params.title} --expect {params.expect} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --title {params.title} --expect {params.expect} --out-png {output.png} --out-pdf {output.pdf}"
+        " --out-cells {output.cells} --number {wildcards.figure} > {log} 2>&1"

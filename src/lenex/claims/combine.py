@@ -31,6 +31,7 @@ class Outcome:
     verdict: str
     decider: Leaf
     leaves: tuple[Leaf, ...]
+    by_construction: str | None = None  # why every leaf cannot fail (lenex.claims.cannot_fail), if so
 
 
 def _list(args) -> list[str]:

@@ -10,6 +10,7 @@ untestable, with the reason naming the cell: a missing number never becomes true
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +18,9 @@ import jsonschema
 
 from ..files import read_yaml
 from . import predicates as P
-from .refs import Missing, describe, expand, produced_key, resolve, tables_of
-from .leaves import CONTRADICTED
+from .refs import Missing, describe, expand, model_of, produced_key, resolve, tables_of
+from .leaves import CONTRADICTED, INCONCLUSIVE
+from .power import claim_power, seeds_cost, sweep_tokens
 from .scale import Budget, scale_note
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, on_ours, ours_outcome, outcome_fields
 
@@ -56,6 +58,9 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     if duplicated:
         raise ValueError(f"{path}: duplicate claim ids: {', '.join(duplicated)}")
     for claim in data["claims"]:
+        unknown = [i for i in (claim.get("given") or {}).get("claims", []) if i not in ids]
+        if unknown:  # a fix names the claims of its failure: a typo would make it untestable for good
+            raise ValueError(f"{path}: claim {claim['id']!r}: given names no claim of this file: {unknown[0]!r}")
         try:
             for ref in references(claim.get("check")):
                 tables_of(ref)  # a malformed reference is an error here, before any cell is read
@@ -193,6 +198,13 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
             notes.append("not testable on ours: " + "; ".join(got))
         else:
             outcome, verdict = got, got.verdict
+            dead = [leaf for leaf in got.leaves if leaf.cannot_fail]
+            if got.by_construction:
+                verdict = BY_CONSTRUCTION
+                notes.append(f"by construction (from the recorded models): {got.by_construction}")
+            elif dead:
+                notes.append(f"{len(dead)} of {len(got.leaves)} comparisons cannot fail and are not counted toward "
+                             "its hold: " + "; ".join(dict.fromkeys(leaf.cannot_fail for leaf in dead)))
     if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
         note = scale_note(claim["scale"], budget, words)
         verdict = UNTESTABLE if note.untestable else CONTRADICTED
@@ -202,9 +214,23 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         verdict = BY_CONSTRUCTION
         notes.append(f"by construction: {claim['by_construction']}")
     record.update(verdict=verdict, on_ours=on_ours(verdict), **outcome_fields(outcome))
-    for key in ("narrowed", "by_construction", "thresholds"):
+    for key in ("narrowed", "by_construction", "thresholds", "smallest_effect", "given"):
         if claim.get(key):
             record[key] = claim[key]
+    models, tokens = claim_models(references(check), tables), budget.tokens if budget is not None else None
+    if claim.get("smallest_effect") and outcome is not None:
+        why = negligible(record["parts"], float(claim["smallest_effect"]["value"]))
+        if why:
+            record["negligible"] = why
+            notes.append(f"negligible: {why} ({claim['smallest_effect']['why']})")
+    if verdict == INCONCLUSIVE:
+        record["power"] = claim_power(record["parts"])
+        if record["power"] is not None:
+            record["power"]["cost"] = seeds_cost(record["power"], models, tokens or 0) if tokens else None
+    if verdict == CONTRADICTED and claim.get("sweep"):
+        record["sweep"] = {**claim["sweep"], "models": models,
+                           "tokens": {v: sweep_tokens(v, models, tokens) for v in claim["sweep"]["variables"]}
+                           if tokens and models else None}
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
     if scale_facts is not None:
@@ -213,7 +239,46 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
 
 
 def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None) -> list[dict]:
-    return [evaluate_claim(c, tables, budget) for c in claims["claims"]]
+    """Every claim's record; a claim `given` others (a fix of a failure) is untestable on ours where
+    one of them does not hold on ours: a fix of an absent failure cannot be judged."""
+    records = [evaluate_claim(c, tables, budget) for c in claims["claims"]]
+    verdicts = {r["id"]: r["verdict"] for r in records}
+    for claim, record in zip(claims["claims"], records):
+        given = claim.get("given")
+        if not given:
+            continue
+        unknown = [i for i in given["claims"] if i not in verdicts]
+        if unknown:
+            raise ValueError(f"claim {claim['id']!r}: given names no claim of this paper: {unknown[0]!r}")
+        absent = [f"{i} is {verdicts[i]}" for i in given["claims"] if verdicts[i] != "holds"]
+        if absent and record["verdict"] not in (UNTESTABLE, BY_CONSTRUCTION):
+            record.update(verdict=UNTESTABLE, on_ours=None)
+            record.pop("power", None)
+            record.pop("sweep", None)
+            record["evidence"] += (f"; not testable on ours: the failure it fixes is not established on ours "
+                                   f"({', '.join(absent)}): {given['why']}")
+    return records
+
+
+def negligible(parts: list[dict], smallest: float) -> str | None:
+    """Why the claim's effects are negligible: every counted signed comparison's interval lies inside
+    +-ln(1 + smallest), the smallest effect of interest; None otherwise (or with no interval)."""
+    band = math.log1p(smallest)
+    shown = [p for p in parts if not p.get("cannot_fail") and p["rule"] != "within"]
+    if not shown or any(p["interval"] is None or not -band < p["interval"][0] <= p["interval"][1] < band for p in shown):
+        return None
+    widest = max(max(abs(p["interval"][0]), abs(p["interval"][1])) for p in shown)
+    return f"every effect's interval lies within ±{widest:.2g} on the log scale, inside ±ln(1 + {smallest:g})"
+
+
+def claim_models(refs: list[str], tables: dict[str, dict]) -> int:
+    """How many models (corpus, variant) a claim's cells read: what one more seed of it trains."""
+    found = set()
+    for ref in refs:
+        got = model_of(ref, tables)
+        if got:
+            found.add(got)
+    return len(found)
 
 
 def check_produced(claims: dict, produced: set[str], where) -> None:

@@ -74,6 +74,10 @@ class Leaf:
     test: str
     paper_effect: float | None
     margin: float  # how far past its boundary the deciding interval is (0 when inconclusive)
+    se: float | None = None  # the estimate's standard error and degrees of freedom (the power reads them)
+    df: float | None = None
+    contra_divisor: int = 1  # the Bonferroni divisor a contradiction of it is asked at
+    cannot_fail: str | None = None  # why it cannot fail given the recorded models (lenex.claims.cannot_fail)
 
     @property
     def significant(self) -> bool | None:
@@ -104,7 +108,9 @@ class Leaf:
                 "paper_effect": self.paper_effect, "boundary": self.boundary,
                 "interval": None if self.interval is None else list(self.interval),
                 "level": 1 - self.alpha, "adjustment": adjustment(self.divisor), "test": self.test,
-                "direction": self.direction, "significant": self.significant, "effect_fraction": self.effect_fraction}
+                "direction": self.direction, "significant": self.significant, "effect_fraction": self.effect_fraction,
+                "contra_level": 1 - ALPHA / self.contra_divisor, "se": self.se, "df": self.df,
+                **({"cannot_fail": self.cannot_fail} if self.cannot_fail else {})}
 
 
 def adjustment(divisor: int) -> str:
@@ -121,7 +127,7 @@ def judge(rule: str, refs, estimate: Estimate, boundary: float, paper_effect: fl
         raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
     spec = RULES[rule]
     fields = dict(rule=rule, refs=tuple(refs), boundary=boundary, effect=estimate.effect, test=estimate.test,
-                  paper_effect=paper_effect)
+                  paper_effect=paper_effect, contra_divisor=contra_divisor, se=estimate.se, df=estimate.df)
     hold_alpha, contra_alpha = ALPHA / hold_divisor, ALPHA / contra_divisor
     held = estimate.interval(hold_alpha)
     if held is None:

@@ -3,7 +3,9 @@
     t2/pg22/lex@8            Table 2, dataset pg22, csv method lex, column 8 x L_tr
     t2/pg22/lex@1,2,4,8      the same row at four columns (a list, in that order)
     t1/erf/arxiv/window-40   the ERF of a model listed under receptive-field Table 1, the mean over
-                             its seeds (`trf`: its TRF, `ltr`: its L_tr)
+                             its seeds (`trf`: its TRF, `ltr`: its L_tr, `recent`: its share of
+                             the cumulative gradient on the most recent L_tr tokens); f6/erf/...:
+                             the same row in an ERF figure's own cells file (Figures 6, 7, 11)
     t5/check/min_speedup     a number of Table 5's cache-window check (cells file `extra.cache_window`)
     f3/after_mean_median     a number a figure's cells file records (`values`), e.g. segmented Figure 3
 
@@ -19,7 +21,8 @@ from ..tables.formatting import format_metric
 from .intervals import Sample
 
 _CELL = re.compile(r"^t(\d+)/([^/@]+)/([^/@]+)@([0-9.,]+)$")
-_ERF = re.compile(r"^t(\d+)/(erf|trf|ltr)/([^/@]+)/([^/@]+)$")
+# An ERF row under a table (t<N>) or in an ERF figure's own cells file (f<N>, Figures 6, 7, 11).
+_ERF = re.compile(r"^[tf](\d+)/(erf|trf|ltr|recent)/([^/@]+)/([^/@]+)$")
 _CHECK = re.compile(r"^t(\d+)/check/(\w+)$")
 _FIGURE = re.compile(r"^f(\d+)/(\w+)$")
 SIDES = ("paper", "ours")
@@ -53,7 +56,7 @@ def tables_of(ref: str) -> str:
     for pattern in (_CELL, _ERF, _CHECK):
         match = pattern.match(ref)
         if match:
-            return match.group(1)
+            return ("f" if ref.startswith("f") else "") + match.group(1)
     raise ValueError(f"bad cell reference {ref!r}: expected t<N>/<dataset>/<method>@<multiple>, "
                      "t<N>/erf|trf|ltr/<corpus>/<variant>, t<N>/check/<name> or f<N>/<name>")
 
@@ -64,7 +67,7 @@ def produced_key(ref: str) -> str | None:
     None for a table cell (checked against the cells file when the claims are evaluated)."""
     match = _ERF.match(ref)
     if match:
-        return f"t{match.group(1)}/erf/{match.group(3)}/{match.group(4)}"
+        return f"{ref[0]}{match.group(1)}/erf/{match.group(3)}/{match.group(4)}"
     return ref if _CHECK.match(ref) or _FIGURE.match(ref) else None
 
 
@@ -88,7 +91,9 @@ def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
         rows = [r for r in table.get("extra", {}).get("erf", []) if r["corpus"] == corpus and r["variant"] == variant]
         if not rows:
             return Missing(f"{ref}: no ERF of {variant} on {corpus} under Table {tables_of(ref)}")
-        value = rows[0]["train_length" if kind == "ltr" else kind]
+        value = rows[0].get({"ltr": "train_length", "recent": "recent_share"}.get(kind, kind))
+        if value is None and kind == "recent":
+            return Missing(f"{ref}: no share of the most recent L_tr tokens recorded for {variant} on {corpus}")
         return Missing(f"{ref}: {variant} has no TRF (not windowed)") if value is None else Value(float(value))
     name = _CHECK.match(ref).group(2)
     checks = table.get("extra", {}).get("cache_window")
@@ -129,7 +134,9 @@ def sample(ref: str, tables: dict[str, dict]) -> Sample | Missing:
     erf_seeds = _erf_seeds(ref, tables)
     if erf_seeds:
         return Sample(got.value, seeds=erf_seeds)
-    return Sample(got.value, exact=not _FIGURE.match(ref))
+    # A figure's number is one measurement without replication, unless its cells file says it is
+    # computed exactly (LEX Figure 2: Eq. 10-11, no model involved).
+    return Sample(got.value, exact=not _FIGURE.match(ref) or bool(tables[tables_of(ref)].get("exact")))
 
 
 def _erf_seeds(ref: str, tables: dict[str, dict]) -> dict[str, float] | None:
@@ -142,6 +149,16 @@ def _erf_seeds(ref: str, tables: dict[str, dict]) -> dict[str, float] | None:
             if r["corpus"] == match.group(3) and r["variant"] == match.group(4)]
     seeds = rows[0].get("erf_seeds") or {}
     return {str(k): float(v) for k, v in seeds.items()} if len(seeds) >= 2 else None
+
+
+def model_of(ref: str, tables: dict[str, dict]) -> tuple[str, str] | None:
+    """(corpus, variant) of the model a table cell or an ERF reference reads; None for a check or a
+    figure's number."""
+    if _CELL.match(ref):
+        cell = _find_cell(ref, tables[tables_of(ref)])
+        return (cell.get("corpus") or cell["dataset"], cell["variant"])
+    match = _ERF.match(ref)
+    return (match.group(3), match.group(4)) if match else None
 
 
 def mark_reference(ref: str, tables: dict[str, dict]) -> str:

@@ -11,8 +11,11 @@ contradicted, inconclusive, untestable or by-construction), "outcome" (the check
 result on ours, null when untestable), "interval", "level", "adjustment", "test" (of the deciding
 comparison), "direction", "significant", "effect_fraction", "parts" (every comparison),
 "on_ours" (true only for holds, false only for contradicted), "evidence"}]}, and where the claim has
-them "narrowed", "by_construction", "thresholds" and "scale" ({trained_tokens, first_seen_tokens,
-quoted, never_seen_budgets}: what the scale study says of a contradicted claim).
+them "narrowed", "by_construction", "thresholds", "smallest_effect", "given", "scale"
+({trained_tokens, first_seen_tokens, quoted, never_seen_budgets}: what the scale study says of a
+contradicted claim), "negligible" (why its effect is), "power" (an inconclusive claim's: what would
+decide it, lenex.claims.power) and "sweep" (a contradicted claim's: the sweep that would measure why,
+with its training tokens). A part that cannot fail carries "cannot_fail" (lenex.claims.cannot_fail).
 """
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
+from .power import power_text
 from .summary import (PAPER_SIDE, against_bar, fraction_text, meets, median_effect_fraction, paper_counts,
-                      render_summary, verdict_counts)
+                      render_summary, sweep_text, verdict_counts)
 from .verdicts import VERDICTS
 
 def load_cells(paths: list[str | Path]) -> dict[str, dict]:
@@ -83,6 +87,23 @@ def claim_text(record: dict) -> str:
     return text
 
 
+def verdict_text(record: dict) -> str:
+    """The verdict with what a reader needs beside it: the check of a by-construction claim, a
+    negligible effect, what would decide an inconclusive one (power and cost), and the sweep that
+    would measure why a contradicted one fails (docs/claims.md)."""
+    verdict = record["verdict"]
+    if verdict == "by-construction":
+        return f"by-construction (check: {record['outcome']})"
+    if record.get("negligible"):
+        verdict += " (negligible effect)"
+    if verdict == "inconclusive" and "power" in record:
+        cost = (record["power"] or {}).get("cost")
+        verdict += f"; {power_text(record['power'], cost)}"
+    if record.get("sweep"):
+        verdict += f"; {sweep_text(record['sweep'])}"
+    return verdict
+
+
 def render_markdown(document: dict) -> str:
     records = document["claims"]
     ours, paper = verdict_counts(records), paper_counts(records)
@@ -102,7 +123,7 @@ def render_markdown(document: dict) -> str:
              "| id | claim | source | paper | ours | deciding interval and test | effect against the paper's | evidence |",
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
-        verdict = r["verdict"] if r["verdict"] != "by-construction" else f"by-construction (check: {r['outcome']})"
+        verdict = verdict_text(r)
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
                      f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")

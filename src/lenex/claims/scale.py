@@ -230,7 +230,9 @@ def scale_note(spec: dict, budget: Budget, words: dict[str, float] | None = None
     if beyond:
         head = "untestable at this scale"
     elif never and len(never) == len(findings):
-        head = "contradicted at every budget tried"
+        tried = sorted({b for f in never for b in f.budgets})
+        # Only a budget the study ran speaks: with none, say so rather than "every budget tried".
+        head = ("contradicted at every budget tried" if tried else "contradicted; the scale study has tried no budget of these models")
     else:
         head = "contradicted within the scale at which the study shows its phenomenon"
     quoted = _quote(beyond[0].point, beyond[0].read, protocol) if beyond else None

@@ -59,6 +59,42 @@ def untestable_why(record: dict) -> str:
     return "no check on ours"
 
 
+def sweep_text(sweep: dict) -> str:
+    """'a budget sweep would measure why (2,016,000,000 training tokens): <why>'."""
+    tokens = sweep.get("tokens") or {}
+    sized = ", ".join(f"{v} {tokens[v]:,}" for v in sweep["variables"] if v in tokens)
+    cost = f" ({sized} training tokens, lenex.claims.power.sweep_tokens)" if sized else ""
+    return f"a {' and '.join(sweep['variables'])} sweep would measure why{cost}: {sweep['why']}"
+
+
+def reason_of(record: dict) -> str:
+    """The measured reason a claim does not hold, as a group name for the summary's table."""
+    verdict, scale = record["verdict"], record.get("scale") or {}
+    if record.get("negligible"):
+        return "effect negligible (inside the smallest effect of interest)"
+    if verdict == UNTESTABLE:
+        if scale.get("quoted"):
+            return "untestable at this scale (the scale study shows it only beyond the run's budget or shape)"
+        why = untestable_why(record)
+        return ("untestable: not recorded in this run" if "not recorded in this run" in why
+                else "untestable: the failure it fixes is absent on ours" if "failure it fixes" in why
+                else "untestable: no cell or replicate can decide it")
+    if verdict == "contradicted":
+        if scale.get("never_seen_budgets"):
+            return "contradicted at every budget the scale study tried"
+        if scale.get("first_seen_tokens") is not None:
+            return "contradicted within the scale at which the study shows its phenomenon"
+        if record.get("sweep"):
+            return f"contradicted, not yet measured: a {' and '.join(record['sweep']['variables'])} sweep would"
+        return "contradicted, no sweep named"
+    power = record.get("power")
+    if power is None:
+        return "inconclusive: no paired replicate decides it"
+    if power["leaning"]["significantly_against"]:
+        return "inconclusive, with comparisons significantly against the claim at their own level"
+    return "inconclusive: more seeds or scored tokens would decide it"
+
+
 def against_bar(records: list[dict], share: Fraction = BAR_SHARE) -> dict[str, int]:
     """Of the claims that hold on the paper's numbers (`on_paper`), by-construction ones excluded:
     how many hold on ours (with significance: the verdict `holds`), the bar (the smallest whole
@@ -80,6 +116,23 @@ def meets(bar: dict) -> str:
     if bar["hold"] >= bar["bar"]:
         return "yes"
     return "no" if bar["reachable"] >= bar["bar"] else "no (out of reach at this scale)"
+
+
+def non_holding_table(documents: list[dict]) -> list[str]:
+    """Every claim that does not hold on ours (by-construction ones left out), grouped by its measured
+    reason (reason_of), with the paper it belongs to."""
+    groups: dict[str, list[str]] = {}
+    for document in documents:
+        for r in document["claims"]:
+            if r["verdict"] not in ("holds", BY_CONSTRUCTION):
+                groups.setdefault(reason_of(r), []).append(f"{r['id']} ({document['paper']})")
+    if not groups:
+        return []
+    lines = ["", "Claims that do not hold on ours, grouped by measured reason (each claim's page line gives the "
+             "power, the sweep and its cost):", "", "| reason | claims | count |", "|---|---|---|"]
+    for reason in sorted(groups):
+        lines.append(f"| {reason} | {', '.join(groups[reason])} | {len(groups[reason])} |")
+    return lines
 
 
 def render_summary(preset: str, documents: list[dict], paths: list[Path], out: Path) -> str:
@@ -110,6 +163,7 @@ def render_summary(preset: str, documents: list[dict], paths: list[Path], out: P
         lines.append(f"| {document['paper']} | {bar['on_paper']} | {bar['hold']} | {bar['bar']} | {bar['contradicted']} | "
                      f"{bar['inconclusive']} | {bar['untestable']} | {bar['never_seen']} | {bar['reachable']} | "
                      f"{meets(bar)} |")
+    lines += non_holding_table(documents)
     for document in documents:
         records = document["claims"]
         contradicted = [r["id"] for r in records if r["verdict"] == "contradicted"]

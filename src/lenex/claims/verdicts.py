@@ -8,6 +8,9 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
+from .cannot_fail import why_cannot_fail
 from .combine import Outcome, direction_of, evaluate_tree, leaf_specs, median_fraction
 from .intervals import Sample
 from .leaves import CONTRADICTED, HOLDS, INCONCLUSIVE
@@ -39,7 +42,32 @@ def ours_outcome(check, tables: dict[str, dict], words: dict[str, float], named:
     if missing:
         return list(dict.fromkeys(missing))
     paper = {r: _paper_value(r, tables) for r in refs}
-    return evaluate_tree(tree, {r: s for r, s in ours.items() if isinstance(s, Sample)}, paper)
+    samples = {r: s for r, s in ours.items() if isinstance(s, Sample)}
+    live, dead = prune(tree, lambda rule, leaf_refs: why_cannot_fail(rule, leaf_refs, tables))
+    shown = tuple(replace(evaluate_tree(spec, samples, paper).decider, cannot_fail=why) for spec, why in dead)
+    if live is None:  # every leaf cannot fail: the check as a whole is by construction, shown as checked
+        whole = evaluate_tree(tree, samples, paper)
+        return Outcome(whole.verdict, whole.decider, shown, by_construction="; ".join(dict.fromkeys(w for _, w in dead)))
+    outcome = evaluate_tree(live, samples, paper)
+    return Outcome(outcome.verdict, outcome.decider, outcome.leaves + shown)
+
+
+def prune(tree, why) -> tuple[object | None, list[tuple[object, str]]]:
+    """The tree without its leaves that cannot fail (`why(rule, refs)`: the reason, or None), and
+    those leaves with their reasons. Only an `all` (or a lone leaf) drops them: a leaf that cannot
+    fail adds nothing to an intersection; under `any` or `not` it would decide, so it stays."""
+    if tree[0] == "leaf":
+        reason = why(tree[1], tree[2])
+        return (None, [(tree, reason)]) if reason else (tree, [])
+    if tree[0] != "all":
+        return tree, []
+    kept, dead = [], []
+    for child in tree[1]:
+        live, gone = prune(child, why)
+        dead += gone
+        if live is not None:
+            kept.append(live)
+    return (("all", kept) if kept else None), dead
 
 
 def _paper_value(ref: str, tables: dict[str, dict]) -> float | None:
@@ -53,9 +81,10 @@ def outcome_fields(outcome: Outcome | None) -> dict:
         return {"outcome": None, "interval": None, "level": None, "adjustment": None, "test": None,
                 "direction": "none", "significant": None, "effect_fraction": None, "parts": []}
     decider = outcome.decider.record()
+    counted = [leaf for leaf in outcome.leaves if not leaf.cannot_fail]
     return {"outcome": outcome.verdict, "interval": decider["interval"], "level": decider["level"],
-            "adjustment": decider["adjustment"], "test": decider["test"], "direction": direction_of(outcome.leaves),
-            "significant": decider["significant"], "effect_fraction": median_fraction(outcome.leaves),
+            "adjustment": decider["adjustment"], "test": decider["test"], "direction": direction_of(counted),
+            "significant": decider["significant"], "effect_fraction": median_fraction(counted),
             "parts": [leaf.record() for leaf in outcome.leaves]}
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ..cli import run_cli
-from ..files import save_figure
+from ..files import atomic_write_text, save_figure
 from .resolution import attention_resolution, expected_rotary_score, xpos_zeta_hat
+from .targets import FIGURE2_VALUES
 from ..tables.paper_results import load_paper_results
 from ..tables.render import load_experiment, load_results, load_table_spec
 from ..tables.table_data import build_table
@@ -102,6 +103,27 @@ def figure2_curves(head_dim: int, max_distance: int, gamma: float, scale_base: i
     return {label: (n, g, attention_resolution(g)) for label, g in curves.items()}
 
 
+def far_variation(g) -> float:
+    """The total variation of a curve g[0..N] over its far half (n >= N/2), in units of |g[0]|:
+    how much the expected score still swings at long distances (0 for a flat tail)."""
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim != 1 or g.size < 3 or g[0] == 0:
+        raise ValueError(f"far variation needs a 1-D curve of at least 3 points with g[0] != 0, got shape {g.shape}")
+    return float(np.abs(np.diff(g[g.size // 2:])).sum() / abs(g[0]))
+
+
+def figure2_cells(head_dim: int, max_distance: int, gamma: float, scale_base: int) -> dict:
+    """What Figure 2 shows, as exact numbers for the claims (lenex.lex.targets.FIGURE2_VALUES): each
+    curve's far variation and attention resolution; xPos as Eq. 12 computes it (zeta-hat^(n/B))
+    and as Section 3.2's text draws it (zeta-hat^n)."""
+    curves = list(figure2_curves(head_dim, max_distance, gamma, scale_base).values())
+    values = {}
+    for name, (_, g, resolution) in zip(("rope", "xpos", "xpos_text"), curves):
+        values[f"{name}_far_variation"], values[f"{name}_resolution"] = far_variation(g), resolution
+    return {"figure": "2", "paper": "lex", "exact": True, "values": {k: values[k] for k in FIGURE2_VALUES},
+            "head_dim": head_dim, "max_distance": max_distance, "gamma": gamma, "scale_base": scale_base}
+
+
 def figure2(head_dim: int, max_distance: int, gamma: float, scale_base: int, png, pdf) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -135,6 +157,7 @@ def main(argv=None) -> None:
     two.add_argument("--max-distance", type=int, default=8192, help="the paper's longest length")
     two.add_argument("--gamma", type=float, default=0.4)
     two.add_argument("--scale-base", type=int, default=512)
+    two.add_argument("--out-cells", default=None, help="its exact numbers as JSON, for the claims")
     for p in (one, two):
         p.add_argument("--out-png", required=True)
         p.add_argument("--out-pdf", required=True)
@@ -149,6 +172,9 @@ def main(argv=None) -> None:
         if args.head_dim < 2 or args.head_dim % 2 or args.max_distance < 1 or not math.isfinite(args.gamma):
             raise ValueError("figure2 needs an even --head-dim >= 2 and --max-distance >= 1")
         figure2(args.head_dim, args.max_distance, args.gamma, args.scale_base, args.out_png, args.out_pdf)
+        if args.out_cells:
+            cells = figure2_cells(args.head_dim, args.max_distance, args.gamma, args.scale_base)
+            atomic_write_text(args.out_cells, json.dumps(cells, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ class Lex(Paper):
     name = targets.PAPER
     table_renderer = "lenex.tables.render"
     same_tokens = True  # lenex.evaluate: every length scores the same span of tokens
+    figure_cells = ("figure2",)  # Figure 2's curves are computed exactly: its claim reads their numbers
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return model_config(view, variant, experiment["variants"][variant])
@@ -36,6 +37,10 @@ class Lex(Paper):
         return {"results": targets.table_results(preset, spec, pipeline.train_length(preset, self.name),
                                                  self.preset_seeds(pipeline, preset), skip),
                 "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
+
+    def produced_references(self, pipeline) -> set[str]:
+        """Figure 2's numbers (its cells file's `values`)."""
+        return {f"f2/{name}" for name in targets.FIGURE2_VALUES}
 
     def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
         """Figure 1 draws Table 2's PG22 section; Figure 2 is analytic (no recorded file)."""

@@ -19,6 +19,11 @@ from lenex.presets import eval_length
 from lenex.tables.table_data import evaluation_mask
 
 PAPER = "lex"
+#: Figure 2's numbers, as its cells file records them (the claims' f2/<name>), each computed exactly
+#: from Eq. 10-11 (lenex.lex.figures.figure2_cells): the total variation of each curve over the far
+#: half of the drawn distances in units of its value at distance 0, and its attention resolution R.
+FIGURE2_VALUES = ("rope_far_variation", "xpos_far_variation", "xpos_text_far_variation",
+                  "rope_resolution", "xpos_resolution", "xpos_text_resolution")
 
 
 def table_cells(spec: dict, train_length: int, skip_corpus=lambda corpus: False) -> set[tuple]:

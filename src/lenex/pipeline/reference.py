@@ -79,12 +79,31 @@ def _never_seen(claim: dict) -> str:
 
 UNTESTABLE_HERE = "untestable"
 GROUPS = {
-    "inconclusive": "inconclusive (the effect is inside its interval: more seeds or scored tokens would decide)",
+    "inconclusive": ("inconclusive (the effect is inside its interval: the seeds or scored tokens that would decide "
+                     "each at power 0.8, lenex.claims.power, and how many of its comparisons are significantly against)"),
     "never": "contradicted at every budget tried (the scale study never shows their phenomenon)",
     "contradicted": "contradicted",
     UNTESTABLE_HERE: "untestable (a cell not computed, or at this scale: the study shows the phenomenon only "
                      "beyond the models' budget or shape)",
 }
+
+
+def _decides(claim: dict) -> str:
+    """'c (contradiction needs 9 seeds, now 3; 2 of 7 comparisons significantly against)' from its power."""
+    power = claim.get("power")
+    if not power or power.get("needed") is None:
+        return claim["id"]
+    word = "contradiction" if power["decides"] == "contradicted" else "hold"
+    lean = power["leaning"]
+    against = (f"; {lean['significantly_against']} of {lean['of']} comparisons significantly against"
+               if lean["significantly_against"] else "")
+    return f"{claim['id']} ({word} needs {power['needed']:,} {power['unit']}s, now {power['n']}{against})"
+
+
+def _swept(claim: dict) -> str:
+    """'c (a budget and heads sweep would measure why)' where the claim names its sweep."""
+    sweep = claim.get("sweep")
+    return f"{claim['id']} (a {' and '.join(sweep['variables'])} sweep would measure why)" if sweep else claim["id"]
 
 
 def _group(claim: dict) -> str:
@@ -102,7 +121,7 @@ def why_not_held(claims: list[dict]) -> dict[str, list[str]]:
         if c["on_paper"] is True and c["verdict"] not in ("holds", "by-construction"):
             key = _group(c)
             groups[key].append(_budget_gap(c) if key == UNTESTABLE_HERE else _never_seen(c) if key == "never"
-                               else c["id"])
+                               else _decides(c) if key == "inconclusive" else _swept(c))
     return {GROUPS[key]: ids for key, ids in groups.items() if ids}
 
 

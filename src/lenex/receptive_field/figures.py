@@ -14,17 +14,19 @@ the last row for several d̄).
 from __future__ import annotations
 
 import argparse
+import json
 import textwrap
 
 import numpy as np
 import torch
 
 from ..cli import run_cli
-from ..files import save_figure
+from ..files import atomic_write_text, save_figure
 from ..provenance import check_result_paths
 from ..tables.raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
+from .targets import EXACT_FIGURE_VALUES
 
 #: Figure 9's printed fit: y = -0.825 log(1 + |m - n|) - 0.8.
 PAPER_FIT = (-0.825, -0.8)
@@ -131,6 +133,49 @@ def figure10(length: int = 8192, dbars=(32, 64, 128, 256, 512)):
     return fig
 
 
+def recent_share(record: dict) -> float:
+    """The share of the cumulative normalized gradient on the most recent L_tr tokens: c_m at the
+    first of them (c is cumulative from the end, c[0] = 1)."""
+    c, train_length = record["c"], int(record["train_length"])
+    if not 1 <= train_length <= len(c):
+        raise ValueError(f"{record.get('variant')}: L_tr {train_length} outside its c_m curve of {len(c)} positions")
+    return float(c[len(c) - train_length])
+
+
+def erf_figure_cells(records: list[dict], figure: str) -> dict:
+    """An ERF figure's numbers for the claims: one row per model as the tables list ERFs
+    (lenex.receptive_field.table.erf_rows), with each row's recent_share (the mean over its seeds)."""
+    from .table import erf_rows  # the tables' rows, so a figure's ERF reads as a table's does
+
+    rows = erf_rows(records)
+    for row in rows:
+        shares = [recent_share(r) for r in records if (r["corpus"], r["variant"]) == (row["corpus"], row["variant"])]
+        row["recent_share"] = float(np.mean(shares))
+    return {"figure": figure, "paper": "receptive-field", "extra": {"erf": rows}}
+
+
+def exact_figure_cells(figure: str, length: int = 8192, train_length: int = 512,
+                       dbars=(32, 64, 128, 256, 512)) -> dict:
+    """Figures 8-10's numbers, exact from Eq. (6) (h = 8): Figure 8, the last row's bias at
+    distance 0, at the paper's L_tr and at the farthest key; Figure 9, the least-squares log fit
+    over every distance; Figure 10, the drop of the bias over the L_tr nearest keys for each d̄
+    (the windowing effect)."""
+    row = sandwich_row(length)
+    values = {}
+    if figure == "8":
+        values = {"bias_at_0": float(row[-1]), "bias_at_ltr": float(row[-1 - train_length]), "bias_at_far": float(row[0])}
+    elif figure == "9":
+        a, b = log_fits(row)["all"]
+        values = {"fit_slope": float(a), "fit_intercept": float(b)}
+    elif figure == "10":
+        for dbar in dbars:
+            other = sandwich_row(length, dbar=dbar)
+            values[f"window_drop_dbar{dbar}"] = float(other[-1] - other[-1 - train_length])
+    if tuple(values) != EXACT_FIGURE_VALUES.get(figure, ()):
+        raise ValueError(f"figure {figure}: computed {sorted(values)}, declared {EXACT_FIGURE_VALUES.get(figure)}")
+    return {"figure": figure, "paper": "receptive-field", "exact": True, "values": values}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("figure", choices=["erf", "figure8", "figure9", "figure10"])
@@ -139,6 +184,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.add_argument("--expect", default="{}", help="JSON: what the ERF files record (lenex.provenance.check_result_paths)")
+    parser.add_argument("--out-cells", default=None, help="the figure's numbers as JSON, for the claims")
+    parser.add_argument("--number", default=None, help="the figure's number (its cells file's key)")
     args = parser.parse_args(argv)
     if args.figure == "erf":
         if not args.erf:
@@ -147,9 +194,15 @@ def main(argv=None) -> None:
         for path, record in zip(args.erf, records):
             check_result_paths([record], path, args.expect)  # another model's ERF is an error, as in the tables
         fig = figure_erf(records, args.title)
+        cells = erf_figure_cells(records, args.number) if args.out_cells else None
     else:
         fig = {"figure8": figure8, "figure9": figure9, "figure10": figure10}[args.figure]()
+        cells = exact_figure_cells(args.figure.removeprefix("figure")) if args.out_cells else None
     save(fig, args.out_png, args.out_pdf)
+    if cells is not None:
+        if cells["figure"] is None:
+            raise ValueError("an ERF figure's cells need --number (the figure's number)")
+        atomic_write_text(args.out_cells, json.dumps(cells, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

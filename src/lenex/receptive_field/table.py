@@ -64,6 +64,24 @@ def cache_checks(records: list[dict]) -> dict | None:
     return dict(zip(CACHE_CHECKS, values))  # the names the claims read (targets.produced_references)
 
 
+def last_token_reach(records: list[dict]) -> dict[str, int]:
+    """'<corpus>/<variant>' -> how many tokens back the scored last token can see, from each model's
+    recorded config: n_layer x window for a windowed mask (its TRF) or a cache window (each layer
+    reads the last w̄ states of the layer below). A length at or beyond it gives the last token the
+    same context, so two such lengths score one model output (lenex.claims.cannot_fail). Models with
+    full attention see every token and are left out."""
+    reach: dict[str, int] = {}
+    for r in records:
+        config = r.get("model_config") or {}
+        window = r.get("window") if r.get("protocol") == "cache-window" else (config.get("mask_options") or {}).get("window")
+        if not window or not config.get("n_layer"):
+            continue
+        key, tokens = f"{r['corpus']}/{r['variant']}", int(config["n_layer"]) * int(window)
+        if reach.setdefault(key, tokens) != tokens:
+            raise ValueError(f"two reaches of {key}: {reach[key]} and {tokens} tokens (seeds of one model differ)")
+    return dict(sorted(reach.items()))
+
+
 def cache_summary(records: list[dict]) -> dict:
     """Header lines of Table 5 from every model's checks: equality with the sliding mask, speed."""
     checks = {r["checkpoint"]: r["check"] for r in records if r.get("check")}
@@ -204,6 +222,8 @@ def main(argv=None) -> None:
     cells_extra = {"erf": rows, **significance_extra(spec)}
     if cache_checks(raw):
         cells_extra["cache_window"] = cache_checks(raw)
+    if last_token_reach(raw):
+        cells_extra["reach"] = last_token_reach(raw)
     write_table(table, args, erf_markdown(rows), erf_latex(rows), cells_extra)
 
 if __name__ == "__main__":

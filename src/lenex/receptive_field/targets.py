@@ -29,6 +29,10 @@ PAPER = "receptive-field"
 #: Table 5's cache-window checks, as its cells file records them (`extra.cache_window`, the claims'
 #: t<N>/check/<name>): the largest |Δ NLL| against the sliding mask, the least speed-up, the models.
 CACHE_CHECKS = ("max_abs_diff_vs_sliding_mask", "min_speedup", "n_models")
+#: Figures 8-10's exact numbers from Eq. (6), as their cells files record them (the claims' f<N>/<name>;
+#: lenex.receptive_field.figures.exact_figure_cells).
+EXACT_FIGURE_VALUES = {"8": ("bias_at_0", "bias_at_ltr", "bias_at_far"), "9": ("fit_slope", "fit_intercept"),
+                       "10": tuple(f"window_drop_dbar{d}" for d in (32, 64, 128, 256, 512))}
 
 
 def scaled_window(paper_window: int, n_layer: int, train_length: int) -> int:
@@ -190,4 +194,9 @@ def produced_references(experiment: dict) -> set[str]:
                          for row in s["rows"]}
         if spec.get("protocol") == "cache-window":
             produced |= {f"t{table}/check/{name}" for name in CACHE_CHECKS}
+    for key, spec in experiment.get("figures", {}).items():  # each figure's own cells file
+        figure = key.removeprefix("figure")
+        produced |= {f"f{figure}/erf/{spec['corpus']}/{variant}" for variant in spec.get("variants", [])
+                     if spec.get("corpus")}
+        produced |= {f"f{figure}/{name}" for name in EXACT_FIGURE_VALUES.get(figure, ())}
     return produced
