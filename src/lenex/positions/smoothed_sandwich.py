@@ -64,7 +64,10 @@ class SmoothedSandwich(PositionScheme):
     def score_mod(self, q_pos, k_pos):
         slopes = torch.tensor(self.slopes, dtype=torch.float32, device=q_pos.device)
         offsets = torch.tensor(self.offsets, dtype=torch.float32, device=q_pos.device)
-        distance, scale = pair_distance(q_pos, k_pos), self.options.distance_scale
+        # The scale as a tensor: a Python float captured by a score_mod can become a symbolic float
+        # that FlexAttention's tracing rejects once it has recompiled for another score_mod.
+        scale = torch.tensor(self.options.distance_scale, dtype=torch.float32, device=q_pos.device)
+        distance = pair_distance(q_pos, k_pos)
 
         def smoothed_sandwich(score, b, h, q_idx, kv_idx):
             log_distance = torch.log1p(distance(b, q_idx, kv_idx).abs().to(torch.float32) * scale)
