@@ -57,9 +57,11 @@ class T5Bias(PositionScheme):
     def bias(self, q_pos, k_pos):
         # The buckets depend on positions only (cached); the lookup stays in the graph for the gradient.
         buckets = self.cached("buckets", q_pos, k_pos, lambda: self.buckets(q_pos, k_pos), relative=True)
-        # (..., Tq, Tk, H) -> (..., H, Tq, Tk), copied so the last stride is 1: CUDA's fused SDPA
-        # kernels refuse a mask laid out otherwise and fall back to the math kernel.
-        return self.table(buckets).movedim(-1, -3).contiguous()
+        # Gathered from the (H, num_buckets) table so the bias comes out (H, Tq, Tk) with last stride 1:
+        # a lookup then movedim(-1, -3) leaves stride H there, and CUDA's fused SDPA kernels refuse
+        # such a mask (the math kernel runs). Batched positions pay one copy to (B, H, Tq, Tk).
+        bias = self.table.weight.T.contiguous()[:, buckets]
+        return bias if buckets.dim() == 2 else bias.movedim(0, -3).contiguous()
 
     def score_mod(self, q_pos, k_pos):
         # Bucket of each causal distance n = 0 .. max (positions only: cached); the table's weight is
