@@ -155,6 +155,15 @@ def test_block_mask_lists_exactly_the_tiles_the_mask_touches(mask_name):
         assert torch.equal(partial_listed, touched & ~full)
 
 
+def test_block_masks_are_built_once_per_mask_length_and_device():
+    first = flex.cached_block_mask(mask_for("sliding"), 96, "cpu")
+    assert flex.cached_block_mask(mask_for("sliding"), 96, "cpu") is first
+    assert flex.cached_block_mask(build_mask("sliding", {"window": 8}), 96, "cpu") is not first
+    assert flex.cached_block_mask(mask_for("sliding"), 112, "cpu") is not first
+    with torch.inference_mode():
+        assert flex.cached_block_mask(mask_for("sliding"), 96, "cpu") is not first
+
+
 def test_banded_block_masks_grow_linearly():
     """The tiles a banded mask lists grow with L (quadratic for causal): what flex computes."""
     for name, per_row in (("sliding", 2), ("blockwise", 2)):

@@ -13,6 +13,7 @@ unfused implementation, forward only (docs/attention-kernels.md says what runs w
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -80,12 +81,30 @@ def block_mask(mask: AttentionMask, length: int, device, block: int | None = Non
                                     seq_lengths=(length, length))
 
 
+_BLOCK_MASKS: OrderedDict = OrderedDict()  # the last few block masks built, by what they depend on
+_KEEP = 16
+
+
+@torch.compiler.disable  # a model compiled whole looks it up eagerly, not rebuilt inside its graph
+def cached_block_mask(mask: AttentionMask, length: int, device):
+    """`block_mask` of this mask, length and device, built once. A block mask depends on neither the
+    positions nor the scheme. Inference mode is part of the key: an inference tensor cannot be saved
+    for a later backward."""
+    key = (mask.name, tuple(sorted(mask.options().items())), length, str(torch.device(device)), BLOCK,
+           torch.is_inference_mode_enabled())
+    if key not in _BLOCK_MASKS:
+        with torch.no_grad():
+            _BLOCK_MASKS[key] = block_mask(mask, length, device)
+        while len(_BLOCK_MASKS) > _KEEP:
+            _BLOCK_MASKS.popitem(last=False)
+    _BLOCK_MASKS.move_to_end(key)
+    return _BLOCK_MASKS[key]
+
+
 def flex_plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[FlexSpan]:
-    """A plan of one FlexSpan; the block mask is cached per mask, length and device (by the scheme's
-    table cache, so it goes with the scheme's device), the score_mod made afresh (learned biases)."""
-    length = positions.shape[-1]
-    key = f"block mask {mask.name} {sorted(mask.options().items())} {BLOCK}"
-    blocks = scheme.cached(key, positions, positions, lambda: block_mask(mask, length, positions.device))
+    """A plan of one FlexSpan: the block mask cached (`cached_block_mask`), the score_mod made afresh
+    (learned biases change every step; the scheme caches its position-only tables)."""
+    blocks = cached_block_mask(mask, positions.shape[-1], positions.device)
     return [FlexSpan(blocks, scheme.score_mod(positions, positions))]
 
 
