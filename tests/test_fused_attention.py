@@ -210,6 +210,10 @@ def test_auto_is_flex_on_cuda_and_reference_elsewhere(monkeypatch):
     assert resolve_kernel(None, "cpu") == "flex"
     with pytest.raises(ValueError, match="'fused'"):
         resolve_kernel("fused", "cpu")
+    set_default_kernel(None)
+    monkeypatch.setenv(ENVIRONMENT, "fast")
+    with pytest.raises(ValueError, match=f"{ENVIRONMENT}='fast'"):
+        resolve_kernel(None, "cpu")
 
 
 def test_entry_points_take_the_kernel_option():
@@ -275,14 +279,22 @@ def cuda_model(position: str, mask: str) -> LanguageModel:
     return tiny_model(position, mask, layers=2).cuda()
 
 
+@pytest.fixture
+def compile_every_combination(monkeypatch):
+    """Each (score_mod, mask_mod) pair is one compile of FlexAttention; past torch's recompile limit
+    (8) it would run unfused, so these tests raise the limit above the 40 pairs instead."""
+    import torch._dynamo.config as dynamo_config
+
+    monkeypatch.setattr(dynamo_config, "recompile_limit", 128)
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("mask_name", sorted(MASKS))
 @pytest.mark.parametrize("position", sorted(POSITIONS))
-def test_cuda_flex_equals_reference_in_bf16(position, mask_name, monkeypatch):
+def test_cuda_flex_equals_reference_in_bf16(position, mask_name, monkeypatch, compile_every_combination):
     monkeypatch.setattr(flex, "BLOCK", 128)  # the kernels' own tile
     monkeypatch.delenv(ENVIRONMENT, raising=False)
-    torch._dynamo.reset()  # a fresh compile: past the recompile limit torch would run flex unfused
     model = cuda_model(position, mask_name).train()
     length = 8 * TRAIN_LENGTH * 8 + 40  # beyond L_tr and not a whole number of tiles
     idx = torch.randint(0, 97, (2, length + 1), device="cuda")
@@ -321,12 +333,12 @@ def test_cuda_flex_plan_builds_no_length_squared_tensor(position):
 @pytest.mark.cuda
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("position", ["t5", "kerple"])
-def test_cuda_learned_bias_compiles_once(position):
+def test_cuda_learned_bias_compiles_once(position, monkeypatch, compile_every_combination):
     """T5 and KERPLE make a new score_mod every forward (their parameters change): the compiled
     FlexAttention must not recompile for each (it would fall back to the unfused path at the limit)."""
     from torch._dynamo.utils import counters
 
-    torch._dynamo.reset()
+    monkeypatch.setattr(flex, "BLOCK", 128)
     model = cuda_model(position, "blockwise").train()
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
     idx = torch.randint(0, 97, (2, 257), device="cuda")

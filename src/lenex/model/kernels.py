@@ -37,7 +37,10 @@ def set_default_kernel(name: str | None) -> None:
 def default_kernel() -> str:
     if _default is not None:
         return _default
-    return check_kernel(os.environ.get(ENVIRONMENT, "auto") or "auto")
+    value = os.environ.get(ENVIRONMENT) or "auto"
+    if value not in KERNELS:
+        raise ValueError(f"{ENVIRONMENT}={value!r} is not one of {', '.join(KERNELS)}")
+    return value
 
 
 def resolve_kernel(name: str | None, device: torch.device | str) -> str:
