@@ -60,20 +60,14 @@ def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: Attent
     kernel: "reference" or "flex" (resolved, `kernels.resolve_kernel`); flex falls back to the
     reference spans where `flex.fallback_reason` names a reason. dropout: the attention dropout
     the plan will be used with (flex has none)."""
-    kernel = plan_kernel(positions, scheme, mask, kernel, dropout)
+    if kernel not in ("reference", "flex"):
+        raise ValueError(f"attention plan: kernel {kernel!r} is not reference or flex (resolve auto first)")
+    if dropout > 0:
+        kernel = "reference"  # flex has no attention dropout (fallback_reason names it)
     if scheme.learned_bias:
         return _plan(positions, scheme, mask, kernel)
     key = f"plan {kernel} {mask.name} {sorted(mask.options().items())}"
     return scheme.cached(key, positions, positions, lambda: _plan(positions, scheme, mask, kernel))
-
-
-def plan_kernel(positions, scheme: PositionScheme, mask: AttentionMask, kernel: str, dropout: float = 0.0) -> str:
-    """The kernel a plan takes: `kernel`, or reference where flex has a fallback reason."""
-    if kernel not in ("reference", "flex"):
-        raise ValueError(f"attention plan: kernel {kernel!r} is not reference or flex (resolve auto first)")
-    if kernel == "flex" and fallback_reason(positions, scheme, mask, dropout) is not None:
-        return "reference"
-    return kernel
 
 
 def _no_bias(scheme: PositionScheme) -> bool:
@@ -86,7 +80,9 @@ def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask,
           kernel: str = "reference") -> list[Span | FlexSpan]:
     length = positions.shape[-1]
     mask.check_length(length)
-    if kernel == "flex" and not (mask.name == "causal" and _no_bias(scheme)):
+    # Checked here, inside the cached build: xPos's check reads the positions (a GPU sync).
+    if (kernel == "flex" and not (mask.name == "causal" and _no_bias(scheme))
+            and fallback_reason(positions, scheme, mask) is None):
         return flex_plan(positions, scheme, mask)
     idx = torch.arange(length, device=positions.device)
     rows = scheme.span_scale_rows(positions)
