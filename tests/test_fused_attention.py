@@ -24,6 +24,7 @@ from lenex.model import LanguageModel, attend, plan_attention
 from lenex.model.flex import FlexSpan, block_mask, fallback_reason
 from lenex.model.kernels import ENVIRONMENT, default_kernel, resolve_kernel, set_default_kernel
 from lenex.positions import POSITIONS, PositionScheme, build_position, contiguous_positions
+from lenex.positions.alibi import Alibi
 
 pytestmark = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
 
@@ -240,12 +241,22 @@ class BiasOnly(PositionScheme):
         return (q_pos[:, None] - k_pos[None, :]).abs().float().neg().expand(self.n_heads, -1, -1)
 
 
+class SteeperAlibi(Alibi):
+    """A subclass that changes the bias but not the score_mod it inherits: flex would be wrong."""
+    name = "steeper_alibi_test"
+
+    def bias(self, q_pos, k_pos):
+        return 2 * super().bias(q_pos, k_pos)
+
+
 def test_what_falls_back_to_the_reference_path_is_named():
     positions = torch.arange(64)
     byo = BiasOnly(None, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
     causal = mask_for("causal")
     assert "declares no score_mod" in fallback_reason(positions, byo, causal)
     assert not isinstance(plan_attention(positions, byo, causal, "flex")[0], FlexSpan)
+    steeper = SteeperAlibi(SteeperAlibi.Options(), d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    assert "declares no score_mod" in fallback_reason(positions, steeper, causal)
     xpos = build_position("xpos", {"scale_base": 1}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
     assert "per span" in fallback_reason(positions, xpos, causal)
     assert plan_attention(positions, xpos, causal, "flex")[0].q_scale is not None

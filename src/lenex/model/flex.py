@@ -39,16 +39,22 @@ class FlexSpan:
 def fallback_reason(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask,
                     dropout: float = 0.0) -> str | None:
     """Why this attention cannot take the flex path (it then takes the reference one), or None."""
-    base = PositionScheme
-    if type(scheme).bias is not base.bias and type(scheme).score_mod is base.score_mod:
-        return f"position scheme {scheme.name!r} has a bias but declares no score_mod"
-    if mask.mask_mod() is None:
-        return f"mask {mask.name!r} declares no mask_mod"
+    if _lags(type(scheme), "score_mod", "bias"):
+        return f"position scheme {scheme.name!r} has a bias but declares no score_mod for it"
+    if mask.mask_mod() is None or _lags(type(mask), "mask_mod", "allowed"):
+        return f"mask {mask.name!r} declares no mask_mod for its rule"
     if scheme.span_scale_rows(positions) is not None:
         return f"position scheme {scheme.name!r} scales q and k per span at this length (xPos, long inputs)"
     if dropout > 0:
         return "attention dropout in training (FlexAttention has none)"
     return None
+
+
+def _lags(cls: type, hook: str, rule: str) -> bool:
+    """True when `hook` (score_mod, mask_mod) is defined further up the class tree than `rule` (bias,
+    allowed): a subclass that changed the rule without the hook would get its parent's hook."""
+    where = {name: next(i for i, c in enumerate(cls.__mro__) if name in vars(c)) for name in (hook, rule)}
+    return where[hook] > where[rule]
 
 
 def block_mask(mask: AttentionMask, length: int, device, block: int | None = None):
