@@ -59,7 +59,8 @@ def _lags(cls: type, hook: str, rule: str) -> bool:
 
 def block_mask(mask: AttentionMask, length: int, device, block: int | None = None):
     """The BlockMask of `mask` over `length` queries and keys, built on the CPU one row of tiles at a
-    time (memory linear in length for banded masks) and moved to `device`."""
+    time (each row's dense rule covers only the keys its tiles see) and moved to `device`. It holds
+    (length / block)^2 int32 tile indices at most, 1 / block^2 of a dense mask."""
     from torch.nn.attention.flex_attention import BlockMask
 
     block = block or BLOCK
