@@ -33,6 +33,8 @@ def test_same_seed_same_final_loss_bit_for_bit(corpus, tmp_path):
     b = train(MODEL, TRAIN, corpus, tmp_path / "b.pt", tmp_path / "wb")
     assert a["final_loss"] == b["final_loss"]
     assert a["step"] == 12 and a["tokens_seen"] == 12 * 4 * 32
+    # The attention kernel is recorded beside the device, in the summary and the checkpoint (auto: CPU's reference).
+    assert a["attention_kernel"] == read_checkpoint(tmp_path / "a.pt")["attention_kernel"] == "reference"
 
 
 def test_resume_after_interruption_gives_the_same_final_loss(corpus, tmp_path):

@@ -23,6 +23,7 @@ import torch
 from .config import ModelConfig
 from .files import atomic_write
 from .model import LanguageModel
+from .model.kernels import kernel_record
 from .run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
@@ -129,8 +130,9 @@ def lenex_model(payload: dict, **config_overrides) -> LanguageModel:
 def provenance(checkpoint, model, payload: dict) -> dict:
     """What every result file records about the model that produced it, so a table cell can
     be traced back to its checkpoint, configuration, size and training length, and to the run
-    (revision, device, date) that computed it; with the checkpoint's identity where it records
-    one (lenex.provenance), which the table builders compare with the cell."""
+    (revision, device, date, attention kernel) that computed it; with the checkpoint's identity where
+    it records one (lenex.provenance), which the table builders compare with the cell."""
     identity = {"identity": payload["identity"]} if isinstance(payload.get("identity"), dict) else {}
     return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
-            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts()}
+            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts(),
+            **kernel_record(model)}

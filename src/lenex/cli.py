@@ -44,19 +44,28 @@ def add_scoring_inputs(parser, length_help: str, max_tokens: int = 65536) -> Non
 
 def add_run_options(parser, extra_help: str = "JSON merged into the result (e.g. variant, corpus)",
                     device: bool = True) -> None:
-    """The options every model-running entry point shares: --threads, --device, --extra, --out."""
+    """The options every model-running entry point shares: --threads, --device (with the attention
+    kernel), --extra, --out."""
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     if device:
+        from .model.kernels import add_kernel_option
+
         parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda ...")
+        add_kernel_option(parser)
     parser.add_argument("--extra", default="{}", help=extra_help)
     parser.add_argument("--out", required=True)
 
 
 def start_run(args) -> None:
-    """How every model-running entry point begins: INFO logging to stderr, torch's thread count."""
+    """How every model-running entry point begins: INFO logging to stderr, torch's thread count, the
+    attention kernel."""
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if getattr(args, "attention_kernel", None):
+        from .model.kernels import set_default_kernel
+
+        set_default_kernel(args.attention_kernel)
     if args.threads:
         import torch
 

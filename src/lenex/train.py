@@ -34,6 +34,7 @@ from . import distributed, resume
 from .device import autocast
 from .files import atomic_write
 from .model import LanguageModel
+from .model.kernels import add_kernel_option, kernel_record, set_default_kernel
 from .provenance import check_labels, training_identity
 from .schedule import learning_rate
 from .train_checks import check_finite, check_run_configs, check_split_sizes
@@ -341,6 +342,7 @@ def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, star
         "final_loss": loss_value,
         "valid_loss": validation_loss(run.model, run.valid_tokens, cfg, run.length, ctx.device),
         "device": str(ctx.device),
+        **kernel_record(run.model),  # reference or flex: which attention computed this training
         "world_size": ctx.world_size,
         "tokens_seen": tokens_seen,
         "params": run.model.num_parameters(),
@@ -377,7 +379,9 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:1 ...")
     parser.add_argument("--stop-after", type=int, default=None, help="stop after N steps of this run (resumable)")
     parser.add_argument("--init-from", default=None, help="start from this checkpoint's weights (same model config)")
+    add_kernel_option(parser)
     args = parser.parse_args(argv)
+    set_default_kernel(args.attention_kernel)
     rank = os.environ.get("RANK", "0")
     level = logging.INFO if rank == "0" else logging.WARNING  # one log: rank 0's
     logging.basicConfig(level=level, format=f"%(asctime)s rank{rank} %(name)s %(levelname)s %(message)s")

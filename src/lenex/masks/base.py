@@ -45,6 +45,11 @@ class AttentionMask(ABC):
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         """Boolean matrix (len(q_idx), len(k_idx)): may query i attend key j."""
 
+    def mask_mod(self):
+        """The rule as a FlexAttention mask_mod, `fn(b, h, q_idx, kv_idx) -> bool tensor`, equal to
+        `allowed` at every pair; None: none declared, so attention takes the reference path."""
+        return None
+
     def dense(self, length: int, device=None) -> torch.Tensor:
         idx = torch.arange(length, device=device)
         return self.allowed(idx, idx)

@@ -29,6 +29,14 @@ class BlockwiseMask(AttentionMask):
         k_block = (k_idx // self.block)[None, :]
         return (k_idx[None, :] <= q_idx[:, None]) & (k_block >= q_block - 1)
 
+    def mask_mod(self):
+        block = self.block
+
+        def blockwise(b, h, q_idx, kv_idx):
+            return (kv_idx <= q_idx) & (kv_idx // block >= q_idx // block - 1)
+
+        return blockwise
+
     def check_length(self, length: int) -> None:
         # A ragged last block would silently change what the last queries see.
         if length > self.block and length % self.block:

@@ -29,6 +29,15 @@ class SlidingMask(AttentionMask):
         distance = q_idx[:, None] - k_idx[None, :]
         return (distance >= 0) & (distance < self.window)
 
+    def mask_mod(self):
+        window = self.window
+
+        def sliding(b, h, q_idx, kv_idx):
+            distance = q_idx - kv_idx
+            return (distance >= 0) & (distance < window)
+
+        return sliding
+
     def chunk(self, length: int) -> int:
         # Query chunks as long as the window keep each chunk's key range at 2W.
         return self.window

@@ -5,17 +5,22 @@ lists query/key spans with their additive float masks. A full causal mask with n
 becomes one span with SDPA's `is_causal` fast path. Banded masks (blockwise, sliding,
 windowed) on long inputs become one span per query chunk, each seeing only its key
 range, so memory grows linearly with the length instead of building an L x L matrix.
+
+That is the reference path. With the flex kernel (`kernels.py`, `flex.py`) a plan is one
+FlexSpan (score_mod and block mask) wherever the scheme and mask declare theirs; the causal
+no-bias case keeps SDPA's `is_causal` span with either kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
 from ..masks import AttentionMask
 from ..positions import PositionScheme
+from .flex import FlexSpan, fallback_reason, flex_attend, flex_plan
 
 
 # Long inputs with per-span scales: at most this many mask entries per span (query rows are cut to fit).
@@ -29,27 +34,56 @@ class Span:
     mask: torch.Tensor | None  # additive, broadcastable to (B, H, q, k); None: causal fast path
     q_scale: torch.Tensor | None = None  # per-span q/k magnitudes (`PositionScheme.span_scale_rows`)
     k_scale: torch.Tensor | None = None
+    cast: dict = field(default_factory=dict, repr=False)  # the mask in each compute dtype, made once per plan
+
+    def mask_as(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """The additive mask in `dtype`, cast once per plan (not in every layer)."""
+        if self.mask is None or self.mask.dtype == dtype:
+            return self.mask
+        if dtype not in self.cast:
+            self.cast[dtype] = self.mask.to(dtype)
+        return self.cast[dtype]
 
 
 def additive_mask(allowed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """Boolean `allowed` (Tq, Tk) plus an optional bias -> the additive float mask SDPA takes.
-    Built with `where`, never by adding -inf to a bias, so no entry can become inf - inf = NaN."""
+    Built with `where`, never by adding -inf to a bias, so no entry can become inf - inf = NaN.
+    Contiguous: `where` keeps a permuted bias's layout, and CUDA's fused kernels need a last stride of 1."""
     kept = torch.zeros((), device=allowed.device) if bias is None else bias
-    return torch.where(allowed, kept, torch.tensor(float("-inf"), device=allowed.device))
+    return torch.where(allowed, kept, torch.tensor(float("-inf"), device=allowed.device)).contiguous()
 
 
-def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
+def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask,
+                   kernel: str = "reference", dropout: float = 0.0) -> list[Span | FlexSpan]:
     """Spans covering all queries of a sequence of len(positions[-1]) tokens. Cached per marked run
-    of positions and mask unless the scheme's bias has parameters (T5, KERPLE: it changes every step)."""
+    of positions and mask unless the scheme's bias has parameters (T5, KERPLE: it changes every step).
+    kernel: "reference" or "flex" (resolved, `kernels.resolve_kernel`); flex falls back to the
+    reference spans where `flex.fallback_reason` names a reason. dropout: the attention dropout
+    the plan will be used with (flex has none)."""
+    if kernel not in ("reference", "flex"):
+        raise ValueError(f"attention plan: kernel {kernel!r} is not reference or flex (resolve auto first)")
+    if dropout > 0:
+        kernel = "reference"  # flex has no attention dropout (fallback_reason names it)
     if scheme.learned_bias:
-        return _plan(positions, scheme, mask)
-    key = f"plan {mask.name} {sorted(mask.options().items())}"
-    return scheme.cached(key, positions, positions, lambda: _plan(positions, scheme, mask))
+        return _plan(positions, scheme, mask, kernel)
+    key = f"plan {kernel} {mask.name} {sorted(mask.options().items())}"
+    return scheme.cached(key, positions, positions, lambda: _plan(positions, scheme, mask, kernel))
 
 
-def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask) -> list[Span]:
+def _no_bias(scheme: PositionScheme) -> bool:
+    """True when the scheme adds no bias (it overrides neither bias nor score_mod)."""
+    kind = type(scheme)
+    return kind.bias is PositionScheme.bias and kind.score_mod is PositionScheme.score_mod
+
+
+def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask,
+          kernel: str = "reference") -> list[Span | FlexSpan]:
     length = positions.shape[-1]
     mask.check_length(length)
+    # Checked here, inside the cached build: xPos's check reads the positions (a GPU sync).
+    if (kernel == "flex" and not (mask.name == "causal" and _no_bias(scheme))
+            and fallback_reason(positions, scheme, mask) is None):
+        return flex_plan(positions, scheme, mask)
     idx = torch.arange(length, device=positions.device)
     rows = scheme.span_scale_rows(positions)
     if rows is not None:
@@ -94,9 +128,13 @@ def _scaled_plan(positions: torch.Tensor, scheme: PositionScheme, mask: Attentio
 def attend(q, k, v, plan: list[Span], dropout_p: float = 0.0) -> torch.Tensor:
     """q, k, v: (B, H, T, hd), already rotated (and scaled, unless the plan's spans carry scales).
     Returns (B, H, T, hd)."""
+    if isinstance(plan[0], FlexSpan):
+        if dropout_p:
+            raise ValueError("attention dropout on the flex kernel: plan_attention takes the reference path for it")
+        return flex_attend(q, k, v, plan[0])
     outputs = []
     for span in plan:
-        attn_mask = None if span.mask is None else span.mask.to(q.dtype)
+        attn_mask = span.mask_as(q.dtype)
         q_span, k_span = q[:, :, span.q], k[:, :, span.k]
         if span.q_scale is not None:
             q_span, k_span = q_span * span.q_scale.to(q.dtype), k_span * span.k_scale.to(k.dtype)

@@ -14,6 +14,7 @@ from ..positions import PositionScheme, build_position, contiguous_positions
 from .attention import Span, additive_mask, attend, plan_attention
 from .fused_loss import LogitsWorkspace, TiedGradient, linear_cross_entropy, tied_lookup
 from .inspection import CacheSlot, KeyValueCache, LayerView
+from .kernels import check_kernel, resolve_kernel
 
 
 class SelfAttention(nn.Module):
@@ -94,6 +95,7 @@ class LanguageModel(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.loss_workspace = LogitsWorkspace()  # reused by the fused CPU loss across steps
+        self.attention_kernel: str | None = None  # auto | reference | flex; None: the process default (kernels.py)
         self.apply(self._init_weights)
         # GPT-2 scaling of residual projections keeps the residual stream's variance flat in depth.
         for block in self.blocks:
@@ -119,7 +121,8 @@ class LanguageModel(nn.Module):
             positions = contiguous_positions(0, idx.shape[1], device=idx.device)
         mask = mask or self.train_mask
         x = self.drop(self._embed(idx, positions, tied))
-        plan = plan_attention(positions, self.position, mask)
+        plan = plan_attention(positions, self.position, mask, self.kernel(idx.device),
+                              self.config.dropout if self.training else 0.0)
         for layer, block in enumerate(self.blocks):
             if see is None:
                 x = block(x, positions, self.position, plan)
@@ -128,6 +131,10 @@ class LanguageModel(nn.Module):
                 x = block(x, positions, self.position, plan, view)
                 see(view)
         return self.ln_f(x)
+
+    def kernel(self, device) -> str:
+        """The attention kernel this model's forward asks for on `device`: reference or flex."""
+        return resolve_kernel(None if self.attention_kernel is None else check_kernel(self.attention_kernel), device)
 
     def _embed(self, idx, positions, tied=None):
         x = self.tok_emb(idx, tied)

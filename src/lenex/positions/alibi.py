@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, per_head, relative_distance
+from .base import PositionScheme, pair_distance, per_head, relative_distance
 
 
 def _geometric_slopes(n_heads: int) -> list[float]:
@@ -63,3 +63,11 @@ class Alibi(PositionScheme):
         # |m - n| keeps masked (key after query) entries finite and non-positive.
         distance = relative_distance(q_pos, k_pos).abs().to(torch.float32).unsqueeze(-3)
         return -per_head(self.slopes, distance) * distance
+
+    def score_mod(self, q_pos, k_pos):
+        slopes, distance = torch.tensor(self.slopes, device=q_pos.device), pair_distance(q_pos, k_pos)
+
+        def alibi(score, b, h, q_idx, kv_idx):
+            return score - slopes[h] * distance(b, q_idx, kv_idx).abs()
+
+        return alibi

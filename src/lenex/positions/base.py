@@ -54,6 +54,13 @@ class PositionScheme(nn.Module):
         """Additive bias on the scaled logits: (H, Tq, Tk), or (B, H, Tq, Tk) for batched positions."""
         return None
 
+    def score_mod(self, q_pos, k_pos):
+        """The additive bias as a FlexAttention score_mod, `fn(score, b, h, q_idx, kv_idx) -> score + bias`,
+        where q_idx, kv_idx index q_pos, k_pos ((T,) or (B, T)): `pair_distance` gives q_pos - k_pos.
+        It must equal `bias` at every pair. None: no bias, or (a scheme that overrides `bias` but not
+        this) none declared, so attention takes the reference path (lenex.model.flex.fallback_reason)."""
+        return None
+
     def span_scale_rows(self, positions: torch.Tensor) -> int | None:
         """None: `rotate` applies the scheme's q/k scales (if any) over the whole sequence. An int:
         one reference for all these positions would take the scales out of float32 range, so
@@ -75,3 +82,40 @@ def per_head(values, distance: torch.Tensor) -> torch.Tensor:
     """Per-head constants shaped (H, 1, 1) to broadcast against (..., 1, Tq, Tk)."""
     values = torch.as_tensor(values, dtype=torch.float32, device=distance.device)
     return values.view(-1, 1, 1)
+
+
+# Flex's kernels work on tiles of 128 queries and keys and may evaluate a score_mod on the padded
+# rows of a last, partial tile: position tables are padded to a whole tile so no lookup leaves them.
+_TILE = 128
+
+
+def _position_at(positions: torch.Tensor):
+    """fn(b, idx) -> the position id at sequence index idx (of sequence b for batched positions)."""
+    pad = -positions.shape[-1] % _TILE
+    table = torch.cat((positions, positions[..., -1:].expand(*positions.shape[:-1], pad)), dim=-1)
+    if table.dim() == 1:
+        return lambda b, idx: table[idx]
+    return lambda b, idx: table[b, idx]
+
+
+def pair_distance(q_pos: torch.Tensor, k_pos: torch.Tensor):
+    """fn(b, q_idx, kv_idx) -> q position - k position (int64), the score_mod form of
+    `relative_distance`. Marked runs (contiguous_positions) need no lookup: an index difference."""
+    q_run, k_run = run_of(q_pos), run_of(k_pos)
+    if q_run is not None and k_run is not None:
+        shift = q_run[0] - k_run[0]
+        return lambda b, q_idx, kv_idx: q_idx - kv_idx + shift
+    q_at, k_at = _position_at(q_pos), _position_at(k_pos)
+    return lambda b, q_idx, kv_idx: q_at(b, q_idx) - k_at(b, kv_idx)
+
+
+def largest_distance(q_pos: torch.Tensor, k_pos: torch.Tensor) -> int:
+    """max |q - k| over all pairs: the size a table indexed by distance needs (a host sync unless
+    both are marked runs)."""
+    q_run, k_run = run_of(q_pos), run_of(k_pos)
+    if q_run is not None and k_run is not None:
+        (q_start, q_len), (k_start, k_len) = q_run, k_run
+        return max(q_start + q_len - 1 - k_start, k_start + k_len - 1 - q_start, 0)
+    if not q_pos.numel() or not k_pos.numel():
+        return 0
+    return int(max(q_pos.max() - k_pos.min(), k_pos.max() - q_pos.min(), 0))

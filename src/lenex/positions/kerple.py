@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import PositionScheme, relative_distance
+from .base import PositionScheme, pair_distance, relative_distance
 
 _LOW = 0.01
 
@@ -49,3 +49,12 @@ class Kerple(PositionScheme):
         distance = self.cached("distance", q_pos, k_pos, lambda: self.distance(q_pos, k_pos), relative=True)
         r1, r2 = self.r1.view(-1, 1, 1), self.r2.view(-1, 1, 1)
         return -r1 * torch.log1p(r2 * distance)
+
+    def score_mod(self, q_pos, k_pos):
+        # r1, r2 enter the score_mod as captured tensors: FlexAttention returns their gradient.
+        r1, r2, distance = self.r1, self.r2, pair_distance(q_pos, k_pos)
+
+        def kerple(score, b, h, q_idx, kv_idx):
+            return score - r1[h] * torch.log1p(r2[h] * distance(b, q_idx, kv_idx).abs().to(torch.float32))
+
+        return kerple

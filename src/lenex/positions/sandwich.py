@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, per_head, relative_distance
+from .base import PositionScheme, largest_distance, pair_distance, per_head, relative_distance
 
 
 def compression_ratios(n_heads: int) -> list[float]:
@@ -68,3 +68,18 @@ class Sandwich(PositionScheme):
                                  self.options.distance_scale)
         profile = table.to(torch.float32)[distance].unsqueeze(-3)
         return profile / per_head(compression_ratios(self.n_heads), profile)
+
+    def score_mod(self, q_pos, k_pos):
+        # The same float32 profile by distance as `fresh_bias`, looked up per pair instead of gathered.
+        def build():
+            distances = torch.arange(largest_distance(q_pos, k_pos) + 1, device=q_pos.device)
+            return sandwich_profile(distances, self.options.dbar, self.options.distance_scale).to(torch.float32)
+
+        table = self.cached("profile by distance", q_pos, k_pos, build, relative=True)
+        ratios = torch.tensor(compression_ratios(self.n_heads), dtype=torch.float32, device=q_pos.device)
+        distance = pair_distance(q_pos, k_pos)
+
+        def sandwich(score, b, h, q_idx, kv_idx):
+            return score + table[distance(b, q_idx, kv_idx).abs()] / ratios[h]
+
+        return sandwich

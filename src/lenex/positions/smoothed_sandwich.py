@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, per_head, relative_distance
+from .base import PositionScheme, pair_distance, per_head, relative_distance
 from .sandwich import check_distance_scale, compression_ratios, sandwich_profile
 
 
@@ -60,3 +60,17 @@ class SmoothedSandwich(PositionScheme):
         distance = relative_distance(q_pos, k_pos).abs().to(torch.float32) * self.options.distance_scale
         log_distance = torch.log1p(distance).unsqueeze(-3)
         return per_head(self.slopes, log_distance) * log_distance + per_head(self.offsets, log_distance)
+
+    def score_mod(self, q_pos, k_pos):
+        slopes = torch.tensor(self.slopes, dtype=torch.float32, device=q_pos.device)
+        offsets = torch.tensor(self.offsets, dtype=torch.float32, device=q_pos.device)
+        # The scale as a tensor: a Python float captured by a score_mod can become a symbolic float
+        # that FlexAttention's tracing rejects once it has recompiled for another score_mod.
+        scale = torch.tensor(self.options.distance_scale, dtype=torch.float32, device=q_pos.device)
+        distance = pair_distance(q_pos, k_pos)
+
+        def smoothed_sandwich(score, b, h, q_idx, kv_idx):
+            log_distance = torch.log1p(distance(b, q_idx, kv_idx).abs().to(torch.float32) * scale)
+            return score + slopes[h] * log_distance + offsets[h]
+
+        return smoothed_sandwich

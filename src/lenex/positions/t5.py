@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import PositionScheme, relative_distance
+from .base import PositionScheme, largest_distance, pair_distance, relative_distance
 
 
 def t5_relative_bucket(relative_position: torch.Tensor, num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
@@ -57,4 +57,23 @@ class T5Bias(PositionScheme):
     def bias(self, q_pos, k_pos):
         # The buckets depend on positions only (cached); the lookup stays in the graph for the gradient.
         buckets = self.cached("buckets", q_pos, k_pos, lambda: self.buckets(q_pos, k_pos), relative=True)
-        return self.table(buckets).movedim(-1, -3)  # (..., Tq, Tk, H) -> (..., H, Tq, Tk)
+        # Gathered from the (H, num_buckets) table so the bias comes out (H, Tq, Tk) with last stride 1:
+        # a lookup then movedim(-1, -3) leaves stride H there, and CUDA's fused SDPA kernels refuse
+        # such a mask (the math kernel runs). Batched positions pay one copy to (B, H, Tq, Tk).
+        bias = self.table.weight.T.contiguous()[:, buckets]
+        return bias if buckets.dim() == 2 else bias.movedim(0, -3).contiguous()
+
+    def score_mod(self, q_pos, k_pos):
+        # Bucket of each causal distance n = 0 .. max (positions only: cached); the table's weight is
+        # indexed inside the score_mod, so FlexAttention returns its gradient.
+        def build():
+            distances = torch.arange(largest_distance(q_pos, k_pos) + 1, device=q_pos.device)
+            return t5_relative_bucket(-distances, self.options.num_buckets, self.options.max_distance)
+
+        bucket_of = self.cached("bucket by distance", q_pos, k_pos, build, relative=True)
+        weight, distance = self.table.weight, pair_distance(q_pos, k_pos)
+
+        def t5(score, b, h, q_idx, kv_idx):
+            return score + weight[bucket_of[distance(b, q_idx, kv_idx).clamp(min=0)], h]
+
+        return t5

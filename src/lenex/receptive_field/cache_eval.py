@@ -151,6 +151,7 @@ def main(argv=None) -> None:
     common = {"protocol": "cache-window", "mask": "cache-window", "window": window, "chunk": chunk,
               "split": args.split, "span": span, "train_length": cfg.train_length,
               "base_train_length": args.train_length, **provenance(args.checkpoint, model, payload),
+              "attention_kernel": "reference",  # the key/value cache step always takes the reference spans
               "check": check, **json.loads(args.extra)}
     atomic_write_result(args.out, [{**r, **common} for r in records])
 
