@@ -17,6 +17,7 @@ from pathlib import Path
 from ..files import read_yaml
 from ..presets import eval_length, paper_view, position_blocks, scale_budget
 from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
+from .memo import remembered
 from .papers import Paper, paper_named
 from .variants import check_variants_once
 
@@ -31,6 +32,13 @@ def validate(values: dict, schema: Path) -> None:
     from snakemake.utils import validate as snakemake_validate
 
     snakemake_validate(values, str(schema))
+
+
+def validated_yaml(path: Path, schema: Path) -> dict:
+    """A YAML file's values, validated against `schema` (defaults filled in)."""
+    values = read_yaml(path)  # a syntax error names the file and line
+    validate(values, schema)
+    return values
 
 
 class Settings:
@@ -81,9 +89,9 @@ class Settings:
         if not path.exists():
             known = sorted(p.stem for p in path.parent.glob("*.yaml"))
             raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
-        values = read_yaml(path)  # a syntax error names the file and line
-        validate(values, self.schemas / schema)
-        return values
+        # Parsed and validated once per content of the file and its schema (lenex.pipeline.memo).
+        return remembered(self.stamps, f"valid-{kind}", [path, self.schemas / schema],
+                          lambda: validated_yaml(path, self.schemas / schema))
 
     @functools.cache
     def preset(self, name: str) -> dict:
