@@ -195,13 +195,19 @@ def tree_digest() -> str:
     return files_digest("tree", files)
 
 
+@functools.cache
+def _remembered_job_files(stamps: str, module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
+    """_hashed_job_files, kept between runs for the same tree (and looked up once per run)."""
+    return remembered(stamps, "code-closure", list(module_files),
+                      lambda: _hashed_job_files(module, position, module_files),
+                      extra=f"{tree_digest()} {module} {position}")
+
+
 def code_stamp(stamps: Path, module: str, position: str | None = None, module_files=()) -> str:
     """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>/files.txt.
     Each stamp has a folder of its own: Snakemake lists a folder's files once, when it first looks
     for an input there, and would take a stamp written into that folder later for missing."""
-    files, digest = remembered(stamps, "code-closure", list(module_files),
-                               lambda: _hashed_job_files(module, position, tuple(module_files)),
-                               extra=f"{tree_digest()} {module} {position}")
+    files, digest = _remembered_job_files(str(stamps), module, position, tuple(module_files))
     stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{digest[:16]}" / "files.txt"
     if not stamp.exists():
         stamp.parent.mkdir(parents=True, exist_ok=True)

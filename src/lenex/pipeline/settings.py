@@ -34,6 +34,12 @@ def validate(values: dict, schema: Path) -> None:
     snakemake_validate(values, str(schema))
 
 
+def _validated(values: dict, schema: Path) -> dict:
+    values = json.loads(json.dumps(values))  # a copy: validation fills in defaults
+    validate(values, schema)
+    return values
+
+
 def validated_yaml(path: Path, schema: Path) -> dict:
     """A YAML file's values, validated against `schema` (defaults filled in)."""
     values = read_yaml(path)  # a syntax error names the file and line
@@ -51,7 +57,10 @@ class Settings:
         self.config_dir = self.root / "config"
         self.schemas = self.root / "workflow" / "schemas"
         self.stamps = Path(stamps)
-        validate(config, self.schemas / "config.schema.yaml")
+        # Validated once per content (defaults filled in, as Snakemake's validate does in place).
+        config.update(remembered(self.stamps, "valid-config", [self.schemas / "config.schema.yaml"],
+                                 lambda: _validated(config, self.schemas / "config.schema.yaml"),
+                                 extra=json.dumps(config, sort_keys=True, default=str)))
         self.config = config
         # Your own position schemes (config/schemes.yaml), checked against the registry now.
         self.extra_schemes = resolve_entries(config.get("extra_schemes") or {})
@@ -163,7 +172,8 @@ class Settings:
         variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
         claims job's command as it was. A name that is no variant is left out: the claims job fails
         naming it (lenex.claims.scale)."""
-        claims = read_yaml(self.config_dir / "claims" / f"{paper}.yaml")["claims"]
+        path = self.config_dir / "claims" / f"{paper}.yaml"
+        claims = remembered(self.stamps, "yaml", [path], lambda: read_yaml(path))["claims"]
         named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
         variants = self.experiment(paper)["variants"]
         models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
