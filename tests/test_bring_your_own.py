@@ -198,7 +198,7 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
 def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
     # A copy of the shared finished tiny run (tests/tiny_build.py): only the new scheme's models, its
     # cells and the tables that print its row have anything to do.
-    workdir = tiny_copy(tmp_path / "w")
+    workdir = tiny_copy(tmp_path / "w", models=("lex",))
     config = write_scheme(workdir)
     start = time.monotonic()
     run = snakemake("--cores", "2", TABLE4, "--configfile", str(config),

@@ -71,7 +71,7 @@ def small_run_rules() -> list[str]:
 def small_run(tmp_path_factory):
     """A finished LEX run with Table 3: the shared finished tiny run (tests/tiny_build.py), copied
     with its timestamps and Snakemake's records so that each test may break its copy."""
-    return tiny_copy(tmp_path_factory.mktemp("small") / "w")
+    return tiny_copy(tmp_path_factory.mktemp("small") / "w", models=("lex",))
 
 
 def copy_of(run_dir: Path, tmp_path: Path) -> Path:
@@ -180,7 +180,7 @@ def test_a_whole_paper_runs_from_a_path_with_a_space_and_an_umlaut(tmp_path):
     """One paper whole (the receptive-field page: a model trained, measured, every table and figure
     drawn, the claims judged) from a checkout under `a b ü`, then nothing to do. On a copy of the
     shared finished tiny run (tests/tiny_build.py) with one model and all that reads it removed."""
-    work = tiny_copy(tmp_path / "a b ü")
+    work = tiny_copy(tmp_path / "a b ü", models=("receptive-field",))
     page = "results/tiny/receptive-field.md"
     tiny = work / "results/tiny"
     for gone in ("models/receptive-field/arxiv/alibi", "eval/receptive-field/arxiv/alibi", "tables/receptive-field",

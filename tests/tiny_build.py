@@ -38,12 +38,13 @@ def finished_tiny() -> Path:
     return REPO
 
 
-def tiny_copy(dest: Path, config: bool = False) -> Path:
+def tiny_copy(dest: Path, config: bool = False, models: tuple[str, ...] | None = None) -> Path:
     """A scratch workflow at `dest` holding a copy of the finished tiny run, so that Snakemake there
     has nothing to do until a test changes something: results/tiny copied with its timestamps,
     Snakemake's records of its jobs (.snakemake/metadata) and lenex's stamps copied, the fetched
     resources/ linked (read only by prepare jobs). The code and rules are linked to the checkout's;
-    `config=True` copies config/ so the test may edit it."""
+    `config=True` copies config/ so the test may edit it; `models` (paper names) copies only those
+    papers' models (most of the run's bytes), for a test whose targets read no other."""
     repo = finished_tiny()
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "workflow", "results/scale-study", "resources", *(() if config else ("config",))):
@@ -51,7 +52,12 @@ def tiny_copy(dest: Path, config: bool = False) -> Path:
         (dest / name).symlink_to(repo / name)
     if config:
         shutil.copytree(repo / "config", dest / "config")
-    shutil.copytree(repo / "results" / "tiny", dest / "results" / "tiny", symlinks=True)
+    tiny = repo / "results" / "tiny"
+
+    def left_out(folder, names):
+        return [n for n in names if models is not None and Path(folder) == tiny / "models" and n not in models]
+
+    shutil.copytree(tiny, dest / "results" / "tiny", symlinks=True, ignore=left_out)
     for kept in ("metadata", "lenex"):
         if (repo / ".snakemake" / kept).exists():
             shutil.copytree(repo / ".snakemake" / kept, dest / ".snakemake" / kept, symlinks=True)
