@@ -3,7 +3,8 @@
 - The whole DAG at `tiny` (`snakemake --cores 2`, every paper whole, fetches included) in a fresh
   copy of this working tree (its tracked files, nothing under results/ or resources/), as a new user
   would run it: wall time, jobs, the scheduler's own CPU (its process alone, read from /proc while it
-  runs, not its jobs'), then a no-op rerun there that must print "Nothing to be done".
+  runs, not its jobs'), then no-op reruns there (`snakemake --cores 2` and `snakemake --cores 2 -n`)
+  that must print "Nothing to be done".
 - Per-job start-up: the wall time of `python -c "import <entry>"` for each entry point the rules call
   (what every job pays before it does any work), and of `python -m lenex.pipeline.launch <entry> --help`
   with a fork server up (what a job of a local run pays: lenex.pipeline.launch).
@@ -13,6 +14,8 @@
   "Nothing to be done", or the section fails.
 - `snakemake -n` on the `paper` preset: every target of the paper-scale DAG (the corpus cards and the
   three whole-paper pages), so the time to build and schedule the largest DAG the pipeline has.
+- `make test`'s wall time (not with --quick): the whole suite in this checkout, as CI runs it after
+  `make run`. The whole DAG, its no-op dry run and the suite are printed beside issue 47's goals.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ log = logging.getLogger("benchmarks.pipeline")
 
 REPO = Path(__file__).resolve().parents[1]
 WHOLE_PAPER = "results/tiny/lex.md"
+WHOLE_DAG = "whole tiny DAG from scratch (all papers, fetches included)"
+MAKE_TEST = "make test (the whole suite, after make run)"
 NOTHING_TO_DO = "Nothing to be done"
 
 
@@ -99,15 +104,16 @@ def whole_dag(source: Path, cores: int, keep: Path | None = None) -> dict:
                                                     work / "whole-dag.log")
         if code:
             raise RuntimeError(f"the whole DAG failed ({code}):\n{(work / 'whole-dag.log').read_text()[-2000:]}")
-        rerun = []
+        rerun, dry = [], []
         for _ in range(3):
-            elapsed, output = _snakemake_in(work, ["--cores", str(cores)])
-            if NOTHING_TO_DO not in output:
-                raise RuntimeError(f"the rerun did work instead of nothing:\n{output[-2000:]}")
-            rerun.append(elapsed)
+            for args, times in ((["--cores", str(cores)], rerun), (["--cores", str(cores), "-n"], dry)):
+                elapsed, output = _snakemake_in(work, args)
+                if NOTHING_TO_DO not in output:
+                    raise RuntimeError(f"the rerun did work instead of nothing:\n{output[-2000:]}")
+                times.append(elapsed)
         return {"command": f"snakemake --cores {cores}", "jobs": jobs, "seconds": wall, "scheduler_cpu_seconds": cpu,
                 "wall_seconds_per_job": wall / jobs, "scheduler_cpu_seconds_per_job": cpu / jobs,
-                "noop_rerun_seconds": summary(rerun)}
+                "noop_rerun_seconds": summary(rerun), "noop_dry_run_seconds": summary(dry)}
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -193,7 +199,7 @@ def run(quick: bool, build_cores: int = 2) -> dict:
     """One entry per measurement; one that fails is recorded with snakemake's last lines, not raised,
     so the other sections' results are still written. --quick only dry-runs (nothing is built)."""
     measurements = {
-        "whole tiny DAG from scratch (all papers, fetches included)": (
+        WHOLE_DAG: (
             (lambda: dry_run(["--forceall"], 1)) if quick else (lambda: whole_dag(REPO, build_cores))),
         "start-up per job (python + import of each entry point)": (
             lambda: {"per_module": startup(1, limit=3) if quick else startup(3)}),
@@ -203,6 +209,8 @@ def run(quick: bool, build_cores: int = 2) -> dict:
             (lambda: dry_run([WHOLE_PAPER], 1)) if quick else (lambda: noop_rerun(WHOLE_PAPER, 3, build_cores))),
         "snakemake -n, paper preset (all papers)": lambda: dry_run(["--config", "preset=paper"], 1 if quick else 3),
     }
+    if not quick:  # the whole suite: minutes, and it needs the finished tiny run it builds if missing
+        measurements[MAKE_TEST] = lambda: test_suite(build_cores)
     results = {}
     for name, measure in measurements.items():
         try:
@@ -210,6 +218,35 @@ def run(quick: bool, build_cores: int = 2) -> dict:
         except (RuntimeError, subprocess.CalledProcessError, OSError) as err:
             results[name] = {"error": str(err).splitlines()[0], "detail": str(err)[-1500:]}
     return results
+
+
+def test_suite(workers: int = 2) -> dict:
+    """The README's test command (`make test`: the whole suite on `workers` pytest-xdist workers) in
+    this checkout, as CI runs it after `make run` (the end-to-end tests share that finished run)."""
+    command = [sys.executable, "-m", "pytest", "-n", str(workers), "--dist", "worksteal", "-q", "-p", "no:cacheprovider"]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, env={**_snakemake_env(), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+                          capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    closing = (done.stdout.strip().splitlines() or [""])[-1]
+    if done.returncode:
+        raise RuntimeError(f"make test failed ({done.returncode}): {closing}\n{done.stdout[-2000:]}")
+    return {"command": "make test", "seconds": seconds, "closing_line": closing}
+
+
+#: Issue 47's goals, on a 2-core machine like CI's: each printed beside what was measured.
+GOALS = {"the whole tiny DAG after set-up (s)": 240.0, "no-op rerun, snakemake --cores 2 -n (s)": 1.5,
+         "make test (s)": 480.0}
+
+
+def against_goals(result: dict) -> list[list]:
+    """(what, measured, goal, met) for each goal this run measured."""
+    whole = result.get(WHOLE_DAG, {})
+    measured = {"the whole tiny DAG after set-up (s)": whole.get("seconds"),
+                "no-op rerun, snakemake --cores 2 -n (s)": whole.get("noop_dry_run_seconds", {}).get("median"),
+                "make test (s)": result.get(MAKE_TEST, {}).get("seconds")}
+    return [[what, f"{measured[what]:.1f}", goal, "yes" if measured[what] <= goal else "NO"]
+            for what, goal in GOALS.items() if isinstance(measured[what], (int, float))]
 
 
 def revision() -> str:
@@ -242,4 +279,27 @@ def table(result: dict, previous: dict | None = None) -> str:
             rows.append(["", "previous", *_headline(before[name]), ""])
     header = ["what", "run", "seconds", "jobs (or modules)", "scheduler CPU s", "no-op rerun s", "command"]
     measured = f" (previous: {previous.get('revision', 'unknown revision')})" if previous else ""
-    return "Pipeline cost" + measured + "\n" + markdown_table(header, rows)
+    goals = against_goals(result)
+    beside = ("\n\nAgainst the goals (issue 47)\n" + markdown_table(["what", "measured", "goal", "met"], goals)) if goals else ""
+    return "Pipeline cost" + measured + "\n" + markdown_table(header, rows) + beside
+
+
+DOCS_BLOCK = ("<!-- measured: benchmarks/results/cpu/pipeline.json (python -m benchmarks --only pipeline) -->",
+              "<!-- /measured -->")
+
+
+def docs_block(payload: dict) -> str:
+    """The measured goals as the docs show them: written by the benchmark, never typed."""
+    machine = payload["machine"]
+    rows = against_goals(payload["result"])
+    return "\n".join([DOCS_BLOCK[0], markdown_table(["what", "measured", "goal", "met"], rows), "",
+                       f"Measured at {payload.get('revision', 'an unrecorded revision')} on {machine['cpu']},"
+                       f" {machine['cpu_count']} CPUs (load average {machine['load_average_1_5_15'][0]:.2f} before).",
+                       DOCS_BLOCK[1]])
+
+
+def write_docs_block(page: Path, payload: dict) -> None:
+    """Replace the measured block of `page` (docs/testing.md) with this run's figures."""
+    text = page.read_text(encoding="utf-8")
+    start, end = text.index(DOCS_BLOCK[0]), text.index(DOCS_BLOCK[1]) + len(DOCS_BLOCK[1])
+    page.write_text(text[:start] + docs_block(payload) + text[end:], encoding="utf-8")

@@ -88,6 +88,8 @@ def main(argv=None) -> None:
             if previous:  # the figures this run replaces, kept beside it
                 context_here["previous"] = {k: previous[k] for k in ("revision", "machine", "result") if k in previous}
             _report(out, "pipeline", context_here, result, pipeline.table(result, previous))
+            if not args.quick and not args.out:  # the docs quote the measured goals (docs/testing.md)
+                pipeline.write_docs_block(pipeline.REPO / "docs" / "testing.md", json.loads((out / "pipeline.json").read_text()))
         elif section == "compile":
             result = compile_probe.run(device, args.quick)
             _report(out, "compile", context, result, compile_probe.table(result))

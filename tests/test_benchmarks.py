@@ -174,3 +174,23 @@ def test_budget_estimate_scales_only_the_matching_training_jobs(tmp_path, capsys
     assert "estimated: 350 job-s, 0.05 h wall" in out
     with pytest.raises(SystemExit):
         estimate_main(["--log", str(log), "--scale", "(=2"])
+
+
+def test_the_goals_are_read_from_the_measurements_and_judged():
+    from benchmarks.pipeline import MAKE_TEST, WHOLE_DAG, against_goals
+
+    result = {WHOLE_DAG: {"seconds": 250.0, "noop_dry_run_seconds": {"median": 1.2}}, MAKE_TEST: {"seconds": 470.0}}
+    assert against_goals(result) == [["the whole tiny DAG after set-up (s)", "250.0", 240.0, "NO"],
+                                      ["no-op rerun, snakemake --cores 2 -n (s)", "1.2", 1.5, "yes"],
+                                      ["make test (s)", "470.0", 480.0, "yes"]]
+    assert against_goals({WHOLE_DAG: {"error": "failed"}}) == []  # nothing measured, nothing judged
+
+
+def test_the_docs_quote_the_committed_pipeline_measurement():
+    """docs/testing.md's measured block is what the benchmark wrote from the committed JSON, not typed."""
+    from benchmarks.pipeline import DOCS_BLOCK, docs_block
+
+    payload = json.loads((REPO / "benchmarks/results/cpu/pipeline.json").read_text())
+    page = (REPO / "docs/testing.md").read_text()
+    block = page[page.index(DOCS_BLOCK[0]):page.index(DOCS_BLOCK[1]) + len(DOCS_BLOCK[1])]
+    assert block == docs_block(payload)

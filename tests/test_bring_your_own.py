@@ -10,7 +10,8 @@ import torch
 
 from lenex.positions import POSITIONS, build_position
 from lenex.schemes import check_entries, resolve_entries, with_extra_schemes
-from test_workflow import REPO, scratch_workflow, short_tiny_trainings, snakemake
+from test_workflow import REPO, scratch_workflow, snakemake
+from tiny_build import tiny_copy
 
 PAGES = [f"results/tiny/{paper}.md" for paper in ("lex", "receptive-field", "segmented")]
 TABLE4 = "results/tiny/tables/lex/table4.md"
@@ -195,14 +196,15 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
 
 @pytest.mark.slow
 def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    # PG22 alone (no Debian fetches, no train_mix), 20 steps: the test is about the new row.
-    short_tiny_trainings(workdir, lex_train_corpus="pg22")
+    # A copy of the shared finished tiny run (tests/tiny_build.py): only the new scheme's models, its
+    # cells and the tables that print its row have anything to do.
+    workdir = tiny_copy(tmp_path / "w", models=("lex",))
     config = write_scheme(workdir)
     start = time.monotonic()
-    run = snakemake("--cores", "2", TABLE4, "--configfile", str(config), cwd=workdir, timeout=1800)
+    run = snakemake("--cores", "2", TABLE4, "--configfile", str(config),
+                    cwd=workdir, timeout=1800)
     assert run.returncode == 0, run.stderr[-4000:]
-    print(f"tiny LEX Table 4 with an extra scheme, from a fresh scratch workflow: {time.monotonic() - start:.0f} s")
+    print(f"tiny LEX Table 4 with an extra scheme, on a copy of the finished tiny run: {time.monotonic() - start:.0f} s")
     table = (workdir / TABLE4).read_text()
     row = next(line for line in table.splitlines() if line.startswith("| Mine "))
     # paper / ours / delta at 1x and 8x L_tr: the paper has no number (—), ours is one (± its std over seeds).

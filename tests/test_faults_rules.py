@@ -20,6 +20,7 @@ from corpus_fixture import WORDS
 
 from test_workflow import REPO, scratch_workflow, short_tiny_trainings
 from subprocess_env import env_with_venv
+from tiny_build import tiny_copy
 
 SRC = REPO / "src"
 TABLE3 = "results/tiny/tables/lex/table3.md"
@@ -59,30 +60,18 @@ def prepare_stand_in(work: Path, corpus: str, n_docs: int = 30, words: int = 900
 
 
 def small_run_rules() -> list[str]:
-    """The rules Table 3 of the small run needs once its corpus exists (nothing fetched or prepared),
-    as Snakemake's last option (it takes every word after it)."""
+    """The rules Table 3 of the small run needs at seed 1 once its corpus exists (nothing fetched or
+    prepared; seed 2's results stand as they are), as Snakemake's last option (it takes every word
+    after it)."""
     measures = [f"lex_resolution__tiny_{v}_s1_pg22" for v in TABLE3_VARIANTS]
     return ["--allowed-rules", "train", "lex_table_header", "paper_table", *measures]
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    """A finished small LEX run: the PG22 stand-in, four models (one seed) of 8 steps, Table 3."""
-    work = scratch_workflow(tmp_path_factory.mktemp("small") / "w")
-    short_tiny_trainings(work, steps=8, lex_train_corpus="pg22")
-    one_seed(work)
-    prepare_stand_in(work, "pg22")
-    run = snakemake(work, "--cores", "2", TABLE3, *small_run_rules())
-    assert run.returncode == 0, said(run)[-4000:]
-    return work
-
-
-def one_seed(work: Path) -> None:
-    """LEX at one seed in the scratch config (tiny trains two): half the models to train."""
-    preset_file = work / "config/presets/tiny.yaml"
-    preset = yaml.safe_load(preset_file.read_text())
-    preset["papers"]["lex"]["experiment"]["seeds"] = 1
-    preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
+    """A finished LEX run with Table 3: the shared finished tiny run (tests/tiny_build.py), copied
+    with its timestamps and Snakemake's records so that each test may break its copy."""
+    return tiny_copy(tmp_path_factory.mktemp("small") / "w", models=("lex",))
 
 
 def copy_of(run_dir: Path, tmp_path: Path) -> Path:
@@ -188,10 +177,15 @@ def test_no_rule_command_or_input_names_the_checkout(tmp_path):
 
 @pytest.mark.slow
 def test_a_whole_paper_runs_from_a_path_with_a_space_and_an_umlaut(tmp_path):
-    """One paper whole (the receptive-field page: its corpora fetched and prepared, every model
-    trained, measured, tabled, drawn and judged) from a checkout under `a b ü`, then nothing to do."""
-    work = short_tiny_trainings(scratch_workflow(tmp_path / "a b ü"))
+    """One paper whole (the receptive-field page: a model trained, measured, every table and figure
+    drawn, the claims judged) from a checkout under `a b ü`, then nothing to do. On a copy of the
+    shared finished tiny run (tests/tiny_build.py) with one model and all that reads it removed."""
+    work = tiny_copy(tmp_path / "a b ü", models=("receptive-field",))
     page = "results/tiny/receptive-field.md"
+    tiny = work / "results/tiny"
+    for gone in ("models/receptive-field/arxiv/alibi", "eval/receptive-field/arxiv/alibi", "tables/receptive-field",
+                 "figures/receptive-field", "claims/receptive-field.md", "claims/receptive-field.json", "receptive-field.md"):
+        shutil.rmtree(tiny / gone) if (tiny / gone).is_dir() else (tiny / gone).unlink()
     run = snakemake(work, "--cores", "2", page, timeout=1800)
     assert run.returncode == 0, said(run)[-4000:]
     text = (work / page).read_text()

@@ -8,7 +8,8 @@ import statistics
 import pytest
 import yaml
 
-from test_workflow import REPO, job_counts, lex_cells, scratch_workflow, short_tiny_trainings, snakemake
+from test_workflow import REPO, job_counts, lex_cells, scratch_workflow, snakemake
+from tiny_build import finished_tiny
 
 
 @pytest.fixture(scope="module")
@@ -132,17 +133,14 @@ def test_changing_one_variant_or_the_eval_setting_reruns_only_what_depends_on_it
 
 
 @pytest.mark.slow
-def test_tiny_lex_cells_carry_two_seeds_and_a_claims_interval_is_paired_over_seeds(tmp_path):
+def test_tiny_lex_cells_carry_two_seeds_and_a_claims_interval_is_paired_over_seeds():
     """At tiny every LEX variant trains with 2 seeds, scored on the same tokens: each cell of Table 4
     is the mean of two models (± their std, each seed's value in the cells file), and a claim that
     compares its rows gets a paired t interval over the 2 seeds (lenex.claims.intervals)."""
     from lenex.claims.evaluate import evaluate_claim, load_claims
 
-    workdir = scratch_workflow(tmp_path)
-    short_tiny_trainings(workdir, lex_train_corpus="pg22")  # PG22 alone: Table 4 reads no other corpus
+    workdir = finished_tiny()  # the shared finished tiny run (tests/tiny_build.py)
     table4 = "results/tiny/tables/lex/table4.md"
-    run = snakemake("--cores", "2", table4, cwd=workdir, timeout=1800)
-    assert run.returncode == 0, run.stderr[-4000:]
     for seed in (1, 2):
         assert (workdir / f"results/tiny/models/lex/xpos/seed{seed}.pt").exists()
         result = json.loads((workdir / f"results/tiny/eval/lex/rope/seed{seed}/pg22/blockwise/L512.json").read_text())

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 from test_workflow import REPO, job_counts, scratch_workflow, snakemake
+from tiny_build import finished_tiny
 
 from lenex.files import save_figure
 from lenex.tables.header import build_header
@@ -214,23 +215,22 @@ FIGURE = "results/tiny/figures/receptive-field/figure12"
 
 @pytest.mark.slow
 def test_small_run_rerenders_byte_identically_from_its_raw_results_alone(tmp_path, monkeypatch):
-    """A real run of one figure (six tiny models on one corpus), its recorded files collected into
-    raw results, then everything else deleted: the from_raw run has only the render job in its DAG
-    and writes the same bytes."""
-    work = scratch_workflow(tmp_path)
-    if (REPO / "resources").exists():  # fetched corpora, when a run has fetched them
-        (work / "resources").symlink_to(REPO / "resources")
-    run = snakemake("--cores", "2", f"{FIGURE}.png", cwd=work, timeout=1500)
-    assert run.returncode == 0, run.stderr[-4000:]
-    before = {ext: (work / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")}
-    sources = sorted(str(p.relative_to(work)) for p in (work / "results/tiny/eval").rglob("seed1/erf.json"))
-    assert len(sources) == 6, sources
+    """A figure of the shared finished tiny run (tests/tiny_build.py) and the receptive-field
+    evaluations it was drawn from, copied to a scratch workflow and collected into raw results, then
+    everything else deleted: the from_raw run has only the render job in its DAG and writes the
+    same bytes."""
+    work, tiny = scratch_workflow(tmp_path), finished_tiny()
+    before = {ext: (tiny / f"{FIGURE}.{ext}").read_bytes() for ext in ("png", "pdf")}
+    sources = sorted(str(p.relative_to(tiny)) for p in (tiny / "results/tiny/eval/receptive-field").rglob("*.json"))
+    assert any(s.endswith("seed1/erf.json") for s in sources), sources[:5]
+    for source in sources:
+        (work / source).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(tiny / source, work / source)
     raw = work / "results/tiny/raw/receptive-field.jsonl"
     raw.parent.mkdir(parents=True)
     monkeypatch.chdir(work)  # recorded paths are relative to the workflow's directory
     raw.write_text(collect(sources))
-    for name in ("eval", "models", "train", "data", "figures", "logs"):
-        shutil.rmtree(work / "results/tiny" / name)
+    shutil.rmtree(work / "results/tiny/eval")
     dry = snakemake("-n", "--forceall", f"{FIGURE}.png", "--config", "from_raw=True", cwd=work)
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert job_counts(dry.stdout + dry.stderr) == {"receptive_field_figure": 1}  # nothing to fetch, prepare, train or evaluate

@@ -23,8 +23,6 @@ import warnings
 import zlib
 from pathlib import Path
 
-import rdata
-
 from .documents import Document
 from .fetch import unpacked_root
 
@@ -40,6 +38,8 @@ _DECOMPRESS = {b"Z": zlib.decompress, b"2": bz2.decompress, b"X": lzma.decompres
 def _r_object(serialized: bytes, name: str):
     """Convert serialized R bytes; strings that are not valid in their declared
     encoding become one ValueError naming the object instead of a guess."""
+    import rdata  # here, not at the top: a quarter of a second that every DAG build paid for a package list
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # rdata warns before raising on bad bytes
         try:

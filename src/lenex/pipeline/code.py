@@ -26,6 +26,8 @@ import os
 import re
 from pathlib import Path
 
+from .memo import files_digest, remembered
+
 ROOT = Path(__file__).resolve().parents[1]  # src/lenex
 PACKAGE = "lenex"
 #: A registry package whose members a job counts by what its model uses (see the docstring).
@@ -185,11 +187,27 @@ def _hashed_job_files(module: str, position: str | None, module_files: tuple) ->
     return files, code_hash(files)
 
 
+@functools.cache
+def tree_digest() -> str:
+    """One hash of every file under src/lenex: a job's files and their hash (following its imports
+    through the source) are kept for it between runs (lenex.pipeline.memo); any edit computes them anew."""
+    files = sorted(p for p in ROOT.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    return files_digest("tree", files)
+
+
+@functools.cache
+def _remembered_job_files(stamps: str, module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
+    """_hashed_job_files, kept between runs for the same tree (and looked up once per run)."""
+    return remembered(stamps, "code-closure", list(module_files),
+                      lambda: _hashed_job_files(module, position, module_files),
+                      extra=f"{tree_digest()} {module} {position}")
+
+
 def code_stamp(stamps: Path, module: str, position: str | None = None, module_files=()) -> str:
     """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>/files.txt.
     Each stamp has a folder of its own: Snakemake lists a folder's files once, when it first looks
     for an input there, and would take a stamp written into that folder later for missing."""
-    files, digest = _hashed_job_files(module, position, tuple(module_files))
+    files, digest = _remembered_job_files(str(stamps), module, position, tuple(module_files))
     stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{digest[:16]}" / "files.txt"
     if not stamp.exists():
         stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import functools
 from pathlib import Path
 
 from ..train_checks import check_run_configs, check_split_sizes
+from .memo import remembered
 from .settings import quoted_json
 
 
@@ -59,8 +60,16 @@ class DagChecks:
 
     @functools.cache
     def _check_claims(self, paper: str) -> None:
-        from ..claims.evaluate import check_produced, load_claims
+        """Checked once per content of the claims file, its schema, the claims code and what the
+        paper produces (lenex.pipeline.memo): the check imports scipy and validates a long file."""
+        path, schema = self.config_dir / "claims" / f"{paper}.yaml", self.schemas / "claims.schema.yaml"
+        produced = sorted(self.paper(paper).produced_references(self))
+        code = sorted((Path(__file__).resolve().parents[1] / "claims").glob("*.py"))
 
-        path = self.config_dir / "claims" / f"{paper}.yaml"
-        claims = load_claims(path, self.schemas / "claims.schema.yaml")
-        check_produced(claims, self.paper(paper).produced_references(self), f"config/claims/{paper}.yaml")
+        def check() -> bool:
+            from ..claims.evaluate import check_produced, load_claims
+
+            check_produced(load_claims(path, schema), set(produced), f"config/claims/{paper}.yaml")
+            return True
+
+        remembered(self.stamps, "claims-check", [path, schema, *code], check, extra="\n".join(produced))

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..files import read_yaml
 from ..presets import eval_length, paper_view, position_blocks, scale_budget
 from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
+from .memo import remembered
 from .papers import Paper, paper_named
 from .variants import check_variants_once
 
@@ -33,6 +34,19 @@ def validate(values: dict, schema: Path) -> None:
     snakemake_validate(values, str(schema))
 
 
+def _validated(values: dict, schema: Path) -> dict:
+    values = json.loads(json.dumps(values))  # a copy: validation fills in defaults
+    validate(values, schema)
+    return values
+
+
+def validated_yaml(path: Path, schema: Path) -> dict:
+    """A YAML file's values, validated against `schema` (defaults filled in)."""
+    values = read_yaml(path)  # a syntax error names the file and line
+    validate(values, schema)
+    return values
+
+
 class Settings:
     """The config, presets and experiment files of one workflow rooted at `root` (the Snakefile's
     folder: config/ and workflow/schemas/ below it). `stamps`: where a variant check that passed
@@ -43,7 +57,10 @@ class Settings:
         self.config_dir = self.root / "config"
         self.schemas = self.root / "workflow" / "schemas"
         self.stamps = Path(stamps)
-        validate(config, self.schemas / "config.schema.yaml")
+        # Validated once per content (defaults filled in, as Snakemake's validate does in place).
+        config.update(remembered(self.stamps, "valid-config", [self.schemas / "config.schema.yaml"],
+                                 lambda: _validated(config, self.schemas / "config.schema.yaml"),
+                                 extra=json.dumps(config, sort_keys=True, default=str)))
         self.config = config
         # Your own position schemes (config/schemes.yaml), checked against the registry now.
         self.extra_schemes = resolve_entries(config.get("extra_schemes") or {})
@@ -81,9 +98,9 @@ class Settings:
         if not path.exists():
             known = sorted(p.stem for p in path.parent.glob("*.yaml"))
             raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
-        values = read_yaml(path)  # a syntax error names the file and line
-        validate(values, self.schemas / schema)
-        return values
+        # Parsed and validated once per content of the file and its schema (lenex.pipeline.memo).
+        return remembered(self.stamps, f"valid-{kind}", [path, self.schemas / schema],
+                          lambda: validated_yaml(path, self.schemas / schema))
 
     @functools.cache
     def preset(self, name: str) -> dict:
@@ -155,7 +172,8 @@ class Settings:
         variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
         claims job's command as it was. A name that is no variant is left out: the claims job fails
         naming it (lenex.claims.scale)."""
-        claims = read_yaml(self.config_dir / "claims" / f"{paper}.yaml")["claims"]
+        path = self.config_dir / "claims" / f"{paper}.yaml"
+        claims = remembered(self.stamps, "yaml", [path], lambda: read_yaml(path))["claims"]
         named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
         variants = self.experiment(paper)["variants"]
         models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
