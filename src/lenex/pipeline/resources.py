@@ -18,8 +18,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-#: A job's memory (MB) and time limit (minutes) where the preset's stage names none.
-STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30}}
+#: A job's memory (MB) and time limit (minutes) where the preset's stage names none. `data`: the
+#: corpus jobs (tokenizer, prepare, retokenize), which hold a corpus's text in memory.
+STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30},
+                  "data": {"mem_mb": 4000, "runtime": 120}}
+#: Seconds before its time limit a training job is sent SIGTERM (sbatch --signal=TERM@N) unless the
+#: preset says: the trainer then saves its state after the step in progress (lenex.train_guards),
+#: and a paper-scale state (4.2 GB for LEX's 354M model with AdamW) must be written before the kill.
+SIGNAL_LEAD_S = 300
 #: The module every job starts through (lenex.pipeline.launch).
 LAUNCH = "lenex.pipeline.launch"
 
@@ -45,23 +51,44 @@ class Resources:
     def stage_resources(self, stage: str, paper: str | None = None) -> dict:
         """resources: of one job (memory, runtime, GPUs, CPUs per GPU), as
         `resources: **pipeline.stage_resources(...)`."""
+        keys = ("mem_mb", "runtime", "gpu", "cpus_per_gpu", "nodes") + (("slurm_extra",) if stage == "train" else ())
         return {key: (lambda wc, key=key: self.stage_resources_at(wc.preset, stage, paper or wc.paper)[key])
-                for key in ("mem_mb", "runtime", "gpu", "cpus_per_gpu")}
+                for key in keys}
+
+    def data_resources(self) -> dict:
+        """resources: of a corpus job (memory, runtime) from the preset's `resources: data:`."""
+        return {key: (lambda wc, key=key: self.rule_resources(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
+                for key in ("mem_mb", "runtime")}
 
     def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
         """stage_resources of a job whose preset is known when its rule is made (the rules made per
         preset); `runs`: how many of the stage's units of work the job does (the preset's runtime
         bounds one). `cpus_per_gpu`: the stage's threads shared among its GPUs (0 for a CPU job,
-        which SLURM gives `threads` CPUs per task instead)."""
+        which SLURM gives `threads` CPUs per task instead). `nodes`: 1, as the launch is
+        single-node (`torchrun --standalone`: a job spread over nodes with fewer GPUs would give
+        ranks devices that do not exist). `slurm_extra` (train): `train_slurm_extra`."""
         defaults = STAGE_DEFAULTS[stage]
         gpus = self.rule_resources(preset_name, stage, "gpus", 0, paper)
         threads = self.rule_resources(preset_name, stage, "threads", 1, paper)
-        return {
+        declared = {
             "mem_mb": self.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
             "runtime": runs * self.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
             "gpu": gpus,
             "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
+            "nodes": 1,
         }
+        if stage == "train":
+            declared["slurm_extra"] = self.train_slurm_extra(preset_name, paper)
+        return declared
+
+    def train_slurm_extra(self, preset_name: str, paper: str) -> str:
+        """What a training job asks SLURM for beyond counts, from the preset (it knows the job):
+        SIGTERM `signal_lead_s` before the time limit, so the state is saved before the kill
+        (not `B:`, which would signal only the batch shell: the SLURM executor runs the job in an
+        srun step, whose processes `--signal` reaches), and the nodes whole where it says `exclusive`."""
+        lead = self.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
+        exclusive = self.rule_resources(preset_name, "train", "exclusive", False, paper)
+        return ("--exclusive " if exclusive else "") + f"--signal=TERM@{lead}"
 
     def presets_by_nodes(self, one_node: bool) -> str:
         """The presets whose trainings span one node (or several), as a wildcard pattern: each
