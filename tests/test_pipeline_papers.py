@@ -103,7 +103,7 @@ def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
     assert rf.multiples(pipeline, "cache-window") and rf.window_option() == "--window-multiple 4 "
     assert rf.erf_options(pipeline, "tiny", "alibi", "E.json").startswith("--erf-out E.json --erf-multiple 4 ")
     assert rf.figure_kind(pipeline, "8") == "figure8" and rf.figure_kind(pipeline, "4") == "erf"
-    assert seg.presets(pipeline, released=True) == "paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
+    assert seg.presets(pipeline, released=True) == "gpu|paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
     assert seg.hf_checkpoint(pipeline, "paper", "pythia") == "EleutherAI/pythia-1.4b"
     assert seg.domain_data(pipeline, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
     assert seg.domain_data(pipeline, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
