@@ -32,12 +32,12 @@ from .config import ModelConfig, TrainConfig  # TrainConfig: re-exported for len
 from .data.store import load_split
 from . import distributed, resume
 from .device import autocast
-from .files import atomic_write
 from .model import LanguageModel
 from .provenance import check_labels, training_identity
 from .schedule import learning_rate
 from .train_checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
 from .train_guards import Guards, Terminated
+from .train_state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
 from .train_speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
                           sync_point)
 from .vocabulary import check_vocabulary, model_config_for_corpus
@@ -54,10 +54,6 @@ def sample_windows(tokens: np.ndarray, length: int, count: int, seed: int) -> tu
     starts = torch.randint(0, len(tokens) - length - 1, (count,), generator=generator).tolist()
     windows = torch.from_numpy(np.stack([np.asarray(tokens[s : s + length + 1], dtype=np.int64) for s in starts]))
     return windows[:, :-1], windows[:, 1:]
-
-
-def batch_seed(seed: int, step: int) -> int:
-    return seed * 1_000_003 + step
 
 
 def build_optimizer(model: LanguageModel, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -83,60 +79,6 @@ def validation_loss(model: LanguageModel, tokens: np.ndarray, cfg: TrainConfig, 
             losses.append(model(x.to(device), y.to(device))[1].item())
     model.train()
     return float(np.mean(losses))
-
-
-def _rng_state(device: torch.device) -> dict:
-    cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
-    return {"cpu": torch.get_rng_state(), "cuda": cuda}
-
-
-def _seed_rank(seed: int, rank: int, step: int = 0) -> None:
-    # Rank 0 keeps `seed` itself (a single process is unchanged); other ranks get their own
-    # dropout streams, derived from (seed, rank, step) so they are reproducible too.
-    torch.manual_seed(seed if rank == 0 and step == 0 else batch_seed(seed + 7919 * rank, step))
-
-
-def _restore_rng(state: dict, ctx: distributed.Context, seed: int, step: int) -> None:
-    by_rank = state.get("rng_by_rank")
-    if by_rank is not None and len(by_rank) == ctx.world_size:
-        mine = by_rank[ctx.rank]
-    elif by_rank is None and ctx.world_size == 1:  # checkpoints from before distributed training
-        mine = {"cpu": state["rng"], "cuda": state.get("cuda_rng")}
-    else:
-        log.warning("checkpoint was written by %d processes, resuming with %d: dropout streams are "
-                    "reseeded, so a run with dropout will not match an uninterrupted one bit for bit",
-                    len(by_rank or [None]), ctx.world_size)
-        _seed_rank(seed, ctx.rank, step)
-        return
-    torch.set_rng_state(mine["cpu"])
-    if mine.get("cuda") is not None and ctx.device.type == "cuda":
-        torch.cuda.set_rng_state(mine["cuda"], ctx.device)
-
-
-def _resume(workdir: Path, model, optimizer, identity: dict, ctx: distributed.Context, seed: int) -> int:
-    last = workdir / "last.pt"
-    # Rank 0 alone sets a stale state aside; the others wait, then see the same file (or none).
-    state = resume.load_state(last, identity) if ctx.is_main else None
-    distributed.barrier(ctx)
-    if not ctx.is_main:
-        state = resume.load_state(last, identity)
-    if state is None:
-        return 0
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    _restore_rng(state, ctx, seed, int(state["step"]))
-    log.info("resumed from %s at step %d", last, state["step"])
-    return int(state["step"])
-
-
-def _save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: int, model, optimizer) -> None:
-    rng_by_rank = distributed.gather_objects(ctx, _rng_state(ctx.device))  # every rank takes part
-    if not ctx.is_main:
-        return
-    state = {"identity": identity, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "rng": rng_by_rank[0]["cpu"], "cuda_rng": rng_by_rank[0]["cuda"], "rng_by_rank": rng_by_rank,
-             "world_size": ctx.world_size}
-    atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
 
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
