@@ -28,7 +28,8 @@ from snakemake_executor_plugin_slurm.submit_string import get_submit_command  # 
 from snakemake_executor_plugin_slurm.utils import set_gres_string  # noqa: E402
 
 PROFILE = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
-PRESET = yaml.safe_load((REPO / "config/presets/paper.yaml").read_text())
+# The cluster presets: `paper` (8-GPU LEX trainings) and `gpu` (every job on one GPU).
+PRESETS = {name: yaml.safe_load((REPO / f"config/presets/{name}.yaml").read_text()) for name in ("paper", "gpu")}
 PAPERS = yaml.safe_load((REPO / "config/config.yaml").read_text())["papers"]
 # Which stage of the preset's `resources:` each GPU rule runs (a rule made per preset and job is named
 # by its prefix). A rule asking for a GPU that is not here fails the test: name its stage.
@@ -68,17 +69,19 @@ def option(call: str, name: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def dry_runs(tmp_path_factory):
-    """Each paper's whole DAG at `paper` under the SLURM profile: its jobs, parsed."""
+    """Each paper's whole DAG at each cluster preset under the SLURM profile: its jobs, parsed,
+    by (preset, paper)."""
     workdir = scratch_workflow(tmp_path_factory.mktemp("slurm-profile"))
     env = {"LENEX_SLURM_PARTITION": "gpu", "LENEX_SLURM_ACCOUNT": "lenex"}
     os.environ.update(env)
     try:
         runs = {}
-        for paper in PAPERS:
-            run = snakemake("-n", "--forceall", "--profile", str(REPO / "profiles/slurm"), "--cores", "4096",
-                            f"results/paper/{paper}.md", cwd=workdir)
-            assert run.returncode == 0, run.stderr[-3000:]
-            runs[paper] = parse_dry_run(run.stdout)
+        for preset in PRESETS:
+            for paper in PAPERS:
+                run = snakemake("-n", "--forceall", "--profile", str(REPO / "profiles/slurm"), "--cores", "4096",
+                                f"results/{preset}/{paper}.md", cwd=workdir)
+                assert run.returncode == 0, run.stderr[-3000:]
+                runs[preset, paper] = parse_dry_run(run.stdout)
         return runs
     finally:
         for key in env:
@@ -95,10 +98,11 @@ def test_the_sbatch_reader_reads_the_plugins_command_lines():
     assert option(call, "--nodes") is None and option(call, "-A") == "lenex" and option(call, "-p") == "gpu"
 
 
+@pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("paper", PAPERS)
-def test_every_job_asks_slurm_for_what_the_preset_gives_its_stage(dry_runs, paper):
-    view = paper_view(PRESET, paper)
-    jobs = dry_runs[paper]
+def test_every_job_asks_slurm_for_what_the_preset_gives_its_stage(dry_runs, preset, paper):
+    view = paper_view(PRESETS[preset], paper)
+    jobs = dry_runs[preset, paper]
     assert jobs
     per_rule: dict[str, int] = {}
     for job in jobs:
@@ -134,12 +138,12 @@ def test_every_job_asks_slurm_for_what_the_preset_gives_its_stage(dry_runs, pape
         else:
             assert job.rule not in ARRAYS, where
         checked += 1
-    assert checked, f"{paper}: no GPU job at `paper`"
+    assert checked, f"{paper}: no GPU job at `{preset}`"
 
 
 def test_lex_evaluations_at_paper_are_one_cell_jobs_the_profile_names(dry_runs):
     """LEX's cells at a GPU preset: rules `evaluate` and `resolution` (111 jobs), not rules made per job."""
-    rules = [job.rule for job in dry_runs["lex"]]
+    rules = [job.rule for job in dry_runs["paper", "lex"]]
     assert rules.count("evaluate") == 102 and rules.count("resolution") == 9
     assert not [rule for rule in rules if "__" in rule]
     assert {"evaluate", "resolution"} <= ARRAYS
@@ -158,14 +162,14 @@ def declared_local_rules() -> set[str]:
 @pytest.mark.parametrize("paper", PAPERS)
 def test_fetches_run_locally_and_are_never_submitted(dry_runs, paper):
     local = declared_local_rules()
-    fetched = {job.rule for job in dry_runs[paper]} & FETCH_RULES
+    fetched = {job.rule for job in dry_runs["paper", paper]} & FETCH_RULES
     assert fetched, f"{paper}: no fetch job in the DAG to check"
     assert fetched <= local, f"{paper}: fetch rules submitted to SLURM: {sorted(fetched - local)}"
     assert local == FETCH_RULES, f"local rules beyond the fetches: {sorted(local - FETCH_RULES)}"
 
 
 def test_lex_at_paper_trains_on_whole_nodes_and_asks_for_the_signal(dry_runs):
-    train = next(job for job in dry_runs["lex"] if job.rule == "train")
+    train = next(job for job in dry_runs["paper", "lex"] if job.rule == "train")
     call = sbatch(train)
     assert "--exclusive" in call.split() and option(call, "--signal") == "TERM@300" and option(call, "--nodes") == "1"
 
