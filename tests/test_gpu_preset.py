@@ -58,3 +58,31 @@ def test_a_shape_is_costed_at_the_slowest_rate_of_the_nearest_recorded_shape():
     assert point["what"] == "b" and rate == pytest.approx(0.4 * 4800 / 480)
     with pytest.raises(ValueError, match="no recorded GPU throughput"):
         gpu_cost.costed_mfu(1.0, [])
+
+
+# The groups docs/dimensions.md names that the gpu preset keeps at the paper's values (its design).
+KEPT = {
+    "lex": ["L_tr (tokens)", "head dimension", "rotary pairs per octave of wavelength", "first unseen wrap / L_tr",
+            "xPos L_tr / B", "ALiBi largest slope × L_tr", "ALiBi smallest slope × L_tr"],
+    "receptive-field": ["L_tr (tokens)", "layers of the slope and window models (R)", "ALiBi largest slope × L_tr (Δ = 0)",
+                        "ALiBi smallest slope × L_tr at Δ = 6", "w R / L_tr of the paper's w = 40",
+                        "w / L_tr of the paper's w = 320", "Table 3 first unseen wrap / L_tr",
+                        "Sandwich's curve over L_tr (1 = the paper's)", "T5 max_distance / L_tr"],
+}
+
+
+@pytest.mark.parametrize("paper", sorted(KEPT))
+def test_the_gpu_preset_keeps_the_papers_groups(paper):
+    from lenex.scale_study.dimensions_report import lex_rows, rf_rows
+
+    experiment = read_yaml(REPO / "config/experiments/receptive-field.yaml")
+    columns = {}
+    for name in ("paper", "gpu"):
+        view = paper_view(read_yaml(REPO / f"config/presets/{name}.yaml"), paper)
+        columns[name] = lex_rows(view, None) if paper == "lex" else rf_rows(view, experiment, "every")
+    for group in KEPT[paper]:
+        assert columns["gpu"][group] == pytest.approx(columns["paper"][group], rel=1e-6), group
+    if paper == "lex":  # and closer to the paper than workstation in tokens per parameter
+        work = lex_rows(paper_view(read_yaml(REPO / "config/presets/workstation.yaml"), paper), None)
+        key = "tokens per non-embedding parameter"
+        assert work[key] < columns["gpu"][key] < columns["paper"][key]
