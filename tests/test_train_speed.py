@@ -51,6 +51,16 @@ def test_compile_failure_at_first_call_falls_back_to_eager_and_says_why():
     assert forward.record["compiled"] is False and "DynamoFailure: backend exploded" in forward.record["why"]
 
 
+def test_a_model_that_asks_to_run_eagerly_is_not_compiled_unless_forced():
+    model = torch.nn.Linear(3, 2)
+    model.eager_reason = "runs eagerly: patched per call"
+    cuda = torch.device("cuda")  # a device object only: nothing runs on it
+    never = lambda m: pytest.fail("compiled")  # noqa: E731
+    assert CompiledForward(model, cuda, {}, compiler=never).record == {"compiled": False,
+                                                                      "why": "runs eagerly: patched per call"}
+    assert CompiledForward(model, cuda, {"LENEX_COMPILE": "1"}, compiler=lambda m: m).record["compiled"] is True
+
+
 def test_a_model_error_is_not_taken_for_a_compile_failure():
     def wrong(x):
         raise ValueError("bad input shape")

@@ -50,6 +50,9 @@ class CompiledForward:
     def __init__(self, module: torch.nn.Module, device: torch.device, environ=os.environ, compiler=None):
         self.eager = module
         wanted, why = compile_choice(device, environ)
+        inner = getattr(module, "module", module)  # the model inside a DistributedDataParallel wrapper
+        if wanted and why == "cuda default" and getattr(inner, "eager_reason", None):
+            wanted, why = False, inner.eager_reason  # a model that says it runs eagerly (LENEX_COMPILE=1 overrides)
         self.record = {"compiled": False, "why": why}
         self._compiled = None
         if wanted:

@@ -85,6 +85,10 @@ def bloom_positions(hf_model, positions: torch.Tensor):
 class HFLanguageModel(nn.Module):
     """A transformers causal LM behind lenex's model interface, positions always explicit."""
 
+    # lenex.train compiles models on CUDA; these run eagerly unless LENEX_COMPILE=1: Bloom's ALiBi
+    # builder is replaced on every call (bloom_positions), which a compiled graph would guard on.
+    eager_reason = "Hugging Face model: run eagerly (its positions are patched per call)"
+
     def __init__(self, hf_model, name: str | None = None):
         super().__init__()
         self.hf, self.name, self.kind = hf_model, name, _kind(hf_model)
