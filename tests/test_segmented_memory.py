@@ -3,6 +3,8 @@ hand computations and meta-device builds, the gpu preset's micro-batch fitting a
 the two savings of HFLanguageModel (chunked loss, activation checkpointing) giving the same loss
 and gradients as the plain path; Figure 3's read-out holding one layer's attention at a time."""
 
+import math
+
 import pytest
 import torch
 
@@ -126,3 +128,32 @@ def test_figure3_sees_each_layer_before_the_next_runs(arch):
     with torch.no_grad():
         model.inspect(torch.randint(0, 128, (1, 8)), lambda view: events.append(f"saw {view.layer}"))
     assert events == ["saw 0", "layer 1 starts", "saw 1"]
+
+
+def test_continued_training_applies_the_presets_memory_options(tmp_path, monkeypatch):
+    """The preset's `continued:` keys reach the released model (and only a released model takes them)."""
+    from corpus_fixture import make_corpus
+
+    from lenex.checkpoint import save_checkpoint
+    from lenex.config import ModelConfig
+    from lenex.hf.models import HFLanguageModel
+    from lenex.model import LanguageModel
+    from lenex.segmented import continued
+
+    torch.set_num_threads(1)
+    corpus = make_corpus(tmp_path / "corpus")
+    save_checkpoint(tmp_path / "hf.pt", tiny_random("gpt2", vocab_size=50257, n_positions=16))
+    seen = []
+    real = HFLanguageModel.save_memory
+    monkeypatch.setattr(HFLanguageModel, "save_memory", lambda self, **kw: (seen.append(kw), real(self, **kw))[1])
+    settings = {"batch_size": 4, "lr": 1e-3, "warmup_fraction": 0.1, "log_every": 1, "checkpoint_every": 100,
+                "eval_batches": 1, "activation_checkpointing": True, "loss_chunk_tokens": 8}
+    summary = continued.run(tmp_path / "hf.pt", "full", 1, settings, corpus, tmp_path / "m.pt", tmp_path / "w",
+                            epoch_tokens=128)
+    assert seen == [{"activation_checkpointing": True, "loss_chunk_tokens": 8}]
+    assert summary["step"] > 0 and math.isfinite(summary["final_loss"])
+    save_checkpoint(tmp_path / "own.pt", LanguageModel(ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64,
+                                                                   train_length=16)))
+    with pytest.raises(ValueError, match="apply to the released .Hugging Face. models only, not to LanguageModel"):
+        continued.run(tmp_path / "own.pt", "full", 1, settings, corpus, tmp_path / "o.pt", tmp_path / "wo",
+                      epoch_tokens=128)
