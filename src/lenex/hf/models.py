@@ -103,8 +103,13 @@ class HFLanguageModel(nn.Module):
         (Bloom: 250,880 wide) are never whole, nor upcast to fp32 whole. The loss is the same sum."""
         if loss_chunk_tokens is not None and loss_chunk_tokens < 1:
             raise ValueError(f"loss_chunk_tokens must be a positive number of tokens, got {loss_chunk_tokens}")
-        if activation_checkpointing:
+        # transformers 5 renamed gradient_checkpointing_* (kept as deprecated aliases until v6)
+        if activation_checkpointing and hasattr(self.hf, "activation_checkpointing_enable"):
+            self.hf.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        elif activation_checkpointing:
             self.hf.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        elif hasattr(self.hf, "activation_checkpointing_disable"):
+            self.hf.activation_checkpointing_disable()
         else:
             self.hf.gradient_checkpointing_disable()
         self.loss_chunk_tokens = loss_chunk_tokens
