@@ -5,6 +5,7 @@
 #   segmented_memory.json, and check.log (every stage's output, the CUDA tests' included).
 #   bash scripts/gpu/check.sh                 # LENEX_CHECK_SECONDS=480 by default
 #   LENEX_CHECK_DRY_RUN=1 bash scripts/gpu/check.sh   # on a CPU, toy sizes: the script's own test
+#   LENEX_CHECK_STAGES="env bench" bash scripts/gpu/check.sh   # some stages only (default: all)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 START=$(date +%s)
@@ -34,6 +35,10 @@ export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 
 # $BOX), its output appended to the log, its status kept for summary.json.
 stage() {
     local name=$1 box=$2 command=$3 rc status began
+    if [ -n "${LENEX_CHECK_STAGES:-}" ] && [[ " $LENEX_CHECK_STAGES " != *" $name "* ]]; then
+        STAGES+=("{\"stage\": \"$name\", \"status\": \"skipped: not in LENEX_CHECK_STAGES\"}")
+        return
+    fi
     local remaining
     remaining=$(($(left) - 10))
     [ "$box" -gt "$remaining" ] && box=$remaining
