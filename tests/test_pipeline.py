@@ -207,6 +207,43 @@ def test_launchers():
     assert launcher("lenex.train", 8) == "torchrun --standalone --nproc_per_node 8 -m lenex.train"
 
 
+
+def test_a_gpu_trainings_shell_leaves_sigterm_to_the_trainer():
+    from lenex.pipeline.resources import train_command
+
+    assert train_command("lenex.train", 0) == "python -m lenex.pipeline.launch lenex.train"  # CPU: as it was
+    assert train_command("lenex.train", 1) == "trap '' TERM; python -m lenex.pipeline.launch lenex.train"
+    assert train_command("lenex.train", 8).startswith("trap '' TERM; torchrun --standalone")
+
+
+def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
+    """Why (lenex.pipeline.resources.KEEP_SHELL): SIGTERM to the whole process group, as SLURM's
+    --signal sends it, ends a rule's bash (Snakemake's `set -euo pipefail; ... > log`) at once,
+    its child still saving; after the trap the shell waits for the child and returns its status."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from lenex.pipeline.resources import KEEP_SHELL
+
+    child = ("import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(0.5), sys.exit(2))); "
+             "print('ready', flush=True); time.sleep(30)")
+    statuses = []
+    for i, prefix in enumerate(("", KEEP_SHELL)):
+        log = tmp_path / f"{i}.log"
+        command = f"set -euo pipefail; {prefix}{sys.executable} -c \"{child}\" > {log} 2>&1"
+        shell = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+        deadline = time.time() + 20
+        while time.time() < deadline and not (log.exists() and "ready" in log.read_text()):
+            time.sleep(0.05)
+        os.killpg(shell.pid, signal.SIGTERM)
+        statuses.append(shell.wait(timeout=20))
+        time.sleep(0.7)  # the plain shell's orphaned child finishes too
+    assert statuses == [-signal.SIGTERM, 2]
+
+
 def test_multinode_launcher_starts_one_torchrun_per_node(pipeline):
     command = pipeline.multinode_launcher("paper", "lex")
     assert "srun --nodes 1 --ntasks-per-node 1 torchrun --nnodes 1 --nproc_per_node 8" in command

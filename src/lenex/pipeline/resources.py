@@ -30,6 +30,18 @@ SIGNAL_LEAD_S = 300
 LAUNCH = "lenex.pipeline.launch"
 
 
+#: What a GPU training's shell runs first: it ignores SIGTERM, which the trainer handles (it saves its
+#: state and stops). SLURM's --signal reaches every process of the job step, and a shell ended by it
+#: (bash exits at once, its child still writing) would end the job while the trainer saves. CPU
+#: presets keep their commands as they were (a changed command reruns every training of theirs).
+KEEP_SHELL = "trap '' TERM; "
+
+
+def train_command(module: str, gpus: int) -> str:
+    """A training's launcher (`launcher`), after KEEP_SHELL where it runs on GPUs."""
+    return (KEEP_SHELL if gpus else "") + launcher(module, gpus)
+
+
 def launcher(module: str, gpus: int) -> str:
     """`python -m module` (through lenex.pipeline.launch, which forks it from a local run's fork
     server), or torchrun with one process per GPU (lenex.train's data parallelism)."""
@@ -111,12 +123,12 @@ class Resources:
 
     def train_launcher_of(self, module: str, paper: str | None = None):
         """Params function: the launcher of `module` with the preset's training GPUs."""
-        return lambda wc: launcher(module, self.train_gpus(wc.preset, paper or wc.paper))
+        return lambda wc: train_command(module, self.train_gpus(wc.preset, paper or wc.paper))
 
     def multinode_launcher(self, preset_name: str, paper: str) -> str:
         """srun starting one torchrun per node; the torchruns meet at the allocation's first node."""
         nodes = self.rule_resources(preset_name, "train", "nodes", 1, paper)
-        return ("head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
+        return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
                 f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
                 f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"
                 " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.train")
