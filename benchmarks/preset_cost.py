@@ -3,6 +3,11 @@ model shape the preset trains, measured as the pipeline runs it (two one-thread 
 `--cores 2`), times the trainings each paper's reference run needs.
 
     python -m benchmarks.preset_cost --preset workstation [--seconds 60] [--out benchmarks/results/cpu]
+    python -m benchmarks.preset_cost --preset gpu --gpu     # one GPU, from the recorded H100 rates
+
+With `--gpu` nothing is measured: each shape's tokens/s on one GPU comes from the recorded H100
+throughput (benchmarks/gpu_cost.py), and the estimate is GPU-hours per paper (`gpu_hours`, which
+the plan page can call), written to benchmarks/results/cuda-h100/preset_cost_<preset>.json and .md.
 
 The trainings per paper are counted from the experiment definitions and the preset (variants x
 budget groups x corpora x seeds), the tokens per model from the preset; the estimate is the training
@@ -90,12 +95,27 @@ def trainings(preset: dict, vocab: int) -> list[dict]:
         per_corpus = 2 if group is None else len(corpora)  # Tables 1/4 train on arXiv and OpenWebText2
         groups.append({"paper": "receptive-field", "what": group or "slope and window models",
                        "count": count * n * per_corpus, **_shape(view, vocab)})
+    # Table 2's longer-L_tr fixes (budget groups fix-ltr*), one corpus each, at their own batch
+    # (their variants train at train_length_multiple x L_tr: that many times the tokens per sequence)
+    for name, variant in experiment["variants"].items():
+        if variant.get("group") in (None, "seeds"):
+            continue
+        view = group_view(rf, variant["group"])
+        length = int(view["model"]["train_length"] * variant.get("train_length_multiple", 1))
+        view = {**view, "model": {**view["model"], "train_length": length}}
+        n = int((view.get("experiment") or {}).get("seeds", 1))
+        groups.append({"paper": "receptive-field", "what": name, "count": n, **_shape(view, vocab)})
     seg = paper_view(preset, "segmented")
     experiment = read_yaml(ROOT / "config/experiments/segmented.yaml")
     large = set((seg.get("experiment") or {}).get("large_variants", []))
+    released = (seg.get("experiment") or {}).get("hf_checkpoints")
     for what, names in (("development stand-ins", set(experiment["variants"]) - large), ("large stand-ins", large)):
+        if released:
+            break  # the released checkpoints are fetched, not pretrained
         view = seg if what.startswith("dev") else {**seg, "model": {**seg["model"], **seg["experiment"]["large_model"]}}
         groups.append({"paper": "segmented", "what": f"pretraining, {what}", "count": len(names), **_shape(view, vocab)})
+    if released:
+        view = _largest_released(seg, released)
     # One epoch of domain adaptation per model (out of the box; Table 5's further epoch) and one continued
     # run per method and extension (L_t -> k L_t), each seed: counted at the large stand-ins' speed.
     adapted = {"ootb", "out-of-the-box", "domain-adaptation"}
@@ -105,16 +125,87 @@ def trainings(preset: dict, vocab: int) -> list[dict]:
     adaptations = {m for m, _ in methods if m.split(":")[1] in adapted - {"out-of-the-box"}}
     runs = (len(continued) + len(adaptations)) * int((seg.get("experiment") or {}).get("seeds", 1))
     groups.append({"paper": "segmented", "what": "adaptation and continued runs", "count": runs,
-                   **_shape(view, vocab), "tokens": int(seg["experiment"].get("epoch_tokens") or 0)})
+                   **_shape(view, view["model"].get("vocab", vocab)), "tokens": int(seg["experiment"].get("epoch_tokens") or 0)})
     return groups
+
+
+def _largest_released(seg: dict, released: dict) -> dict:
+    """The segmented view with `model` the released checkpoint of most training FLOPs a token at
+    its L_t (every continued run is costed at its rate: the estimate errs high)."""
+    from lenex.segmented.memory import RELEASED
+
+    from .gpu_cost import flops_per_token
+
+    def shape(model: str) -> dict:
+        arch = RELEASED[released[model]]
+        length = (seg["experiment"].get("train_lengths") or {}).get(model, seg["model"]["train_length"])
+        return {"n_layer": arch.n_layer, "d_model": arch.d_model, "n_head": arch.n_head, "d_ff": arch.d_ff,
+                "train_length": length, "vocab": arch.vocab}
+
+    biggest = max(released, key=lambda m: flops_per_token(**{k: v for k, v in shape(m).items() if k != "n_head"}))
+    return {**seg, "model": {**seg["model"], **shape(biggest)}, "released_model": released[biggest],
+            "train": {**seg["train"], "batch_size": seg["experiment"]["continued"]["batch_size"]}}
+
+
+def gpu_costs(preset: dict, record: dict | None = None) -> list[dict]:
+    """Each training group of `preset` with its tokens/s on one recorded GPU and its GPU-hours."""
+    from . import gpu_cost
+
+    record = record or gpu_cost.load_record()
+    points = gpu_cost.recorded_points(record, [read_yaml(ROOT / "config/presets/paper.yaml")])
+    peak = record["result"]["peak_flops"]
+    rows = []
+    for group in trainings(preset, 50257):
+        shape = {**group, "vocab": group.get("vocab", 50257)}
+        rate, point = gpu_cost.tokens_per_s(shape, points, peak)
+        rows.append({**group, "tokens_per_s_gpu": rate, "costed_from": point["what"], "costed_mfu": point["mfu"],
+                     "gpu_hours": group["count"] * group["tokens"] / rate / 3600})
+    return rows
+
+
+def gpu_hours(preset_name: str) -> dict[str, float]:
+    """Training GPU-hours per paper of a preset on one recorded GPU (the plan page's reading)."""
+    rows = gpu_costs(read_yaml(ROOT / "config/presets" / f"{preset_name}.yaml"))
+    return {paper: sum(r["gpu_hours"] for r in rows if r["paper"] == paper) for paper in dict.fromkeys(r["paper"] for r in rows)}
+
+
+def _gpu_main(preset_name: str, out: Path) -> None:
+    from . import gpu_cost
+
+    record = gpu_cost.load_record()
+    rows = gpu_costs(read_yaml(ROOT / "config/presets" / f"{preset_name}.yaml"), record)
+    totals = {paper: sum(r["gpu_hours"] for r in rows if r["paper"] == paper) for paper in dict.fromkeys(r["paper"] for r in rows)}
+    source = str(gpu_cost.RECORD.relative_to(ROOT))
+    atomic_write_text(out / f"preset_cost_{preset_name}.json", json.dumps(
+        {"preset": preset_name, "record": source, "machine": record["machine"], "groups": rows,
+         "gpu_hours_per_paper": totals}, indent=1) + "\n")
+    lines = [f"# Training cost of preset `{preset_name}` on one GPU (python -m benchmarks.preset_cost --gpu)", "",
+             f"Rates from the recorded {record['machine'].get('gpu', 'GPU')} throughput ({source}, and the paper "
+             "preset's stated rates): the lowest MFU recorded at the nearest recorded shape, at each shape's FLOPs "
+             "per token (benchmarks/gpu_cost.py). Training only.", "",
+             "| paper | models | count | shape | L_tr x batch | tokens each | tokens/s (1 GPU) | costed from | GPU-hours |",
+             "|---|---|---:|---|---|---:|---:|---|---:|"]
+    for r in rows:
+        lines.append(f"| {r['paper']} | {r['what']} | {r['count']} | {r['n_layer']}x{r['d_model']} | "
+                     f"{r['train_length']} x {r['batch_size']} | {r['tokens']:,} | {r['tokens_per_s_gpu']:,.0f} | "
+                     f"{r['costed_from'].split(':')[0]} (MFU {r['costed_mfu']:.3f}) | {r['gpu_hours']:.1f} |")
+    lines += ["", "| paper | training GPU-hours |", "|---|---:|"]
+    lines += [f"| {paper} | {hours:.1f} |" for paper, hours in totals.items()]
+    atomic_write_text(out / f"preset_cost_{preset_name}.md", "\n".join(lines) + "\n")
+    print("\n".join(lines))
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="workstation")
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/cpu"))
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/cpu (--gpu: cuda-h100)")
+    parser.add_argument("--gpu", action="store_true", help="GPU-hours on one GPU from the recorded H100 rates")
     args = parser.parse_args(argv)
+    if args.gpu:
+        _gpu_main(args.preset, Path(args.out or ROOT / "benchmarks/results/cuda-h100"))
+        return
+    args.out = args.out or str(ROOT / "benchmarks/results/cpu")
     preset = read_yaml(ROOT / "config/presets" / f"{args.preset}.yaml")
     vocab = int(preset["data"]["tokenizer"].split("-")[1]) if preset["data"]["tokenizer"].startswith("bpe-") else 50257
     rows, measured = [], {}

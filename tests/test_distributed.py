@@ -109,3 +109,48 @@ def test_resume_with_another_world_size_continues_from_the_checkpoint(corpus, tm
     resumed = train(MODEL, TRAIN, corpus, tmp_path / "part.pt", tmp_path / "w2", device="cpu")
     # dropout is 0, so reseeding the dropout stream changes nothing: the result is exact
     assert resumed["final_loss"] == whole["final_loss"]
+
+
+def _child_with_rank(parent: int, rank: int) -> int | None:
+    """The pid of torchrun's worker `parent` started with RANK=rank (read from /proc)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
+            environ = open(f"/proc/{entry}/environ", "rb").read().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and f"RANK={rank}".encode() in environ:
+            return int(entry)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds torchrun's workers through /proc")
+def test_sigterm_on_one_rank_stops_every_rank_at_the_same_step(corpus, tmp_path):
+    """The flag travels in the loss all-reduce (lenex.train_speed.StepStats): SIGTERM to rank 1
+    alone stops both ranks after the same step, with its state saved, and no collective hangs."""
+    import signal
+    import time
+
+    cfg = dataclasses.replace(TRAIN, steps=100_000, checkpoint_every=100_000)
+    workdir = tmp_path / "w"
+    args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+            "-m", "lenex.train", "--model-config", json.dumps(MODEL.to_dict()),
+            "--train-config", json.dumps(dataclasses.asdict(cfg)), "--data", str(corpus), "--out",
+            str(tmp_path / "m.pt"), "--workdir", str(workdir), "--device", "cpu", "--threads", "1"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    metrics = workdir / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not metrics.exists() or len(metrics.read_text().splitlines()) < 3):
+        time.sleep(0.2)
+    rank1 = _child_with_rank(proc.pid, 1)
+    assert rank1 is not None and proc.poll() is None, "torchrun's rank 1 not found running"
+    os.kill(rank1, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)  # a rank left waiting in a collective would hang here
+    state = torch.load(workdir / "last.pt", weights_only=False)
+    steps_logged = len(metrics.read_text().splitlines())
+    assert state["step"] == steps_logged, (state["step"], steps_logged)  # saved after the last step done
+    assert "stopped by SIGTERM: state at step" in err

@@ -40,9 +40,9 @@ def test_the_config_is_checked_when_the_pipeline_is_made(tmp_path):
 
 
 def test_presets_and_their_views(pipeline):
-    assert pipeline.preset_names == ["paper", "tiny", "workstation"]
+    assert pipeline.preset_names == ["gpu", "paper", "tiny", "workstation"]
     assert pipeline.preset_file("tiny") == "config/presets/tiny.yaml"  # relative: no rule names the checkout
-    with pytest.raises(ValueError, match="unknown preset 'huge'; known: paper, tiny, workstation"):
+    with pytest.raises(ValueError, match="unknown preset 'huge'; known: gpu, paper, tiny, workstation"):
         pipeline.preset("huge")
     # the receptive-field paper's own block at `paper` (Table 7: 12 x 768 at L_tr = 512), LEX's the shared one
     assert pipeline.train_length("paper", "receptive-field") == 512 and pipeline.train_length("paper", "lex") == 1024
@@ -182,26 +182,66 @@ def test_a_machine_without_apt_skips_the_debian_stand_ins_and_trains_on_the_fall
 
 def test_every_job_declares_what_it_asks_a_cluster_for(pipeline):
     # `paper`: LEX trains on 8 GPUs with 64 threads (8 CPUs per GPU), segmented evaluates on 1 GPU with 8
+    # on one node (torchrun --standalone), LEX's training on whole nodes, SIGTERM 300 s before the limit
     assert pipeline.stage_resources_at("paper", "train", "lex") == {"mem_mb": 128000, "runtime": 1080, "gpu": 8,
-                                                                     "cpus_per_gpu": 8}
+                                                                     "cpus_per_gpu": 8, "nodes": 1,
+                                                                     "slurm_extra": "--exclusive --signal=TERM@300"}
     assert pipeline.stage_resources_at("paper", "evaluate", "segmented")["cpus_per_gpu"] == 8
     # a CPU job asks for no GPU (SLURM gives it `threads` CPUs per task); runs multiply the time limit
     assert pipeline.stage_resources_at("tiny", "evaluate", "lex", runs=3) == {"mem_mb": 2000, "runtime": 30, "gpu": 0,
-                                                                               "cpus_per_gpu": 0}
+                                                                               "cpus_per_gpu": 0, "nodes": 1}
     resources = pipeline.stage_resources("train", "receptive-field")
     assert {key: f(wc(preset="paper")) for key, f in resources.items()} == {"mem_mb": 64000, "runtime": 240, "gpu": 1,
-                                                                            "cpus_per_gpu": 8}
+                                                                            "cpus_per_gpu": 8, "nodes": 1,
+                                                                            "slurm_extra": "--signal=TERM@300"}
     assert pipeline.stage_threads("train")(wc(preset="paper", paper="lex")) == 64
     assert pipeline.stage_setting("train", "runtime")(wc(preset="tiny", paper="lex")) == 20
     assert pipeline.process_threads()(wc(preset="paper", paper="lex"), 64) == 8
     assert pipeline.gpu_stage("paper", "evaluate", "lex") and not pipeline.gpu_stage("tiny", "evaluate", "lex")
-    assert pipeline.presets_by_nodes(one_node=True) == "paper|tiny|workstation"
+    assert pipeline.presets_by_nodes(one_node=True) == "gpu|paper|tiny|workstation"
     assert pipeline.presets_by_nodes(one_node=False) == "-"
 
 
 def test_launchers():
     assert launcher("lenex.train", 1) == "python -m lenex.pipeline.launch lenex.train"
     assert launcher("lenex.train", 8) == "torchrun --standalone --nproc_per_node 8 -m lenex.train"
+
+
+
+def test_a_gpu_trainings_shell_leaves_sigterm_to_the_trainer():
+    from lenex.pipeline.resources import train_command
+
+    assert train_command("lenex.train", 0) == "python -m lenex.pipeline.launch lenex.train"  # CPU: as it was
+    assert train_command("lenex.train", 1) == "trap '' TERM; python -m lenex.pipeline.launch lenex.train"
+    assert train_command("lenex.train", 8).startswith("trap '' TERM; torchrun --standalone")
+
+
+def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
+    """Why (lenex.pipeline.resources.KEEP_SHELL): SIGTERM to the whole process group, as SLURM's
+    --signal sends it, ends a rule's bash (Snakemake's `set -euo pipefail; ... > log`) at once,
+    its child still saving; after the trap the shell waits for the child and returns its status."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from lenex.pipeline.resources import KEEP_SHELL
+
+    child = ("import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(0.5), sys.exit(2))); "
+             "print('ready', flush=True); time.sleep(30)")
+    statuses = []
+    for i, prefix in enumerate(("", KEEP_SHELL)):
+        log = tmp_path / f"{i}.log"
+        command = f"set -euo pipefail; {prefix}{sys.executable} -c \"{child}\" > {log} 2>&1"
+        shell = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+        deadline = time.time() + 20
+        while time.time() < deadline and not (log.exists() and "ready" in log.read_text()):
+            time.sleep(0.05)
+        os.killpg(shell.pid, signal.SIGTERM)
+        statuses.append(shell.wait(timeout=20))
+        time.sleep(0.7)  # the plain shell's orphaned child finishes too
+    assert statuses == [-signal.SIGTERM, 2]
 
 
 def test_multinode_launcher_starts_one_torchrun_per_node(pipeline):

@@ -105,7 +105,7 @@ def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
     assert rf.multiples(pipeline, "cache-window") and rf.window_option() == "--window-multiple 4 "
     assert rf.erf_options(pipeline, "tiny", "alibi", "E.json").startswith("--erf-out E.json --erf-multiple 4 ")
     assert rf.figure_kind(pipeline, "8") == "figure8" and rf.figure_kind(pipeline, "4") == "erf"
-    assert seg.presets(pipeline, released=True) == "paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
+    assert seg.presets(pipeline, released=True) == "gpu|paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
     assert seg.hf_checkpoint(pipeline, "paper", "pythia") == "EleutherAI/pythia-1.4b"
     assert seg.domain_data(pipeline, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
     assert seg.domain_data(pipeline, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
@@ -136,7 +136,10 @@ def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
 
 
 def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
-    assert fairseq.train_launcher(pipeline, "paper", "lex") == "torchrun --standalone --nproc_per_node 8 -m lenex.train"
+    # a GPU training's shell leaves SIGTERM to the trainer (lenex.pipeline.resources.KEEP_SHELL)
+    assert fairseq.train_launcher(pipeline, "paper", "lex") == (
+        "trap '' TERM; torchrun --standalone --nproc_per_node 8 -m lenex.train")
+    assert fairseq.train_launcher(pipeline, "tiny", "lex") == "python -m lenex.pipeline.launch lenex.train"
     assert fairseq.train_launcher(pipeline, "tiny", "lex", "fairseq") == (
         "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix")
     assert fairseq.backend_inputs(pipeline, "tiny", "lex") == []

@@ -32,13 +32,15 @@ from .config import ModelConfig, TrainConfig  # TrainConfig: re-exported for len
 from .data.store import load_split
 from . import distributed, resume
 from .device import autocast
-from .files import atomic_write
 from .model import LanguageModel
 from .model.kernels import add_kernel_option, kernel_record, set_default_kernel
 from .provenance import check_labels, training_identity
 from .schedule import learning_rate
-from .train_checks import check_finite, check_run_configs, check_split_sizes
+from .train_checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
 from .train_guards import Guards, Terminated
+from .train_state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
+from .train_speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
+                          sync_point)
 from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.train")
@@ -53,10 +55,6 @@ def sample_windows(tokens: np.ndarray, length: int, count: int, seed: int) -> tu
     starts = torch.randint(0, len(tokens) - length - 1, (count,), generator=generator).tolist()
     windows = torch.from_numpy(np.stack([np.asarray(tokens[s : s + length + 1], dtype=np.int64) for s in starts]))
     return windows[:, :-1], windows[:, 1:]
-
-
-def batch_seed(seed: int, step: int) -> int:
-    return seed * 1_000_003 + step
 
 
 def build_optimizer(model: LanguageModel, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -84,60 +82,6 @@ def validation_loss(model: LanguageModel, tokens: np.ndarray, cfg: TrainConfig, 
     return float(np.mean(losses))
 
 
-def _rng_state(device: torch.device) -> dict:
-    cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
-    return {"cpu": torch.get_rng_state(), "cuda": cuda}
-
-
-def _seed_rank(seed: int, rank: int, step: int = 0) -> None:
-    # Rank 0 keeps `seed` itself (a single process is unchanged); other ranks get their own
-    # dropout streams, derived from (seed, rank, step) so they are reproducible too.
-    torch.manual_seed(seed if rank == 0 and step == 0 else batch_seed(seed + 7919 * rank, step))
-
-
-def _restore_rng(state: dict, ctx: distributed.Context, seed: int, step: int) -> None:
-    by_rank = state.get("rng_by_rank")
-    if by_rank is not None and len(by_rank) == ctx.world_size:
-        mine = by_rank[ctx.rank]
-    elif by_rank is None and ctx.world_size == 1:  # checkpoints from before distributed training
-        mine = {"cpu": state["rng"], "cuda": state.get("cuda_rng")}
-    else:
-        log.warning("checkpoint was written by %d processes, resuming with %d: dropout streams are "
-                    "reseeded, so a run with dropout will not match an uninterrupted one bit for bit",
-                    len(by_rank or [None]), ctx.world_size)
-        _seed_rank(seed, ctx.rank, step)
-        return
-    torch.set_rng_state(mine["cpu"])
-    if mine.get("cuda") is not None and ctx.device.type == "cuda":
-        torch.cuda.set_rng_state(mine["cuda"], ctx.device)
-
-
-def _resume(workdir: Path, model, optimizer, identity: dict, ctx: distributed.Context, seed: int) -> int:
-    last = workdir / "last.pt"
-    # Rank 0 alone sets a stale state aside; the others wait, then see the same file (or none).
-    state = resume.load_state(last, identity) if ctx.is_main else None
-    distributed.barrier(ctx)
-    if not ctx.is_main:
-        state = resume.load_state(last, identity)
-    if state is None:
-        return 0
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    _restore_rng(state, ctx, seed, int(state["step"]))
-    log.info("resumed from %s at step %d", last, state["step"])
-    return int(state["step"])
-
-
-def _save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: int, model, optimizer) -> None:
-    rng_by_rank = distributed.gather_objects(ctx, _rng_state(ctx.device))  # every rank takes part
-    if not ctx.is_main:
-        return
-    state = {"identity": identity, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "rng": rng_by_rank[0]["cpu"], "cuda_rng": rng_by_rank[0]["cuda"], "rng_by_rank": rng_by_rank,
-             "world_size": ctx.world_size}
-    atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
-
-
 def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop_after: int | None = None,
           device: str = "auto", *, init_from=None, batches=None, model_factory=None,
           run_identity: dict | None = None, labels: dict | None = None) -> dict | None:
@@ -158,6 +102,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
     One trainer per workdir (rank 0 holds its lock); SIGTERM saves the state after the step in
     progress and stops (lenex.train_guards)."""
     ctx = distributed.setup(device)
+    configure_device(ctx.device)
     try:
         with Guards(workdir, ctx.is_main) as guards:
             return _train(model_cfg, cfg, data_dir, out, Path(workdir), stop_after, ctx,
@@ -207,8 +152,11 @@ class _Run:
     valid_tokens: np.ndarray
     per_rank: int  # sequences per rank and step
     micro: int  # sequences per forward pass
-    forward: torch.nn.Module | None = None  # the model, or its DistributedDataParallel wrapper
+    forward: torch.nn.Module | None = None  # the model (or its DDP wrapper), compiled on CUDA (train_speed)
     saved_step: int | None = None  # the step of the state in last.pt, once there is one
+    stats: StepStats | None = None  # the step's loss and flags, on the device
+    stop_seen: bool = False  # SIGTERM reached some rank (as of the last sync point)
+    deferred: bool = False  # non-finite steps skipped on the device, checked at sync points
 
     @property
     def length(self) -> int:
@@ -224,11 +172,15 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     if ctx.is_main:
         resume.truncate_metrics(metrics_path, step)
     distributed.barrier(ctx)
-    run.forward = run.model
+    wrapped = run.model
     if ctx.distributed:
-        run.forward = torch.nn.parallel.DistributedDataParallel(
+        wrapped = torch.nn.parallel.DistributedDataParallel(
             run.model, device_ids=[ctx.device] if ctx.device.type == "cuda" else None)
-    loss_value, started, run_steps = float("nan"), time.time(), 0
+    run.forward = CompiledForward(wrapped, ctx.device)
+    run.stats = StepStats(ctx.device)
+    run.deferred = defers_sync(ctx.device) and is_fused(run.optimizer)
+    loss_value, grad_norm, started, run_steps = float("nan"), float("nan"), time.time(), 0
+    stop_at = None if stop_after is None else step + stop_after
     seq_len = run.length  # tokens per training sequence (a `batches` hook may use another length)
     progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5,
                     disable=not ctx.is_main)
@@ -244,9 +196,14 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
                 group["lr"] = rate
             x, y, extra = _global_batch(run, step)
             seq_len = x.shape[1]
-            loss_value, grad_norm = _optimizer_step(run, x, y, extra, step + 1)
+            grad_norm_t = _optimizer_step(run, x, y, extra, step + 1)
             step, run_steps = step + 1, run_steps + 1
             progress.update(1)
+            if not sync_point(step, cfg.steps, cfg.log_every, cfg.checkpoint_every, cfg.eval_every, stop_at,
+                              run.deferred):
+                run.hooks.guards.tick()
+                continue
+            loss_value, grad_norm = _read_step(run, step, grad_norm_t)
             record = {"step": step, "loss": loss_value, "lr": rate, "grad_norm": grad_norm}
             if cfg.eval_every and step % cfg.eval_every == 0:
                 record["valid_loss"] = validation_loss(run.model, run.valid_tokens, cfg, run.length, ctx.device)
@@ -264,7 +221,8 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
 
 def _stop_if_terminated(run: _Run, step: int) -> None:
     """After SIGTERM (on any rank): save the state at `step` unless it is saved, and stop."""
-    if not run.hooks.guards.stop_requested(run.ctx):
+    asked = run.stop_seen if run.ctx.distributed else run.hooks.guards.termination.requested
+    if not asked:
         return
     if step and step != run.saved_step:
         _save_state(run.workdir, run.ctx, run.identity, step, run.model, run.optimizer)
@@ -310,10 +268,14 @@ def _global_batch(run: _Run, step: int) -> tuple[torch.Tensor, torch.Tensor, dic
     return x[mine].to(device), y[mine].to(device), extra
 
 
-def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict, step: int) -> tuple[float, float]:
-    """Forward and backward over the micro-batches, clip, step: (loss averaged over ranks, grad norm).
-    A non-finite loss or gradient norm stops the run before the optimizer applies it."""
-    loss_value, per_rank, micro = 0.0, run.per_rank, run.micro
+def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict, step: int) -> torch.Tensor:
+    """Forward and backward over the micro-batches, clip, step; the loss (averaged over ranks, with
+    the SIGTERM flag in the same all-reduce) stays in run.stats; returns the gradient norm tensor.
+    A non-finite loss or gradient norm never reaches the weights: on the host path the run stops
+    before the optimizer step; on the deferred (CUDA) path fused AdamW skips it on the device and
+    the run stops at the next sync point (_read_step)."""
+    per_rank, micro, stats = run.per_rank, run.micro, run.stats
+    stats.start_step()
     for start in range(0, per_rank, micro):
         last_micro = start + micro >= per_rank
         # DDP all-reduces (averages over ranks) only on the last micro-batch of the step.
@@ -324,13 +286,33 @@ def _optimizer_step(run: _Run, x: torch.Tensor, y: torch.Tensor, extra: dict, st
                 kwargs = {k: v[rows] for k, v in extra.items()}
                 loss = run.forward(x[rows], y[rows], **kwargs)[1] * (micro / per_rank)
             loss.backward()
-        loss_value += loss.item()
-    loss_value = distributed.mean_over_ranks(run.ctx, loss_value)
-    grad_norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), run.cfg.grad_clip).item()
-    check_finite(step, loss_value, grad_norm, run.workdir / "metrics.jsonl", run.workdir / "last.pt", run.saved_step)
+        stats.add(loss)
+    stats.reduce(run.ctx, run.hooks.guards.termination.requested)
+    grad_norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), run.cfg.grad_clip)
+    if run.deferred:
+        skip_on_device(run.optimizer, stats.mark_non_finite(step, grad_norm))
+    else:
+        _read_step(run, step, grad_norm)
     run.optimizer.step()
     run.optimizer.zero_grad(set_to_none=True)
-    return loss_value, grad_norm
+    return grad_norm
+
+
+def _read_step(run: _Run, step: int, grad_norm: torch.Tensor) -> tuple[float, float]:
+    """The host's sync point: (loss, grad norm) of `step`; notes a SIGTERM seen by any rank and
+    stops on a non-finite step (the first since the last sync, on the deferred path)."""
+    seen = run.stats.read()
+    run.stop_seen = run.stop_seen or seen["stop"]
+    loss_value, norm = seen["loss"], grad_norm.item()
+    metrics, last = run.workdir / "metrics.jsonl", run.workdir / "last.pt"
+    if seen["bad_step"]:
+        try:
+            check_finite(seen["bad_step"], seen["bad_loss"], seen["bad_grad_norm"], metrics, last, run.saved_step)
+        except TrainingDiverged as err:
+            raise TrainingDiverged(f"{err} (fused AdamW skipped it on the device; the run stopped at step {step}, "
+                                   "its next sync point)") from None
+    check_finite(step, loss_value, norm, metrics, last, run.saved_step)
+    return loss_value, norm
 
 
 def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, started: float) -> dict:
@@ -347,6 +329,7 @@ def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, star
         "tokens_seen": tokens_seen,
         "params": run.model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
+        "compile": run.forward.record,  # compiled or eager, and why (lenex.train_speed)
         "data": str(run.data_dir),
         # What this model is (lenex.provenance): checked by every evaluator that loads it.
         "identity": training_identity(run.model.config.to_dict(), cfg.to_dict(), run.data_dir, run.hooks.labels),

@@ -1,10 +1,13 @@
 """A training on a cluster (issue 36): one trainer per workdir, and SIGTERM saves before exit.
 
-`WorkdirLock`: `<workdir>/train.lock` records the holder's pid and host, created exclusively.
-A second trainer (an orphan of a killed Snakemake, a rerun started beside it) is refused with
-one line naming the holder. A lock whose holder is gone is taken over with a notice: on this
-host, a pid that no longer runs; on another host (a requeued SLURM job), a lock not refreshed
-for `STALE_AFTER_S` (the holder refreshes it at most every `REFRESH_S` while training).
+`WorkdirLock`: `<workdir>/train.lock` records the holder's pid, host and SLURM job, created
+exclusively. A second trainer (an orphan of a killed Snakemake, a rerun started beside it) is
+refused with one line naming the holder. A lock whose holder is gone is taken over with a notice:
+on this host, a pid that no longer runs; on another host (a job cut by SIGKILL and rerun
+elsewhere), a holder whose SLURM job is this very job (requeued) or no longer in the queue
+(`squeue`), else a lock not refreshed for `STALE_AFTER_S`. The holder refreshes it every
+`REFRESH_S` from a thread of its own, so a long step, evaluation or save never makes it look
+stale, and a dead holder's lock is stale within minutes, not the quarter hour it once was.
 
 `Termination`: SIGTERM (what SLURM sends at a time limit, and `kill`) only sets a flag; the
 training loop saves its state after the step in progress and stops with one line, so a rerun
@@ -16,8 +19,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -26,8 +31,25 @@ from .files import process_runs
 
 log = logging.getLogger("lenex.train")
 LOCK_NAME = "train.lock"
-REFRESH_S = 60
-STALE_AFTER_S = 15 * 60
+REFRESH_S = 30
+STALE_AFTER_S = 4 * REFRESH_S  # three missed heartbeats: the holder is gone
+SLURM_JOB_ENV = "SLURM_JOB_ID"
+
+
+def slurm_job_queued(job_id: str, runner=subprocess.run) -> bool | None:
+    """Whether SLURM still lists job `job_id` (pending, running or finishing), by `squeue`; None
+    where there is no squeue or it does not answer (then only the lock's age can tell)."""
+    if not shutil.which("squeue") and runner is subprocess.run:
+        return None
+    try:
+        done = runner(["squeue", "--noheader", "--jobs", str(job_id), "--format", "%T"], capture_output=True,
+                      text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        # squeue exits non-zero for a job id it no longer knows ("Invalid job id specified")
+        return False if "invalid job id" in (done.stderr or "").lower() else None
+    return bool(done.stdout.strip())
 
 
 class WorkdirInUse(RuntimeError):
@@ -39,9 +61,12 @@ class Terminated(RuntimeError):
 
 
 class WorkdirLock:
-    def __init__(self, workdir):
+    def __init__(self, workdir, environ=os.environ, queued=slurm_job_queued):
         self.path = Path(workdir) / LOCK_NAME
         self.refreshed = 0.0
+        self.slurm_job = environ.get(SLURM_JOB_ENV) or None
+        self.queued = queued
+        self._heartbeat: threading.Event | None = None
 
     def holder(self) -> dict:
         try:
@@ -57,13 +82,19 @@ class WorkdirLock:
             return "gone"
         if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
             return None if process_runs(holder["pid"]) else f"its pid {holder['pid']} no longer runs"
+        job = holder.get("slurm_job")
+        if job and job == self.slurm_job:
+            return f"its SLURM job {job} is this one, requeued"
+        if job and self.queued(job) is False:
+            return f"its SLURM job {job} is no longer in the queue"
         if age > STALE_AFTER_S:
             return f"not refreshed for {age / 60:.0f} min"
         return None
 
     def acquire(self) -> "WorkdirLock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        mine = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()})
+        mine = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
+                           "slurm_job": self.slurm_job})
         for _ in range(2):  # a stale lock is removed once, then the creation is tried again
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -88,16 +119,32 @@ class WorkdirLock:
     def refresh(self) -> None:
         """Touch the lock (at most every REFRESH_S): a holder on another host is alive while it does."""
         if time.time() - self.refreshed >= REFRESH_S:
-            os.utime(self.path)
+            try:
+                os.utime(self.path)
+            except FileNotFoundError:
+                return  # released meanwhile
             self.refreshed = time.time()
 
+    def start_heartbeat(self) -> None:
+        """Refresh the lock every REFRESH_S from a daemon thread until release()."""
+        stop = self._heartbeat = threading.Event()
+
+        def beat():
+            while not stop.wait(REFRESH_S):
+                self.refresh()
+
+        threading.Thread(target=beat, name="lenex-lock-heartbeat", daemon=True).start()
+
     def release(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.set()
         if self.holder().get("pid") == os.getpid():
             self.path.unlink(missing_ok=True)
 
 
 class Guards:
-    """One training's guards: the workdir lock (held by rank 0 alone) and the SIGTERM flag."""
+    """One training's guards: the workdir lock (held by rank 0 alone) and the SIGTERM flag (which
+    the trainer sends to the other ranks in its loss all-reduce: lenex.train_speed.StepStats)."""
 
     def __init__(self, workdir, is_main: bool = True):
         self.lock = WorkdirLock(workdir) if is_main else None
@@ -105,7 +152,7 @@ class Guards:
 
     def __enter__(self) -> "Guards":
         if self.lock is not None:
-            self.lock.acquire()
+            self.lock.acquire().start_heartbeat()
         self.termination.__enter__()
         return self
 
@@ -118,13 +165,6 @@ class Guards:
         """After every step: the lock shows its holder is alive."""
         if self.lock is not None:
             self.lock.refresh()
-
-    def stop_requested(self, ctx) -> bool:
-        """SIGTERM arrived (on any rank: all ranks stop at the same step, or collectives would hang)."""
-        from .distributed import mean_over_ranks
-
-        asked = self.termination.requested
-        return mean_over_ranks(ctx, float(asked)) > 0 if ctx.distributed else asked
 
 
 class Termination:

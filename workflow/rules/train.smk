@@ -9,8 +9,9 @@
 #   nodes > 1           : srun (one task per node) launching torchrun, rendezvous on the
 #                         job's first node (rule train_multinode)
 # What a job asks a cluster for (GPUs, CPUs per GPU, memory, time) is declared here, from the
-# preset (lenex.pipeline.resources); cluster-specific values (partition, account, slurm_extra)
-# live in the profile. The launcher and inputs of another backend: lenex.fairseq_backend.workflow.
+# preset (lenex.pipeline.resources), with the training's own sbatch flags (slurm_extra: the SIGTERM
+# lead its save needs, whole nodes where the preset says); cluster-specific values (partition,
+# account, retries) live in the profile. The launcher and inputs of another backend: lenex.fairseq_backend.workflow.
 from lenex.fairseq_backend import workflow as fairseq
 
 
@@ -82,5 +83,6 @@ use rule train as train_multinode with:
             wc.preset, "train", wc.paper
         )["cpus_per_gpu"],
         mpi="srun",
+        slurm_extra=lambda wc: pipeline.train_slurm_extra(wc.preset, wc.paper),
     params:
         launcher=lambda wc: pipeline.multinode_launcher(wc.preset, wc.paper),

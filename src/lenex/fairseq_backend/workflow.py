@@ -4,7 +4,7 @@ Every function takes the workflow's `Pipeline` (lenex.pipeline.workflow)."""
 
 from __future__ import annotations
 
-from ..pipeline.resources import launcher
+from ..pipeline.resources import launcher, train_command
 from . import require_fairseq
 
 FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
@@ -41,7 +41,7 @@ def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None
     if module != "lenex.train":
         folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
         return f"{launcher(module, 1)} --bin {folder}"
-    return launcher(module, pipeline.train_gpus(preset, paper))
+    return train_command(module, pipeline.train_gpus(preset, paper))
 
 
 def train_code(pipeline, preset: str, paper: str, variant: str, backend: str | None = None) -> str:

@@ -85,11 +85,34 @@ def bloom_positions(hf_model, positions: torch.Tensor):
 class HFLanguageModel(nn.Module):
     """A transformers causal LM behind lenex's model interface, positions always explicit."""
 
+    # lenex.train compiles models on CUDA; these run eagerly unless LENEX_COMPILE=1: Bloom's ALiBi
+    # builder is replaced on every call (bloom_positions), which a compiled graph would guard on.
+    eager_reason = "Hugging Face model: run eagerly (its positions are patched per call)"
+
     def __init__(self, hf_model, name: str | None = None):
         super().__init__()
         self.hf, self.name, self.kind = hf_model, name, _kind(hf_model)
         self.config = describe(hf_model)
         self.query_chunk = None  # queries per forward under an explicit causal mask (None: all)
+        self.loss_chunk_tokens = None  # training loss over this many tokens at a time (None: all at once)
+
+    def save_memory(self, activation_checkpointing: bool = False, loss_chunk_tokens: int | None = None) -> None:
+        """Continued pretraining of a 1.x-billion model on one GPU (lenex.segmented.memory): keep one
+        layer's input per layer and recompute the layer in the backward pass, and compute the
+        training loss `loss_chunk_tokens` tokens at a time, so the (tokens x vocabulary) logits
+        (Bloom: 250,880 wide) are never whole, nor upcast to fp32 whole. The loss is the same sum."""
+        if loss_chunk_tokens is not None and loss_chunk_tokens < 1:
+            raise ValueError(f"loss_chunk_tokens must be a positive number of tokens, got {loss_chunk_tokens}")
+        # transformers 5 renamed gradient_checkpointing_* (kept as deprecated aliases until v6)
+        if activation_checkpointing and hasattr(self.hf, "activation_checkpointing_enable"):
+            self.hf.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        elif activation_checkpointing:
+            self.hf.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        elif hasattr(self.hf, "activation_checkpointing_disable"):
+            self.hf.activation_checkpointing_disable()
+        else:
+            self.hf.gradient_checkpointing_disable()
+        self.loss_chunk_tokens = loss_chunk_tokens
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -109,8 +132,9 @@ class HFLanguageModel(nn.Module):
         self.hf.config.n_positions = new_length
         self.config = describe(self.hf)
 
-    def logits(self, idx: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
-        """(B, T, V) logits with original position ids (B, T) or (T,); default 0..T-1."""
+    def logits(self, idx: torch.Tensor, positions: torch.Tensor | None = None, hidden: bool = False) -> torch.Tensor:
+        """(B, T, V) logits with original position ids (B, T) or (T,); default 0..T-1 (`hidden`: the
+        backbone's last hidden states (B, T, D) instead, before the output layer)."""
         if positions is None:
             positions = torch.arange(idx.shape[1], device=idx.device)
         positions = positions.expand(idx.shape).to(idx.device)
@@ -121,12 +145,21 @@ class HFLanguageModel(nn.Module):
         # An explicit all-ones mask: without one, transformers reads a jump in position_ids as the
         # start of another packed sequence and blocks attention across it (masking_utils).
         ones = torch.ones_like(idx)
+        model = self.hf.base_model if hidden else self.hf
         if self.kind == "alibi":
             with bloom_positions(self.hf, positions):
-                return self.hf(input_ids=idx, attention_mask=ones, use_cache=False).logits
-        return self.hf(input_ids=idx, position_ids=positions, attention_mask=ones, use_cache=False).logits
+                out = model(input_ids=idx, attention_mask=ones, use_cache=False)
+        else:
+            out = model(input_ids=idx, position_ids=positions, attention_mask=ones, use_cache=False)
+        return out.last_hidden_state if hidden else out.logits
 
     def forward(self, idx, targets=None, positions=None, mask=None, loss_mask=None):
+        if targets is not None and mask is None and self.loss_chunk_tokens is not None:
+            # Training: the loss chunk by chunk; no (B, T, V) logits exist to return.
+            hidden = self.logits(idx, positions, hidden=True)
+            weights = None if loss_mask is None else loss_mask.flatten().float()
+            return None, chunked_loss(hidden.flatten(0, 1), self.hf.get_output_embeddings(), targets.flatten(),
+                                      weights, self.loss_chunk_tokens)
         if mask is None:
             logits = self.logits(idx, positions)
         else:  # an explicit lenex mask (the extrapolation profile): chunk by chunk, lenex.hf.masked
@@ -149,14 +182,61 @@ class HFLanguageModel(nn.Module):
 
     def inspect(self, idx: torch.Tensor, see, positions=None, mask=None) -> None:
         """lenex's look-inside interface (`LanguageModel.inspect`) from transformers' own eager
-        attention: after the forward, `see(HFLayerView)` per layer, in order. Attention
-        probabilities only, with the default positions and the causal mask."""
+        attention: during the forward, `see(HFLayerView)` per layer, in order, as each layer's
+        attention module returns its probabilities (a forward hook), so one layer's are held at a
+        time, not every layer's (Pythia-1.4B at 8,192 tokens: ~96 GiB for all 24 in fp32).
+        Attention probabilities only, with the default positions and the causal mask."""
         if positions is not None or mask is not None:
             raise ValueError(f"{self.hf.config.model_type}: inspect reads the default positions and causal mask only")
         self.hf.set_attn_implementation("eager")  # the fused kernels return no weights
-        result = self.hf(input_ids=idx, attention_mask=torch.ones_like(idx), output_attentions=True, use_cache=False)
-        for layer, weights in enumerate(result.attentions):
-            see(HFLayerView(layer, weights))
+        modules = attention_modules(self.hf)
+        layers = iter(range(len(modules)))
+
+        def look(module, args, output):
+            weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+            if weights is None:
+                raise ValueError(f"{type(module).__name__} returned no attention weights under eager attention")
+            see(HFLayerView(next(layers), weights))
+
+        hooks = [module.register_forward_hook(look) for module in modules]
+        try:
+            self.hf(input_ids=idx, attention_mask=torch.ones_like(idx), use_cache=False)
+        finally:
+            for hook in hooks:
+                hook.remove()
+
+
+def attention_modules(hf_model) -> list[nn.Module]:
+    """Each layer's attention module, in order (GPT2Attention, GPTNeoXAttention, BloomAttention, ...)."""
+    modules = [m for m in hf_model.modules() if type(m).__name__.endswith("Attention")]
+    if len(modules) != hf_model.config.num_hidden_layers:
+        raise ValueError(f"found {len(modules)} attention modules in {hf_model.config.model_type}, expected one per "
+                         f"layer ({hf_model.config.num_hidden_layers})")
+    return modules
+
+
+def _chunk_loss_sum(hidden, head, targets, weights):
+    losses = F.cross_entropy(head(hidden).float(), targets, reduction="none")
+    return losses.sum() if weights is None else (losses * weights).sum()
+
+
+def chunked_loss(hidden: torch.Tensor, head: nn.Module, targets: torch.Tensor, weights: torch.Tensor | None,
+                 chunk: int) -> torch.Tensor:
+    """Mean cross-entropy of head(hidden) against targets (weighted by `weights` if given), over
+    `chunk` rows at a time: each chunk's logits are made, reduced and dropped, and remade in the
+    backward pass (activation checkpointing of the chunk), so at most one chunk's exist at once."""
+    from torch.utils.checkpoint import checkpoint
+
+    total = hidden.new_zeros((), dtype=torch.float32)
+    for start in range(0, hidden.shape[0], chunk):
+        rows = slice(start, start + chunk)
+        part_weights = None if weights is None else weights[rows]
+        if torch.is_grad_enabled():
+            total = total + checkpoint(_chunk_loss_sum, hidden[rows], head, targets[rows], part_weights,
+                                       use_reentrant=False)
+        else:
+            total = total + _chunk_loss_sum(hidden[rows], head, targets[rows], part_weights)
+    return total / (hidden.shape[0] if weights is None else weights.sum())
 
 
 class HFLayerView:

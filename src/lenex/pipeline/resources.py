@@ -18,10 +18,28 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-#: A job's memory (MB) and time limit (minutes) where the preset's stage names none.
-STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30}}
+#: A job's memory (MB) and time limit (minutes) where the preset's stage names none. `data`: the
+#: corpus jobs (tokenizer, prepare, retokenize), which hold a corpus's text in memory.
+STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30},
+                  "data": {"mem_mb": 4000, "runtime": 120}}
+#: Seconds before its time limit a training job is sent SIGTERM (sbatch --signal=TERM@N) unless the
+#: preset says: the trainer then saves its state after the step in progress (lenex.train_guards),
+#: and a paper-scale state (4.2 GB for LEX's 354M model with AdamW) must be written before the kill.
+SIGNAL_LEAD_S = 300
 #: The module every job starts through (lenex.pipeline.launch).
 LAUNCH = "lenex.pipeline.launch"
+
+
+#: What a GPU training's shell runs first: it ignores SIGTERM, which the trainer handles (it saves its
+#: state and stops). SLURM's --signal reaches every process of the job step, and a shell ended by it
+#: (bash exits at once, its child still writing) would end the job while the trainer saves. CPU
+#: presets keep their commands as they were (a changed command reruns every training of theirs).
+KEEP_SHELL = "trap '' TERM; "
+
+
+def train_command(module: str, gpus: int) -> str:
+    """A training's launcher (`launcher`), after KEEP_SHELL where it runs on GPUs."""
+    return (KEEP_SHELL if gpus else "") + launcher(module, gpus)
 
 
 def launcher(module: str, gpus: int) -> str:
@@ -45,23 +63,44 @@ class Resources:
     def stage_resources(self, stage: str, paper: str | None = None) -> dict:
         """resources: of one job (memory, runtime, GPUs, CPUs per GPU), as
         `resources: **pipeline.stage_resources(...)`."""
+        keys = ("mem_mb", "runtime", "gpu", "cpus_per_gpu", "nodes") + (("slurm_extra",) if stage == "train" else ())
         return {key: (lambda wc, key=key: self.stage_resources_at(wc.preset, stage, paper or wc.paper)[key])
-                for key in ("mem_mb", "runtime", "gpu", "cpus_per_gpu")}
+                for key in keys}
+
+    def data_resources(self) -> dict:
+        """resources: of a corpus job (memory, runtime) from the preset's `resources: data:`."""
+        return {key: (lambda wc, key=key: self.rule_resources(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
+                for key in ("mem_mb", "runtime")}
 
     def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
         """stage_resources of a job whose preset is known when its rule is made (the rules made per
         preset); `runs`: how many of the stage's units of work the job does (the preset's runtime
         bounds one). `cpus_per_gpu`: the stage's threads shared among its GPUs (0 for a CPU job,
-        which SLURM gives `threads` CPUs per task instead)."""
+        which SLURM gives `threads` CPUs per task instead). `nodes`: 1, as the launch is
+        single-node (`torchrun --standalone`: a job spread over nodes with fewer GPUs would give
+        ranks devices that do not exist). `slurm_extra` (train): `train_slurm_extra`."""
         defaults = STAGE_DEFAULTS[stage]
         gpus = self.rule_resources(preset_name, stage, "gpus", 0, paper)
         threads = self.rule_resources(preset_name, stage, "threads", 1, paper)
-        return {
+        declared = {
             "mem_mb": self.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
             "runtime": runs * self.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
             "gpu": gpus,
             "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
+            "nodes": 1,
         }
+        if stage == "train":
+            declared["slurm_extra"] = self.train_slurm_extra(preset_name, paper)
+        return declared
+
+    def train_slurm_extra(self, preset_name: str, paper: str) -> str:
+        """What a training job asks SLURM for beyond counts, from the preset (it knows the job):
+        SIGTERM `signal_lead_s` before the time limit, so the state is saved before the kill
+        (not `B:`, which would signal only the batch shell: the SLURM executor runs the job in an
+        srun step, whose processes `--signal` reaches), and the nodes whole where it says `exclusive`."""
+        lead = self.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
+        exclusive = self.rule_resources(preset_name, "train", "exclusive", False, paper)
+        return ("--exclusive " if exclusive else "") + f"--signal=TERM@{lead}"
 
     def presets_by_nodes(self, one_node: bool) -> str:
         """The presets whose trainings span one node (or several), as a wildcard pattern: each
@@ -84,12 +123,12 @@ class Resources:
 
     def train_launcher_of(self, module: str, paper: str | None = None):
         """Params function: the launcher of `module` with the preset's training GPUs."""
-        return lambda wc: launcher(module, self.train_gpus(wc.preset, paper or wc.paper))
+        return lambda wc: train_command(module, self.train_gpus(wc.preset, paper or wc.paper))
 
     def multinode_launcher(self, preset_name: str, paper: str) -> str:
         """srun starting one torchrun per node; the torchruns meet at the allocation's first node."""
         nodes = self.rule_resources(preset_name, "train", "nodes", 1, paper)
-        return ("head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
+        return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
                 f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
                 f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"
                 " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.train")

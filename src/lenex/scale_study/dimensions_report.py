@@ -211,7 +211,9 @@ def paper_tables(config: dict, root: Path = ROOT) -> dict[str, list[str]]:
             elif paper == "receptive-field":
                 columns[name] = rf_rows(view, experiments[name], settings[name].get("slope_seeds_read", "every"))
             else:
-                columns[name] = segmented_rows(view, config["released"] if name == "paper" else None, measured)
+                # a preset that continues the released checkpoints (paper, gpu) reads their geometry
+                released = (view.get("experiment") or {}).get("hf_checkpoints")
+                columns[name] = segmented_rows(view, config["released"] if released else None, measured)
         groups = list(next(iter(columns.values())))
         lines = ["| group | " + " | ".join(settings[n]["label"] for n in columns) + " |",
                  "|---|" + "---|" * len(columns)]

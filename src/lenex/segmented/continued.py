@@ -49,6 +49,10 @@ def epoch_pieces(pieces: np.ndarray, epoch_tokens: int | None, seed: int) -> np.
     return pieces[np.sort(np.random.default_rng(seed).permutation(len(pieces))[:count])]
 
 
+#: `continued:` keys that set how a released model saves memory (HFLanguageModel.save_memory).
+MEMORY_OPTIONS = ("activation_checkpointing", "loss_chunk_tokens")
+
+
 def plan(method_name: str, extend: int, batch_size: int) -> tuple[int, int]:
     """(epochs, sequences per batch) giving every method the same tokens per step and in total."""
     method = parse_method(method_name)
@@ -71,6 +75,8 @@ def run(init, method_name: str, extend: int, train_config: dict, data_dir, out, 
     extended_length = extend * train_length
     settings = dict(train_config)
     warmup_fraction = settings.pop("warmup_fraction", None)
+    # Memory options of the released models (lenex.segmented.memory), not TrainConfig fields.
+    memory = {key: settings.pop(key) for key in MEMORY_OPTIONS if key in settings}
     epochs, batch = plan(method_name, extend, settings.get("batch_size", 8))
     seed = settings.get("seed", 1)
     pieces = document_pieces(load_split(data_dir, "train"), extended_length).pieces
@@ -84,6 +90,11 @@ def run(init, method_name: str, extend: int, train_config: dict, data_dir, out, 
         settings["warmup"] = int(round(warmup_fraction * steps))
     cfg = TrainConfig.from_dict(settings)
     model = extended(base, extended_length)
+    if memory:
+        if not hasattr(model, "save_memory"):
+            raise ValueError(f"continued: {', '.join(sorted(memory))} apply to the released (Hugging Face) models "
+                             f"only, not to {type(model).__name__}")
+        model.save_memory(**memory)
     log.info("%s: L_t %d -> L_e %d, %d pieces, %d epochs x %d steps of %d sequences (%d tokens)",
              method_name, train_length, extended_length, len(pieces), epochs, batches.steps_per_epoch, batch,
              steps * batch * (extended_length if method_name == "full" else train_length))
@@ -99,8 +110,8 @@ def main(argv=None) -> None:
     parser.add_argument("--init", required=True, help="checkpoint to continue from (lenex or lenex-hf format)")
     parser.add_argument("--method", required=True, help="full, chunk-<alpha> or prefix-<alpha>")
     parser.add_argument("--extend", type=int, required=True, help="L_e / L_t (1: domain adaptation at L_t)")
-    parser.add_argument("--train-config", required=True, help="JSON: TrainConfig fields (steps are computed) "
-                        "and optional warmup_fraction")
+    parser.add_argument("--train-config", required=True, help="JSON: TrainConfig fields (steps are computed), "
+                        "optional warmup_fraction, activation_checkpointing and loss_chunk_tokens")
     parser.add_argument("--data", required=True, help="prepared corpus directory (its train split is used)")
     parser.add_argument("--epoch-tokens", type=int, default=0, help="tokens per epoch (0: the whole train split)")
     parser.add_argument("--out", required=True)
