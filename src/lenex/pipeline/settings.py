@@ -18,6 +18,7 @@ from ..files import read_yaml
 from ..presets import eval_length, paper_view, position_blocks, scale_budget
 from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .papers import Paper, paper_named
+from .user_errors import known, refuse
 from .variants import check_variants_once
 
 
@@ -79,8 +80,7 @@ class Settings:
     def _load_yaml(self, kind: str, name: str, schema: str) -> dict:
         path = self.config_dir / kind / f"{name}.yaml"
         if not path.exists():
-            known = sorted(p.stem for p in path.parent.glob("*.yaml"))
-            raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
+            refuse(f"unknown {kind[:-1]} {name!r}; known: {known(p.stem for p in path.parent.glob('*.yaml'))}")
         values = read_yaml(path)  # a syntax error names the file and line
         validate(values, self.schemas / schema)
         return values
@@ -121,7 +121,7 @@ class Settings:
     def table_spec(self, paper: str, table) -> dict:
         tables = self.experiment(paper)["tables"]
         if f"table{table}" not in tables:
-            raise ValueError(f"paper {paper!r} has no table {table}; known: {', '.join(tables)}")
+            refuse(f"paper {paper!r} has no table {table}; known: {known(tables)} ({self.experiment_file(paper)})")
         return tables[f"table{table}"]
 
     def figure_title(self, paper: str, figure) -> str:
@@ -140,7 +140,7 @@ class Settings:
         """ModelConfig fields of one variant's model at a preset, as its paper builds them."""
         variants = self.experiment(paper)["variants"]
         if variant not in variants:
-            raise ValueError(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
+            refuse(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
         return self.paper(paper).model_config(self.paper_preset(preset_name, paper), self.experiment(paper), variant)
 
     def train_length(self, preset_name: str, paper: str) -> int:

@@ -167,6 +167,20 @@ def check_against_disk(path: str, content, raw: str) -> None:
                          f"collect the raw results again (delete {raw}, rule raw_results)")
 
 
+def check_collected(raw: str) -> None:
+    """A normal run's check of raw results it collected before (rule raw_results' input function):
+    every line still has its digest's content, and equals its evaluation file wherever that file
+    is on disk and not newer (a newer file is collected again by the rule, so it is no error)."""
+    path = Path(raw)
+    if not path.is_file():
+        return
+    collected_at = path.stat().st_mtime
+    for recorded, content in parse(path.read_text(encoding="utf-8"), raw).items():
+        source = Path(recorded)
+        if source.is_file() and source.stat().st_mtime <= collected_at:
+            check_against_disk(recorded, content, raw)
+
+
 def first_difference(raw, disk, where: str = "") -> str:
     """'item 0 ppl: 500 in the raw results, 1059.5 on disk', the first field where two JSON values differ."""
     if isinstance(raw, dict) and isinstance(disk, dict):

@@ -1,0 +1,167 @@
+"""Issue 51, read side: every recorded number is checked where a table, figure, claim or page
+reads it (lenex.record_checks, through lenex.tables.raw_results.read_recorded), from the
+evaluation file and from raw results alike; raw lines are bound to the record they were collected
+from (`record_sha256`) and to the evaluation file on disk; a name the pipeline does not know is
+one line, not a traceback. Small synthetic files only."""
+
+import json
+import math
+
+import pytest
+from test_faults_tables import _result, _table_args
+
+from lenex.cli import run_cli
+from lenex.claims.render import load_cells
+from lenex.pipeline.user_errors import one_line_errors, refuse
+from lenex.record_checks import check_consistent, check_domains, check_finite, check_record
+from lenex.tables.raw_results import RAW_ENV, check_collected, collect, read_recorded
+from lenex.tables.render import main as render_main
+
+NLL = 6.968
+
+
+def _render_fails(tmp_path, capsys, record_fields):
+    path, record = _result(tmp_path)
+    path.write_text(json.dumps({**record, "nll": NLL, "ppl": math.exp(NLL), **record_fields}))
+    with pytest.raises(SystemExit) as stop:
+        run_cli(render_main, _table_args(tmp_path, path))
+    said = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and len(said) == 1, said
+    assert not (tmp_path / "t.md").exists()  # no table with the bad cell
+    return path, said[0]
+
+
+def test_a_nan_perplexity_fails_the_table_naming_file_and_field(tmp_path, capsys):
+    """Before: rc 0, the cell read `nan ± nan`, the cells file held NaN (Python's json reads NaN)."""
+    path, said = _render_fails(tmp_path, capsys, {"ppl": math.nan})
+    assert said == f"error: {path}: ppl is nan: not a finite number"
+
+
+def test_an_impossible_perplexity_fails_the_table(tmp_path, capsys):
+    """Before: `"ppl": -1059.5` beside its nll 6.97 rendered `-22.72 ± 1466`, rc 0."""
+    path, said = _render_fails(tmp_path, capsys, {"ppl": -1059.5})
+    assert said == f"error: {path}: ppl is -1059.5: a perplexity is at least 1"
+
+
+def test_a_perplexity_disagreeing_with_its_nll_fails_the_table(tmp_path, capsys):
+    path, said = _render_fails(tmp_path, capsys, {"ppl": 500.0})
+    assert said.startswith(f"error: {path}: ppl is 500.0: its record's nll is {NLL}, so ppl should be exp(nll) = 1062.1")
+
+
+@pytest.mark.parametrize("record, named", [
+    ({"erf": 70, "length": 64}, "erf is 70: an effective receptive field lies within [0, length = 64]"),
+    ({"erf": -1, "length": 64}, "erf is -1"),
+    ({"resolution": 1.5}, "resolution is 1.5: attention resolution R(s) (Eq. 4) is at most 1"),
+    ({"resolution_per_head": [[0.1, 2.0]]}, "resolution_per_head[0][1] is 2.0"),
+    ({"segment_nll": [1.0, -0.5]}, "segment_nll[1] is -0.5: a negative log-likelihood is at least 0"),
+    ({"c": [0.5, 1.2]}, "c[1] is 1.2: a cumulative receptive-field share lies within [0, 1]"),
+    ({"tokens": -3}, "tokens is -3: a count or length is at least 0"),
+])
+def test_each_domain_is_named_with_field_and_value(record, named):
+    with pytest.raises(ValueError) as err:
+        check_domains(record, "r.json")
+    assert str(err.value).startswith(f"r.json: {named}")
+
+
+def test_resolution_has_no_lower_bound_and_a_segmented_ppl_is_a_mean():
+    """R(s) of Eq. 4 can be negative (a head attending away from the nearest key); a segmented
+    record's ppl is the mean of per-piece perplexities, >= its corpus_ppl = exp(nll) (Jensen)."""
+    check_record({"resolution": -16.5, "resolution_per_head": [-3.0, 0.9]}, "r.json")
+    check_record({"nll": 2.0, "corpus_ppl": math.exp(2.0), "ppl": 9.5}, "r.json")
+    with pytest.raises(ValueError, match=r"r.json: ppl is 5.0: a mean of per-piece perplexities is at least"):
+        check_consistent({"nll": 2.0, "corpus_ppl": math.exp(2.0), "ppl": 5.0}, "r.json")
+
+
+def test_a_nested_non_finite_number_is_named_by_its_path():
+    with pytest.raises(ValueError, match=r"^x: check.rows\[1\].d is inf: not a finite number$"):
+        check_finite({"check": {"rows": [{"d": 1.0}, {"d": math.inf}]}}, "x")
+
+
+def _raw(tmp_path, monkeypatch):
+    """An evaluation file and its raw results, collected now (with digests)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(RAW_ENV, raising=False)
+    _, record = _result(tmp_path)
+    (tmp_path / "results/t/eval").mkdir(parents=True)
+    (tmp_path / "results/t/eval/L64.json").write_text(json.dumps({**record, "nll": NLL, "ppl": math.exp(NLL)}))
+    raw = tmp_path / "results/t/raw/lex.jsonl"
+    raw.parent.mkdir(parents=True)
+    raw.write_text(collect(["results/t/eval/L64.json"]))
+    return raw
+
+
+def _edit_ppl(raw, ppl, keep_digest=True):
+    line = json.loads(raw.read_text())
+    line["ppl"] = ppl
+    if not keep_digest:
+        line.pop("record_sha256")
+    raw.write_text(json.dumps(line, separators=(",", ":")) + "\n")
+
+
+def test_an_edited_raw_line_fails_the_render_from_raw(tmp_path, monkeypatch):
+    """Before: a raw line's ppl changed to 500 rendered `757.03 ± 363.49`, rc 0."""
+    raw = _raw(tmp_path, monkeypatch)
+    _edit_ppl(raw, 500.0)
+    (tmp_path / "results/t/eval/L64.json").unlink()  # make tables: only the raw results there
+    monkeypatch.setenv(RAW_ENV, "results/t/raw/lex.jsonl")
+    with pytest.raises(ValueError, match=r"^results/t/raw/lex.jsonl line 1 \(results/t/eval/L64.json\) was edited "
+                                         "after it was collected"):
+        read_recorded("results/t/eval/L64.json")
+
+
+def test_a_raw_line_without_digest_is_compared_with_its_file_on_disk(tmp_path, monkeypatch):
+    """Raw results from before the digest still render; where the evaluation file is on disk a line
+    that differs from it is an error naming both files and the field."""
+    raw = _raw(tmp_path, monkeypatch)
+    _edit_ppl(raw, 500.0, keep_digest=False)
+    monkeypatch.setenv(RAW_ENV, "results/t/raw/lex.jsonl")
+    with pytest.raises(ValueError) as err:
+        read_recorded("results/t/eval/L64.json")
+    assert str(err.value).startswith("results/t/raw/lex.jsonl holds another results/t/eval/L64.json than the file on "
+                                     "disk (ppl: 500.0 in the raw results, 1062.")
+
+
+def test_a_normal_run_refuses_raw_results_edited_after_collection(tmp_path, monkeypatch, capsys):
+    """Before: a normal run kept the edited raw file (newer than its inputs). Now rule
+    raw_results' input function checks it (lenex.pipeline.recorded.raw_inputs): one line."""
+    raw = _raw(tmp_path, monkeypatch)
+    check_collected(str(raw))  # as collected: nothing to say
+    _edit_ppl(raw, 500.0, keep_digest=False)
+    with pytest.raises(ValueError, match="holds another results/t/eval/L64.json than the file on disk"):
+        check_collected(str(raw))
+    (tmp_path / "results/t/eval/L64.json").write_text("{}")  # newer than the raw results: recollected, no error
+    import os
+    os.utime(tmp_path / "results/t/eval/L64.json", (raw.stat().st_mtime + 10,) * 2)
+    check_collected(str(raw))
+
+
+def test_a_nan_in_a_cells_file_fails_the_claims(tmp_path):
+    cells = tmp_path / "table2.cells.json"
+    cells.write_text('{"table": 2, "cells": [{"ours": NaN}]}')
+    with pytest.raises(ValueError, match=r"cells file .*table2.cells.json: cells\[0\].ours is nan"):
+        load_cells([cells])
+
+
+def test_an_unknown_name_is_one_line_under_snakemake(capsys, tmp_path):
+    """Before: `snakemake -n` of an unknown table printed the right sentence inside an
+    InputFunctionException and a traceback; the known tables unsorted."""
+    from lenex.pipeline.workflow import Pipeline
+    from test_pipeline import REPO, repo_config
+
+    pipeline = Pipeline(repo_config(), REPO, stamps=tmp_path)
+    one_line_errors()
+    try:
+        for ask in (lambda: pipeline.table_spec("lex", 99), lambda: pipeline.hf_model("gpt5")):
+            with pytest.raises(SystemExit) as stop:
+                ask()
+            assert stop.value.code == 1
+        said = capsys.readouterr().err.splitlines()
+    finally:
+        one_line_errors(False)
+    assert said[0] == ("error: paper 'lex' has no table 99; known: table2, table3, table4, table5, table6 "
+                       "(config/experiments/lex.yaml)")
+    assert said[1].startswith("error: config/hf_models.yaml: unknown Hugging Face model 'gpt5' in models; known: ")
+    known = said[1].split("known: ")[1].split(", ")
+    assert known == sorted(known) and len(said) == 2
+    with pytest.raises(ValueError, match="outside Snakemake"):
+        refuse("outside Snakemake: an exception like any other")
