@@ -142,13 +142,17 @@ def test_a_nan_in_a_cells_file_fails_the_claims(tmp_path):
         load_cells([cells])
 
 
-def test_an_unknown_name_is_one_line_under_snakemake(capsys, tmp_path):
-    """Before: `snakemake -n` of an unknown table printed the right sentence inside an
-    InputFunctionException and a traceback; the known tables unsorted."""
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
     from lenex.pipeline.workflow import Pipeline
     from test_pipeline import REPO, repo_config
 
-    pipeline = Pipeline(repo_config(), REPO, stamps=tmp_path)
+    return Pipeline(repo_config(), REPO, stamps=tmp_path_factory.mktemp("stamps"))
+
+
+def test_an_unknown_name_is_one_line_under_snakemake(capsys, pipeline):
+    """Before: `snakemake -n` of an unknown table printed the right sentence inside an
+    InputFunctionException and a traceback; the known tables unsorted."""
     one_line_errors()
     try:
         for ask in (lambda: pipeline.table_spec("lex", 99), lambda: pipeline.hf_model("gpt5")):
@@ -165,3 +169,80 @@ def test_an_unknown_name_is_one_line_under_snakemake(capsys, tmp_path):
     assert known == sorted(known) and len(said) == 2
     with pytest.raises(ValueError, match="outside Snakemake"):
         refuse("outside Snakemake: an exception like any other")
+
+
+# -- errors in the user's terms: the preset file, the key, the allowed range ------------------------
+
+import yaml  # noqa: E402
+
+from lenex.pipeline.dag_checks import documents_problem, longest_document  # noqa: E402
+from lenex.pipeline.settings import Settings, validate  # noqa: E402
+from test_pipeline import REPO, repo_config  # noqa: E402
+
+TINY = REPO / "config/presets/tiny.yaml"
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda p: p["train"].update(steps=0), "train.steps: 0 (must be >= 1)"),
+    (lambda p: p["train"].update(lr=-0.1), "train.lr: -0.1 (must be > 0)"),
+    (lambda p: p["papers"]["lex"]["experiment"].update(seeds=0), "papers.lex.experiment.seeds: 0 (must be >= 1)"),
+    (lambda p: p["model"].update(train_length=64.5), "model.train_length: 64.5 (must be a whole number)"),
+    (lambda p: p["papers"]["segmented"]["experiment"].update(figure2_multiples=[1, 2.5]),
+     "papers.segmented.experiment.figure2_multiples[1]: 2.5 (must be a whole number)"),
+])
+def test_a_schema_error_names_the_preset_file_key_and_range(change, said):
+    """Before: jsonschema's message pointing at `train.smk line 30`, naming no preset file."""
+    preset = yaml.safe_load(TINY.read_text())
+    change(preset)
+    with pytest.raises(ValueError) as err:
+        validate(preset, REPO / "workflow/schemas/preset.schema.yaml", "config/presets/mine.yaml")
+    assert str(err.value) == f"config/presets/mine.yaml: {said}"
+
+
+def test_a_broken_sibling_preset_is_a_warning_not_the_end(tmp_path, capsys):
+    """Before: one bad file in config/presets/ broke every preset, the default's dry run included."""
+    (tmp_path / "config/presets").mkdir(parents=True)
+    (tmp_path / "workflow").mkdir()
+    (tmp_path / "workflow/schemas").symlink_to(REPO / "workflow/schemas")
+    (tmp_path / "config/presets/tiny.yaml").write_text(TINY.read_text())
+    (tmp_path / "config/presets/broken.yaml").write_text(TINY.read_text().replace("name: tiny", "name: broken")
+                                                         .replace("\n  steps:", "\n  steps: 0 #", 1))
+    settings = Settings(repo_config(preset="tiny"), tmp_path, stamps=tmp_path / "stamps")
+    assert settings.preset_names == ["tiny"]
+    assert settings.preset_names == ["tiny"]  # warned once
+    warned = capsys.readouterr().err.strip().splitlines()
+    assert len(warned) == 1 and warned[0].startswith("lenex: warning: preset 'broken' left out (")
+    assert "config/presets/broken.yaml: train.steps: 0 (must be >= 1)" in warned[0]
+    with pytest.raises(ValueError, match=r"broken.yaml: train.steps: 0 \(must be >= 1\)"):
+        settings.preset("broken")  # a run that asks for it fails naming it
+
+
+def _meta(folder, lengths):
+    offsets = [sum(lengths[:i]) for i in range(len(lengths))]
+    split = {"file": "train.bin", "n_docs": len(lengths), "n_tokens": sum(lengths), "doc_offsets": offsets}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "meta.json").write_text(json.dumps({"format_version": 1, "tokenizer": "gpt2", "splits": {
+        "train": split, "valid": {**split, "doc_offsets": [0], "n_tokens": 7}}}))
+    return folder
+
+
+def test_a_train_length_no_prepared_document_serves_fails_the_dry_run(tmp_path):
+    """Before: `train_length: 400000` passed the dry run; the first job failed naming neither the
+    preset nor train_length. A corpus prepared before (with other settings) tells how long its
+    documents are: keeping only those of train_length / 4 tokens or more would keep none."""
+    data = _meta(tmp_path / "data/pg22", [30, 900, 12])
+    assert longest_document(data) == 900
+    assert documents_problem(900, 100) is None
+    assert documents_problem(900, 100000) == (
+        "its longest document has 900 tokens, and documents shorter than train_length / 4 = 100000 are "
+        "left out, so no document would remain: shorten model.train_length")
+
+
+def test_the_train_rule_refuses_a_train_length_no_document_serves(tmp_path, pipeline, monkeypatch):
+    """The wiring: the train rules' params (DagChecks.checked_train) name the preset file and key."""
+    monkeypatch.setattr(type(pipeline), "shortest_eval_length", lambda self, preset: 100000)  # train_length 400000
+    data = _meta(tmp_path / "data/pg22", [30, 900, 12])
+    train = pipeline.paper_preset("tiny", "lex")["train"]
+    with pytest.raises(ValueError, match=r"^config/presets/tiny.yaml: model.train_length \d+ \(paper lex\): "
+                                         rf"{data}/meta.json: its longest document has 900 tokens"):
+        pipeline.checked_train("tiny", "lex", "rope", train, str(data))

@@ -33,7 +33,7 @@ class Corpora:
         if not path:
             return configured
         values = read_yaml(self.root / path)  # a syntax error or a duplicate key names the file and line
-        validate(values, self.schemas / "corpora.schema.yaml")
+        validate(values, self.schemas / "corpora.schema.yaml", self.root / path)
         own = values["corpora"]
         unknown = sorted(set(own) - set(configured))
         if unknown:

@@ -20,7 +20,7 @@ class HFProfile:
     def hf_models_config(self) -> dict:
         """config/hf_models.yaml: the Hugging Face models lenex.hf.profile can profile, and its scales."""
         values = read_yaml(self.config_dir / "hf_models.yaml")
-        validate(values, self.schemas / "hf_models.schema.yaml")
+        validate(values, self.schemas / "hf_models.schema.yaml", self.config_dir / "hf_models.yaml")
         return values
 
     def hf_entry(self, section: str, key: str, what: str) -> dict:

@@ -6,6 +6,7 @@ exits instead, and elsewhere (the tests, a script) it is a ValueError like any o
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 _ONE_LINE = {"on": False}
@@ -22,6 +23,16 @@ def refuse(message: str):
         print(f"error: {message}", file=sys.stderr)
         raise SystemExit(1)
     raise ValueError(message)
+
+
+@contextlib.contextmanager
+def quiet_refusals():
+    """Refusals raise ValueError for a while (a check whose failure is a warning, not the end)."""
+    was, _ONE_LINE["on"] = _ONE_LINE["on"], False
+    try:
+        yield
+    finally:
+        _ONE_LINE["on"] = was
 
 
 def known(names) -> str:
