@@ -246,3 +246,39 @@ def test_the_train_rule_refuses_a_train_length_no_document_serves(tmp_path, pipe
     with pytest.raises(ValueError, match=r"^config/presets/tiny.yaml: model.train_length \d+ \(paper lex\): "
                                          rf"{data}/meta.json: its longest document has 900 tokens"):
         pipeline.checked_train("tiny", "lex", "rope", train, str(data))
+
+
+# -- no data lost by a failed job --------------------------------------------------------------------
+
+def test_a_cut_component_meta_stops_the_dag_before_the_mix_is_removed(tmp_path, pipeline, monkeypatch):
+    """Before: with a component's meta.json cut short, the train_mix prepare job ran, failed, and
+    Snakemake removed the train_mix corpus (it removes a job's outputs before it runs and when it
+    fails); restoring the file then planned 184 jobs, 12 trainings among them. Now the mix's input
+    function reads each component meta.json when the DAG is built: one line, no job starts, and a
+    file restored byte for byte is, by Snakemake's input checksums, no change at all."""
+    monkeypatch.chdir(tmp_path)
+    meta = _meta(tmp_path / "results/tiny/data/pg22", [30, 900]) / "meta.json"
+    good = meta.read_text()
+    assert "results/tiny/data/pg22/meta.json" in pipeline.corpus_inputs("tiny", "train_mix")
+    meta.write_text(good[: len(good) // 2])
+    with pytest.raises(ValueError) as err:
+        pipeline.corpus_inputs("tiny", "train_mix")
+    said = str(err.value)
+    assert said.startswith("results/tiny/data/pg22/meta.json: line 1 column ") and "\n" not in said
+    assert ("results/tiny/data/train_mix is prepared from it and is kept as it is: rebuild "
+            "results/tiny/data/pg22/meta.json with `snakemake --cores 2 --force results/tiny/data/pg22/meta.json`"
+            ) in said
+
+
+def test_a_truncated_checkpoint_names_the_target_that_rebuilds_it(tmp_path):
+    """Before: "rerun the step that writes it", and the table target then said nothing to do (the
+    cut file is newer than its inputs). Now the message names the command that rebuilds it."""
+    from lenex.checkpoint import read_checkpoint
+
+    path = tmp_path / "results/tiny/models/lex/rope/seed1.pt"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ValueError) as err:
+        read_checkpoint(path)
+    assert str(err.value).endswith(f"delete it and rebuild it with `snakemake --cores 2 --force {path}` "
+                                   "(what reads it then reruns)")
