@@ -282,3 +282,30 @@ def test_a_truncated_checkpoint_names_the_target_that_rebuilds_it(tmp_path):
         read_checkpoint(path)
     assert str(err.value).endswith(f"delete it and rebuild it with `snakemake --cores 2 --force {path}` "
                                    "(what reads it then reruns)")
+
+
+# -- a bring-your-own scheme of the wrong shape -------------------------------------------------------
+
+def test_a_scheme_whose_bias_has_the_wrong_shape_is_named_with_the_shape_it_should_return(tmp_path, monkeypatch):
+    """Before: the training failed at step 1 with a raw tensor-size message naming neither the
+    scheme nor (H, Tq, Tk). Now resolving `extra_schemes` (at DAG build) tries the bias on a toy model."""
+    from lenex.positions import POSITIONS
+    from lenex.scheme_checks import bias_shape_problem
+    from lenex.schemes import resolve_entries
+    from test_bring_your_own import SCHEME
+
+    saved = dict(POSITIONS)
+    wrong = SCHEME.replace('"test-log-distance"', '"test-flat-bias"').replace(
+        "return bias.unsqueeze(-3).expand(*bias.shape[:-2], self.n_heads, *bias.shape[-2:])", "return bias")
+    (tmp_path / "flat.py").write_text(wrong)
+    monkeypatch.chdir(tmp_path)
+    try:
+        with pytest.raises(ValueError) as err:
+            resolve_entries({"mine": {"position": "test-flat-bias", "module": "flat.py"}})
+    finally:
+        POSITIONS.clear()
+        POSITIONS.update(saved)
+    assert str(err.value).startswith("extra_schemes.mine: position scheme 'test-flat-bias' (")
+    assert str(err.value).endswith("its bias(q_pos, k_pos) returned shape (3, 5); it should return (H, Tq, Tk) = "
+                                   "(2, 3, 5) for 2 heads, 3 query and 5 key positions")
+    assert bias_shape_problem((2, 3, 5), 2, 3, 5) is None
