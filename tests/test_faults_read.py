@@ -309,3 +309,44 @@ def test_a_scheme_whose_bias_has_the_wrong_shape_is_named_with_the_shape_it_shou
     assert str(err.value).endswith("its bias(q_pos, k_pos) returned shape (3, 5); it should return (H, Tq, Tk) = "
                                    "(2, 3, 5) for 2 heads, 3 query and 5 key positions")
     assert bias_shape_problem((2, 3, 5), 2, 3, 5) is None
+
+
+# -- plans that cost what they run --------------------------------------------------------------------
+
+from lenex.pipeline.plan import Job, build_plan, render_markdown, training_cpu_hours  # noqa: E402
+from lenex.pipeline.targets import plan_pointer  # noqa: E402
+
+CPU_PRESET = {"name": "ws", "model": {"train_length": 512}, "train": {"steps": 1024, "batch_size": 8},
+              "resources": {"train": {"threads": 1, "runtime": 120}}}
+# Two shapes: 6 LEX models of 4,194,304 tokens at 2,000 tokens/s for two jobs (1,000 each), and
+# one segmented group that must not count for LEX.
+COST = {"preset": "ws", "seconds": 20, "machine": {"cpu": "test cpu"}, "groups": [
+    {"paper": "lex", "count": 6, "tokens": 4194304, "tokens_per_s_two_jobs": 2000.0},
+    {"paper": "segmented", "count": 3, "tokens": 1000, "tokens_per_s_two_jobs": 10.0}]}
+
+
+def test_cpu_hours_of_trainings_by_hand():
+    # 6 x 4,194,304 tokens / 1,000 tokens/s = 25,165.8 s = 6.990 CPU-hours.
+    assert training_cpu_hours(COST["groups"], "lex") == (6, pytest.approx(6 * 4194304 / 1000 / 3600))
+    assert training_cpu_hours(COST["groups"], "receptive-field") == (0, 0)
+
+
+def test_a_cpu_preset_plan_estimates_cpu_hours_not_zero_gpu_hours():
+    """Before: the workstation plan said "Estimated 0 GPU-hours" for a CPU preset, no CPU-hours."""
+    jobs = [Job("train", f"m{i}.pt", 1, {"runtime": 120}) for i in range(6)] + [
+        Job("lex_evaluate__ws_rope_s1_pg22", "e.json", 1, {"runtime": 30})]
+    plan = build_plan(jobs, CPU_PRESET, "lex", COST)
+    assert plan["device"] == "cpu" and plan["declared_cpu_hours"] == pytest.approx(6 * 2 + 0.5)
+    assert plan["estimated_cpu_hours"] == pytest.approx(6 * 4194304 / 1000 / 3600 + 0.5)
+    text = render_markdown(plan)
+    assert "GPU-hours" not in text and "Estimated **7.5 CPU-hours**" in text
+    assert "**7.0 CPU-hours** by the cost model (6 models" in text and "python -m benchmarks.preset_cost --preset ws" in text
+    unmeasured = render_markdown(build_plan(jobs, CPU_PRESET, "lex"))
+    assert "Estimated **12.5 CPU-hours**" in unmeasured and "has not measured this preset" in unmeasured
+
+
+def test_a_whole_preset_run_points_at_its_plan():
+    """Before: `snakemake -n` listed 1,210 jobs and no cost."""
+    assert plan_pointer("ws", ["lex", "segmented"]) == (
+        "lenex: what preset 'ws' costs before it runs (CPU-hours at a CPU preset, from the cost model; GPU-hours at "
+        "a GPU one): snakemake --cores 1 results/ws/plan/lex.md results/ws/plan/segmented.md")
