@@ -114,8 +114,9 @@ def training_cpu_hours(groups: list[dict], paper: str) -> tuple[int, float]:
 
 
 def is_training(rule: str) -> bool:
-    # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train).
-    return rule.startswith("train") or rule.endswith("_train")
+    # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train);
+    # a tokenizer's training is no model's.
+    return (rule.startswith("train") and rule != "train_tokenizer") or rule.endswith("_train")
 
 
 def build_cpu_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None) -> dict:
