@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 from pathlib import Path
-
-import hashlib
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
@@ -161,8 +160,11 @@ def on_disk(path: str) -> object:
 
 def check_against_disk(path: str, content, raw: str) -> None:
     """Raw results agree with the evaluation file they were collected from, where it is on disk."""
-    if Path(path).is_file() and on_disk(path) != content:
-        raise ValueError(f"{raw} holds another {path} than the file on disk ({first_difference(content, on_disk(path))}): "
+    if not Path(path).is_file():
+        return
+    disk = on_disk(path)
+    if disk != content:
+        raise ValueError(f"{raw} holds another {path} than the file on disk ({first_difference(content, disk)}): "
                          "the raw line was edited, or the file changed after it was collected; "
                          f"collect the raw results again (delete {raw}, rule raw_results)")
 
