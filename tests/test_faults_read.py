@@ -350,3 +350,17 @@ def test_a_whole_preset_run_points_at_its_plan():
     assert plan_pointer("ws", ["lex", "segmented"]) == (
         "lenex: what preset 'ws' costs before it runs (CPU-hours at a CPU preset, from the cost model; GPU-hours at "
         "a GPU one): snakemake --cores 1 results/ws/plan/lex.md results/ws/plan/segmented.md")
+
+
+def test_a_scale_study_point_and_a_profile_are_checked_where_the_claims_and_page_read_them(tmp_path):
+    from lenex.claims.scale import load_points
+    from lenex.hf.profile_report import load_profile
+
+    points = tmp_path / "points.jsonl"
+    points.write_text('{"ppl": 12.0}\n{"ppl": 0.5}\n')
+    with pytest.raises(ValueError, match=r"points.jsonl:2: ppl is 0.5: a perplexity is at least 1"):
+        load_points(points)
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"model": "m", "context_length": 8, "rows": [{"ppl": Infinity}], "check": {}}')
+    with pytest.raises(ValueError, match=r"profile.json: rows\[0\].ppl is inf: not a finite number"):
+        load_profile(profile)
