@@ -49,4 +49,4 @@ onerror:
 rule all:
     default_target: True
     input:
-        pipeline.all_targets(config["preset"]),
+        pipeline.all_inputs(config["preset"]),

@@ -314,7 +314,7 @@ def test_the_reports_labels_and_contents(pipeline, tmp_path, monkeypatch):
 def test_hf_profile_settings(pipeline):
     assert pipeline.hf_scale("tiny")["threads"] == 2 and pipeline.hf_scale("tiny")["resolution_tokens"] == 1024
     assert pipeline.hf_eot_option("smollm2-135m") == "--eot-token '<|endoftext|>'"
-    with pytest.raises(ValueError, match="unknown Hugging Face model 'gpt5' in models; known: smollm2-135m"):
+    with pytest.raises(ValueError, match="unknown Hugging Face model 'gpt5' in models; known: pythia-160m, "):  # sorted
         pipeline.hf_model("gpt5")
 
 

@@ -5,6 +5,7 @@ its raw results alone, with nothing but rendering in the DAG."""
 
 import hashlib
 import json
+import math
 import shutil
 
 import pytest
@@ -18,7 +19,8 @@ from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse,
 from lenex.run_facts import NOT_RECORDED, recorded
 from lenex.segmented.figures import recorded_scale
 
-EVAL = {"ppl": 0.1 + 0.2, "nll": 1e-300, "tokens": 8192, "variant": "xpos", "model_config": {"n_layer": 2},
+EVAL = {"ppl": 1.1 + 2.2, "nll": math.log(1.1 + 2.2), "seconds": 1e-300, "tokens": 8192, "variant": "xpos",
+        "model_config": {"n_layer": 2},
         "scored_tokens_sha256": "ab" * 32, "zeta": None, "é": "ü"}
 LIST = [{"length": 32, "ppl": 33986.85705816111, "segment_nll": [9.613155, 10.341369]}, {"length": 64, "ppl": 1.5}]
 
@@ -47,7 +49,7 @@ def test_every_file_comes_back_exactly(recorded_files):
     # Key order and floats survive: the same JSON text as the file the pipeline wrote.
     for path, content in recorded_files.items():
         assert json.dumps(back[path], indent=1) == json.dumps(content, indent=1)
-    assert back["results/t/eval/a/L32.json"]["ppl"] == 0.30000000000000004
+    assert back["results/t/eval/a/L32.json"]["ppl"] == 3.3000000000000003
 
 
 def test_lines_are_tidy_records_with_their_file(recorded_files):

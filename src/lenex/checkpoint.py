@@ -94,8 +94,10 @@ def read_checkpoint(path, expect: str | None = None) -> dict:
         payload = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:  # torch raises several types for truncated/corrupt files
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(f"checkpoint {path} is corrupt or not a torch file ({first}): delete it and rerun "
-                         "the step that writes it") from None
+        # The target to name: a corrupt file newer than its inputs looks done to Snakemake, so a
+        # table target alone would say "nothing to be done"; forcing the file itself rebuilds it.
+        raise ValueError(f"checkpoint {path} is corrupt or not a torch file ({first}): delete it and rebuild it "
+                         f"with `snakemake --cores 2 --force {path}` (what reads it then reruns)") from None
     found = payload.get("format") if isinstance(payload, dict) else None
     wanted = [expect] if expect else declared_formats()
     if found not in wanted:

@@ -30,6 +30,7 @@ import numpy as np
 from .cli import run_cli
 from .dimensions import beyond_train_ppl
 from .files import atomic_write_text, read_json, save_figure
+from .record_checks import check_finite
 from .tables.render import load_results
 
 PROTOCOLS = ("whole-piece", "last-token")
@@ -253,6 +254,8 @@ def main(argv=None) -> None:
     expect = json.loads(args.expect)
     records = load_results(args.results, expect=expect or None)
     tables = [read_json(path) for path in args.cells]
+    for path, cells in zip(args.cells, tables):
+        check_finite(cells, f"cells file {path}")
     tables = [cells for cells in tables if "cells" in cells and "table" in cells]
     rows = [row for cells in tables for row in beyond_rows(cells)]
     curves = last_token_curves(records) if args.protocol == "last-token" else position_curves(records)

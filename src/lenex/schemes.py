@@ -116,6 +116,7 @@ def resolve_entries(extra: dict) -> dict:
     if not extra:
         return {}
     from .positions import scheme_module  # torch: only when a scheme is configured
+    from .scheme_checks import check_scheme
 
     resolved = {}
     for name, entry in check_entries(extra).items():
@@ -123,6 +124,7 @@ def resolve_entries(extra: dict) -> dict:
             module = scheme_module(entry["position"], entry.get("module"))
         except ValueError as err:
             raise ValueError(f"extra_schemes.{name}: {err}") from None
+        check_scheme(name, entry["position"], entry.get("options"))
         resolved[name] = {**entry, **({"module": module} if module else {})}
     return resolved
 

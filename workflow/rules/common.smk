@@ -9,8 +9,10 @@ from lenex.pipeline.resources import (
     stop_fork_server,
 )
 from lenex.pipeline.settings import quoted_json
+from lenex.pipeline.user_errors import one_line_errors
 from lenex.pipeline.workflow import Pipeline
 
+one_line_errors()
 pipeline = Pipeline(config, workflow.basedir)
 ENV = "../../envs/lenex.yaml"
 

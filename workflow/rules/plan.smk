@@ -1,5 +1,6 @@
 # Paper-scale plan: every job of a paper's tables at one preset, with its declared resources
-# and GPU-hours (training from the preset's measured throughput), before anything runs:
+# and GPU-hours (training from the preset's measured throughput), or at a CPU preset CPU-hours
+# (training from the cost model's measurement, benchmarks.preset_cost), before anything runs:
 #   snakemake --cores 1 results/paper/plan/lex.md
 
 
@@ -7,6 +8,7 @@ rule plan:
     input:
         preset_file=lambda wc: pipeline.preset_file(wc.preset),
         experiment_file=lambda wc: pipeline.experiment_file(wc.paper),
+        cost=lambda wc: pipeline.cost_model_file(wc.preset),
     output:
         md="results/{preset}/plan/{paper}.md",
         json="results/{preset}/plan/{paper}.json",
@@ -19,6 +21,7 @@ rule plan:
             f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
             for key in pipeline.experiment(wc.paper)["tables"]
         ],
+        cost=lambda wc, input: f"--cost {input.cost}" if input.cost else "",
     shell:
         "python -m lenex.pipeline.launch lenex.pipeline.plan --preset-file {input.preset_file} --paper {wildcards.paper}"
-        " --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+        " {params.cost} --targets {params.targets} --out-md {output.md} --out-json {output.json} > {log} 2>&1"

@@ -7,7 +7,7 @@ if not pipeline.from_raw:
 
     rule raw_results:
         input:
-            files=lambda wc: pipeline.paper_recorded(wc.preset, wc.paper),
+            files=lambda wc: pipeline.raw_inputs(wc.preset, wc.paper),
             code=pipeline.code("lenex.tables.raw_results"),
         output:
             "results/{preset}/raw/{paper}.jsonl",
@@ -22,7 +22,7 @@ if not pipeline.from_raw:
     # results of the part's corpora; `python -m lenex.tables.raw_results merge` joins the parts.
     use rule raw_results as raw_results_part with:
         input:
-            files=lambda wc: pipeline.part_recorded(wc.preset, wc.paper, wc.part),
+            files=lambda wc: pipeline.raw_inputs(wc.preset, wc.paper, wc.part),
             code=pipeline.code("lenex.tables.raw_results"),
         output:
             "results/{preset}/raw/{paper}.part-{part}.jsonl",

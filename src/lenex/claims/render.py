@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text
+from ..record_checks import check_finite
 from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
@@ -42,6 +43,7 @@ def load_cells(paths: list[str | Path]) -> dict[str, dict]:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"cells file {path} is not valid JSON: {err}") from err
+        check_finite(data, f"cells file {path}")  # a cell edited to NaN would decide a claim
         key = f"f{data['figure']}" if "figure" in data else str(data["table"])
         if key in tables:
             raise ValueError(f"two cells files for table {key}: {path} and another")

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..record_checks import check_record
 from ..scale_record import scores_of  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
@@ -68,6 +69,7 @@ def load_points(path: str | Path) -> tuple[dict, ...]:
             points.append(json.loads(line))
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}:{number}: not valid JSON: {err}") from err
+        check_record(points[-1], f"{path}:{number}")  # finite, in its domain, before a claim compares it
     return tuple(points)
 
 

@@ -12,6 +12,7 @@ import json
 
 from ..cli import run_cli
 from ..files import atomic_write, atomic_write_text, read_json
+from ..record_checks import check_finite
 
 MASK_LABELS = {"causal": "full causal", "blockwise": "BCA (blocks C/2)", "sliding": "sliding window (W = C)"}
 REQUIRED = ("model", "context_length", "rows", "check")
@@ -22,6 +23,7 @@ def load_profile(path) -> dict:
     missing = [k for k in REQUIRED if k not in profile]
     if missing:
         raise ValueError(f"{path}: not a profile JSON, missing key {missing[0]!r}")
+    check_finite(profile, str(path))  # every number the page prints, finite
     return profile
 
 

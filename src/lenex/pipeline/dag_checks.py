@@ -21,6 +21,29 @@ from pathlib import Path
 from ..train_checks import check_run_configs, check_split_sizes
 from .memo import remembered
 from .settings import quoted_json
+from .user_errors import refuse
+
+
+def longest_document(data: str | Path) -> int:
+    """The tokens of the longest document a prepared corpus holds (every split, from meta.json's
+    document offsets): no preparation of the same sources keeps a longer one."""
+    from ..data.store import read_meta
+
+    longest = 0
+    for split in read_meta(data, require=("splits",))["splits"].values():
+        ends = [*split.get("doc_offsets", [])[1:], split.get("n_tokens", 0)]
+        starts = split.get("doc_offsets", [])
+        longest = max([longest, *(end - start for start, end in zip(starts, ends))])
+    return longest
+
+
+def documents_problem(longest: int, shortest_kept: int) -> str | None:
+    """Why no document could serve a preset that keeps documents of `shortest_kept` tokens or more
+    (L_tr / 4, lenex.pipeline.corpora.shortest_eval_length), or None."""
+    if longest >= shortest_kept:
+        return None
+    return (f"its longest document has {longest} tokens, and documents shorter than train_length / 4 = "
+            f"{shortest_kept} are left out, so no document would remain: shorten model.train_length")
 
 
 class DagChecks:
@@ -32,9 +55,19 @@ class DagChecks:
         try:
             check_run_configs(model, train)
         except ValueError as err:
-            raise ValueError(f"{self.preset_file(preset_name)}: {paper} {variant}: {err}") from None
+            refuse(f"{self.preset_file(preset_name)}: {paper} {variant}: {err}")
         if self.prepared_as_preset(preset_name, data):
-            check_split_sizes(data, model["train_length"])
+            try:
+                check_split_sizes(data, model["train_length"])
+            except ValueError as err:
+                refuse(f"{self.preset_file(preset_name)}: model.train_length {model['train_length']} (paper {paper}): {err}")
+        elif (Path(data) / "meta.json").is_file():
+            # To be prepared again: what the preparation keeps is known from what it kept before.
+            shortest = self.shortest_eval_length(preset_name)
+            problem = documents_problem(longest_document(data), shortest)
+            if problem:
+                refuse(f"{self.preset_file(preset_name)}: model.train_length {model['train_length']} "
+                       f"(paper {paper}): {data}/meta.json: {problem}")
         return quoted_json(train)
 
     def prepared_as_preset(self, preset_name: str, data: str) -> bool:

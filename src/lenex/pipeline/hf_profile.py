@@ -9,6 +9,7 @@ import shlex
 
 from ..files import read_yaml
 from .settings import quoted_json, validate
+from .user_errors import known, refuse
 
 #: What a scale of config/hf_models.yaml leaves out.
 HF_SCALE_DEFAULTS = {"resolution_tokens": 2048, "batch_tokens": 4096, "threads": 1}
@@ -19,14 +20,14 @@ class HFProfile:
     def hf_models_config(self) -> dict:
         """config/hf_models.yaml: the Hugging Face models lenex.hf.profile can profile, and its scales."""
         values = read_yaml(self.config_dir / "hf_models.yaml")
-        validate(values, self.schemas / "hf_models.schema.yaml")
+        validate(values, self.schemas / "hf_models.schema.yaml", self.config_dir / "hf_models.yaml")
         return values
 
     def hf_entry(self, section: str, key: str, what: str) -> dict:
         """One entry of config/hf_models.yaml's `section`, or one error naming what is known."""
         entries = self.hf_models_config()[section]
         if key not in entries:
-            raise ValueError(f"config/hf_models.yaml: unknown {what} {key!r} in {section}; known: {', '.join(entries)}")
+            refuse(f"config/hf_models.yaml: unknown {what} {key!r} in {section}; known: {known(entries)}")
         return entries[key]
 
     def hf_model(self, name: str) -> dict:

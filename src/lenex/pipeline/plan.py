@@ -1,5 +1,5 @@
 """What a preset costs before it runs: every job of a paper's tables with its declared
-resources, and GPU-hours.
+resources, and GPU-hours at a GPU preset, CPU-hours at a CPU one.
 
     python -m lenex.pipeline.plan --preset-file config/presets/paper.yaml --paper lex \\
         --targets results/paper/tables/lex/table2.md ... --out-md PLAN.md --out-json PLAN.json
@@ -9,6 +9,13 @@ whose experiment file adds tables or variants is planned without touching this f
 Training GPU-hours are estimated from the preset's measured throughput
 (`resources.train.tokens_per_second_per_gpu`, with its `throughput_source`); every other job
 is counted at its declared wall time, an upper bound.
+
+At a CPU preset (no job holds a GPU) the plan counts CPU-hours instead: the trainings from the cost
+model's measurement on this machine (`python -m benchmarks.preset_cost --preset <preset>` writes
+benchmarks/results/cpu/preset_cost_<preset>.json: each training shape's throughput, two one-thread
+jobs side by side, and how many models of it the paper trains), every other job at its declared
+runtime x threads. Without that file the trainings too are counted at their declared bound, and
+the page says how to measure them.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 
 
 from ..cli import run_cli
-from ..files import atomic_write_text, read_yaml
+from ..files import atomic_write_text, read_json, read_yaml
 from ..presets import paper_view
 
 _RULE = re.compile(r"^(?:local)?rule (\w+):$")
@@ -97,7 +104,51 @@ def training_gpu_hours(steps: int, batch_size: int, length: int, tokens_per_seco
     return steps * batch_size * length / tokens_per_second_per_gpu / 3600
 
 
-def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
+def training_cpu_hours(groups: list[dict], paper: str) -> tuple[int, float]:
+    """(models, CPU-hours) of a paper's trainings by the cost model's groups: each group's models x
+    tokens at the throughput of one job, half of what two one-thread jobs side by side measured
+    (a job holds one core for all its time)."""
+    mine = [g for g in groups if g["paper"] == paper and g["count"]]
+    hours = sum(g["count"] * g["tokens"] / (g["tokens_per_s_two_jobs"] / 2) / 3600 for g in mine)
+    return sum(g["count"] for g in mine), hours
+
+
+def is_training(rule: str) -> bool:
+    # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train);
+    # a tokenizer's training is no model's.
+    return (rule.startswith("train") and rule != "train_tokenizer") or rule.endswith("_train")
+
+
+def build_cpu_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None) -> dict:
+    """The plan of a CPU preset: CPU-hours, the trainings' from the cost model where it was measured."""
+    rows, by_rule = [], {}
+    for job in sorted(jobs, key=lambda j: (j.rule, j.output)):
+        declared = job.threads * job.runtime_minutes / 60
+        rows.append({**asdict(job), "gpus": 0, "declared_cpu_hours": declared})
+        total = by_rule.setdefault(job.rule.split("__")[0], {"jobs": 0, "threads_per_job": job.threads,
+                                                             "declared_cpu_hours": 0.0})
+        total["jobs"] += 1
+        total["declared_cpu_hours"] += declared
+    trainings = [r for r in rows if is_training(r["rule"])]
+    models, measured = training_cpu_hours(cost["groups"], paper) if cost and trainings else (None, None)
+    others = sum(r["declared_cpu_hours"] for r in rows if not is_training(r["rule"]))
+    bound = sum(r["declared_cpu_hours"] for r in trainings)
+    return {
+        "preset": preset["name"], "paper": paper, "device": "cpu", "jobs": rows, "by_rule": by_rule,
+        "total_jobs": len(rows), "training_jobs": len(trainings),
+        "declared_cpu_hours": others + bound,
+        "estimated_cpu_hours": others + (measured if measured is not None else bound),
+        "training_cpu_hours": measured, "cost_model_models": models,
+        "cost_model": ({"preset": cost.get("preset"), "machine": cost.get("machine"), "seconds": cost.get("seconds")}
+                       if cost else None),
+    }
+
+
+def build_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None = None) -> dict:
+    """The plan: GPU-hours where jobs hold GPUs, else CPU-hours (build_cpu_plan, with the cost
+    model's measurement `cost` where there is one)."""
+    if jobs and not any(job.gpus for job in jobs):
+        return build_cpu_plan(jobs, preset, paper, cost)
     train = preset.get("resources", {}).get("train", {})
     rate = train.get("tokens_per_second_per_gpu")
     cfg, length = preset["train"], preset["model"]["train_length"]
@@ -106,9 +157,7 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
     # Sorted: the dry run lists jobs in an order that changes between runs; the plan must not.
     for job in sorted(jobs, key=lambda j: (j.rule, j.output)):
         declared = job.gpus * job.runtime_minutes / 60
-        # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train).
-        is_training = job.rule.startswith("train") or job.rule.endswith("_train")
-        estimate = per_training if is_training and per_training is not None and job.gpus else None
+        estimate = per_training if is_training(job.rule) and per_training is not None and job.gpus else None
         rows.append({**asdict(job), "gpus": job.gpus, "declared_gpu_hours": declared, "estimated_gpu_hours": estimate})
         # Rules made per job in a loop (lex.smk: lex_eval__<preset>_<variant>_<corpus>) count as one.
         total = by_rule.setdefault(job.rule.split("__")[0], {"jobs": 0, "gpus_per_job": job.gpus, "declared_gpu_hours": 0.0,
@@ -128,7 +177,41 @@ def build_plan(jobs: list[Job], preset: dict, paper: str) -> dict:
     }
 
 
+COST_COMMAND = "python -m benchmarks.preset_cost --preset {preset}"
+
+
+def render_cpu_markdown(plan: dict) -> str:
+    if plan["training_cpu_hours"] is not None:
+        cost = plan["cost_model"]
+        trained = (f"The {plan['training_jobs']} trainings: **{plan['training_cpu_hours']:,.1f} CPU-hours** by the cost "
+                   f"model ({plan['cost_model_models']} models as it counts them, each shape's throughput measured "
+                   f"on {(cost.get('machine') or {}).get('cpu', 'this machine')} for {cost['seconds']:g} s, two "
+                   f"one-thread jobs side by side; `{COST_COMMAND.format(preset=plan['preset'])}`), about "
+                   f"{plan['training_cpu_hours'] / 2:,.1f} hours of wall time on `--cores 2`.")
+    else:
+        trained = ("The trainings are counted at their declared runtime x threads too: the cost model has not "
+                   f"measured this preset on this machine (`{COST_COMMAND.format(preset=plan['preset'])}` writes "
+                   f"benchmarks/results/cpu/preset_cost_{plan['preset']}.json; then make the plan again).")
+    lines = [
+        f"# Plan: {plan['paper']} at preset `{plan['preset']}` (CPU)", "",
+        f"{plan['total_jobs']} jobs, no GPU. Estimated **{plan['estimated_cpu_hours']:,.1f} CPU-hours** "
+        f"(declared bound, runtime x threads: {plan['declared_cpu_hours']:,.1f} CPU-hours).", "",
+        trained, "Other jobs are counted at their declared runtime x threads (an upper bound).", "",
+        "| rule | jobs | threads each | declared CPU-h |", "|---|---:|---:|---:|",
+    ]
+    for rule, t in sorted(plan["by_rule"].items()):
+        lines.append(f"| {rule} | {t['jobs']} | {t['threads_per_job']} | {t['declared_cpu_hours']:,.1f} |")
+    lines += ["", "| job | threads | mem_mb | runtime (min) |", "|---|---:|---:|---:|"]
+    for job in plan["jobs"]:
+        res = job["resources"]
+        lines.append(f"| {job['rule']}: `{job['output']}` | {job['threads']} | {res.get('mem_mb', '')} | "
+                     f"{res.get('runtime', '')} |")
+    return "\n".join(lines) + "\n"
+
+
 def render_markdown(plan: dict) -> str:
+    if plan.get("device") == "cpu":
+        return render_cpu_markdown(plan)
     rate = plan["throughput"]
     each = plan["training_gpu_hours_each"]
     lines = [
@@ -169,6 +252,8 @@ def main(argv=None) -> None:
     parser.add_argument("--paper", required=True)
     parser.add_argument("--targets", nargs="+", required=True, help="the paper's table targets at this preset")
     parser.add_argument("--dry-run-file", help="read a saved `snakemake -n --forceall` printout instead")
+    parser.add_argument("--cost", default=None, help="the cost model's measurement of the preset "
+                        "(benchmarks/results/cpu/preset_cost_<preset>.json), for a CPU preset's trainings")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-json", required=True)
     args = parser.parse_args(argv)
@@ -180,7 +265,8 @@ def main(argv=None) -> None:
     jobs = parse_dry_run(text)
     if not jobs:
         raise RuntimeError(f"the dry run of {' '.join(args.targets)} lists no jobs")
-    plan = build_plan(jobs, preset, args.paper)
+    cost = read_json(args.cost) if args.cost else None
+    plan = build_plan(jobs, preset, args.paper, cost)
     atomic_write_text(args.out_json, json.dumps(plan, indent=1) + "\n")
     atomic_write_text(args.out_md, render_markdown(plan))
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..tables.raw_results import RAW_ENV
+from ..tables.raw_results import RAW_ENV, check_collected
+from .user_errors import refuse
 
 
 def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -> list[str]:
@@ -43,6 +44,17 @@ class Recorded:
         `papers.<paper>.reference_parts`): rule raw_results_part's inputs."""
         parts = self.paper_preset(preset_name, paper).get("reference_parts") or {}
         return recorded_in_part(self.paper_recorded(preset_name, paper), parts, part)
+
+    def raw_inputs(self, preset_name: str, paper: str, part: str | None = None) -> list[str]:
+        """Rule raw_results' (raw_results_part's) input files, once the raw results already there
+        are checked against them: an edited raw line, or one that differs from its evaluation file,
+        stops the run naming both (Snakemake alone would keep it: it is newer than its inputs)."""
+        raw = self.raw_file(preset_name, f"{paper}.part-{part}" if part else paper)
+        try:
+            check_collected(raw)
+        except ValueError as err:
+            refuse(str(err))
+        return self.part_recorded(preset_name, paper, part) if part else self.paper_recorded(preset_name, paper)
 
     def paper_recorded(self, preset_name: str, paper: str) -> list[str]:
         """Every recorded file the tables, figures and headers of one paper read: its raw results."""

@@ -102,6 +102,12 @@ class Resources:
         exclusive = self.rule_resources(preset_name, "train", "exclusive", False, paper)
         return ("--exclusive " if exclusive else "") + f"--signal=TERM@{lead}"
 
+    def cost_model_file(self, preset_name: str) -> list[str]:
+        """The cost model's measurement of a preset on this machine (benchmarks.preset_cost), where
+        there is one: a CPU preset's plan estimates its trainings' CPU-hours from it."""
+        path = self.root / "benchmarks" / "results" / "cpu" / f"preset_cost_{preset_name}.json"
+        return [os.path.relpath(path)] if path.is_file() else []
+
     def presets_by_nodes(self, one_node: bool) -> str:
         """The presets whose trainings span one node (or several), as a wildcard pattern: each
         preset's trainings go to one rule (train or train_multinode); "-" matches no preset."""

@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from ..files import read_yaml
@@ -19,6 +20,8 @@ from ..presets import eval_length, paper_view, position_blocks, scale_budget
 from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named
+from .schema_errors import schema_message
+from .user_errors import known, quiet_refusals, refuse
 from .variants import check_variants_once
 
 
@@ -27,11 +30,20 @@ def quoted_json(value) -> str:
     return shlex.quote(json.dumps(value, sort_keys=True))
 
 
-def validate(values: dict, schema: Path) -> None:
-    """Snakemake's JSON-schema validation (it fills in the schema's defaults), outside a Snakefile too."""
+def validate(values: dict, schema: Path, source: str | Path | None = None) -> None:
+    """Snakemake's JSON-schema validation (it fills in the schema's defaults), outside a Snakefile
+    too; given the file the values came from, an error is one line in its terms (schema_errors)."""
+    from jsonschema.exceptions import ValidationError
+    from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate as snakemake_validate
 
-    snakemake_validate(values, str(schema))
+    try:
+        snakemake_validate(values, str(schema))
+    except WorkflowError as err:
+        cause = err.__context__  # Snakemake raises its WorkflowError while handling jsonschema's error
+        if source is None or not isinstance(cause, ValidationError):
+            raise
+        refuse(schema_message(cause, os.path.relpath(source)))
 
 
 def _validated(values: dict, schema: Path) -> dict:
@@ -41,9 +53,9 @@ def _validated(values: dict, schema: Path) -> dict:
 
 
 def validated_yaml(path: Path, schema: Path) -> dict:
-    """A YAML file's values, validated against `schema` (defaults filled in)."""
+    """A YAML file's values, validated against `schema` (defaults filled in); an error names the file."""
     values = read_yaml(path)  # a syntax error names the file and line
-    validate(values, schema)
+    validate(values, schema, path)
     return values
 
 
@@ -82,8 +94,28 @@ class Settings:
     # -- presets ------------------------------------------------------------------------------
     @property
     def preset_names(self) -> list[str]:
-        """Every preset file (config/presets/): rules whose outputs differ per preset are made for each."""
-        return sorted(p.stem for p in (self.config_dir / "presets").glob("*.yaml"))
+        """Every preset file (config/presets/): rules whose outputs differ per preset are made for
+        each. Only the preset in use (config `preset`) must be valid: a sibling that is not is
+        left out, named in a warning once, and fails only a run that asks for it."""
+        names = []
+        for name in sorted(p.stem for p in (self.config_dir / "presets").glob("*.yaml")):
+            if name != self.config.get("preset") and self._sibling_problem(name):
+                continue
+            names.append(name)
+        return names
+
+    def _sibling_problem(self, name: str) -> str | None:
+        problems = self.__dict__.setdefault("_sibling_problems", {})
+        if name not in problems:
+            try:
+                with quiet_refusals():
+                    self.preset(name)
+                problems[name] = None
+            except (ValueError, KeyError) as err:
+                problems[name] = str(err)
+                print(f"lenex: warning: preset {name!r} left out ({problems[name]}); only the preset in use, "
+                      f"{self.config.get('preset')!r}, must be valid", file=sys.stderr)
+        return problems[name]
 
     def preset_file(self, name: str) -> str:
         """The preset's file, relative to the working directory (the checkout): a path in a job's
@@ -96,8 +128,7 @@ class Settings:
     def _load_yaml(self, kind: str, name: str, schema: str) -> dict:
         path = self.config_dir / kind / f"{name}.yaml"
         if not path.exists():
-            known = sorted(p.stem for p in path.parent.glob("*.yaml"))
-            raise ValueError(f"unknown {kind[:-1]} {name!r}; known: {', '.join(known)}")
+            refuse(f"unknown {kind[:-1]} {name!r}; known: {known(p.stem for p in path.parent.glob('*.yaml'))}")
         # Parsed and validated once per content of the file and its schema (lenex.pipeline.memo).
         return remembered(self.stamps, f"valid-{kind}", [path, self.schemas / schema],
                           lambda: validated_yaml(path, self.schemas / schema))
@@ -138,7 +169,7 @@ class Settings:
     def table_spec(self, paper: str, table) -> dict:
         tables = self.experiment(paper)["tables"]
         if f"table{table}" not in tables:
-            raise ValueError(f"paper {paper!r} has no table {table}; known: {', '.join(tables)}")
+            refuse(f"paper {paper!r} has no table {table}; known: {known(tables)} ({self.experiment_file(paper)})")
         return tables[f"table{table}"]
 
     def figure_title(self, paper: str, figure) -> str:
@@ -157,7 +188,7 @@ class Settings:
         """ModelConfig fields of one variant's model at a preset, as its paper builds them."""
         variants = self.experiment(paper)["variants"]
         if variant not in variants:
-            raise ValueError(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
+            refuse(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
         return self.paper(paper).model_config(self.paper_preset(preset_name, paper), self.experiment(paper), variant)
 
     def train_length(self, preset_name: str, paper: str) -> int:

@@ -5,7 +5,16 @@ name rendered files. A mixin of `lenex.pipeline.workflow.Pipeline`."""
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
+
+
+def plan_pointer(preset_name: str, papers: list[str]) -> str:
+    """The line a whole preset's run prints: where the plan page says what it costs before it runs."""
+    pages = " ".join(f"results/{preset_name}/plan/{paper}.md" for paper in papers)
+    return (f"lenex: what preset {preset_name!r} costs before it runs (CPU-hours at a CPU preset, from the cost "
+            f"model; GPU-hours at a GPU one): snakemake --cores 1 {pages}")
 
 
 class Targets:
@@ -52,6 +61,18 @@ class Targets:
         if self.from_raw:
             return self.rendered_from_raw(preset_name)
         return self.corpus_cards(preset_name) + self.paper_targets(preset_name) + self.raw_files(preset_name)
+
+    def all_inputs(self, preset_name: str):
+        """Rule all's input function: `all_targets`, and (only when `all` is in the DAG, e.g. a dry
+        run of the whole preset) one line saying where the plan page tells what it costs."""
+        targets = self.all_targets(preset_name)
+
+        def inputs(wildcards):
+            if not self.from_raw:
+                print(plan_pointer(preset_name, [paper.name for paper in self.papers()]), file=sys.stderr)
+            return targets(wildcards) if callable(targets) else targets
+
+        return inputs
 
     # -- the Snakemake report (rules in report.smk) -------------------------------------------
     def paper_title(self, paper: str) -> str:

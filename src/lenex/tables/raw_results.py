@@ -12,24 +12,39 @@ quote) is one line too, without its document index (the per-split lists of docum
 and groups, which only readers of the token files use: 0.6 MB of the 0.7 MB LEX raw results at
 tiny). Everything else comes back exactly: floats round-trip, key order is kept.
 
+Each line carries `record_sha256`, the digest of the record it was collected from (its JSON in
+this file's compact form): a line edited afterwards no longer matches it, and a line that differs
+from the evaluation file still on disk is named with that file (lines of raw results from before
+the digest are compared by content where the file is there).
+
 Renderers read recorded inputs through `read_recorded(path)`: from the file itself, or, when the
 environment variable LENEX_RAW names raw-results files (the workflow's `from_raw` mode), from
-those files only; a path they do not hold is then an error, never a stale file on disk.
+those files only; a path they do not hold is then an error, never a stale file on disk. Either way
+every number is checked first (lenex.record_checks).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
+from ..record_checks import check_recorded
 
 RAW_ENV = "LENEX_RAW"
-_PLACE = ("file", "item", "items")
+DIGEST = "record_sha256"
+_PLACE = ("file", "item", "items", DIGEST)
+
+
+def record_digest(record: dict) -> str:
+    """sha256 of a record's JSON as raw results write it (keys in their order, floats as repr)."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def card_facts(meta: dict) -> dict:
@@ -44,11 +59,12 @@ def file_lines(path: str, content) -> list[dict]:
     if Path(path).name == "meta.json" and isinstance(content, dict):
         content = card_facts(content)
     if isinstance(content, dict):
-        return [{"file": path, **_checked(path, content)}]
+        return [{"file": path, DIGEST: record_digest(content), **_checked(path, content)}]
     if isinstance(content, list) and all(isinstance(r, dict) for r in content):
         if not content:
             return [{"file": path, "items": 0}]
-        return [{"file": path, "item": i, **_checked(path, record)} for i, record in enumerate(content)]
+        return [{"file": path, "item": i, DIGEST: record_digest(record), **_checked(path, record)}
+                for i, record in enumerate(content)]
     raise ValueError(f"{path}: a recorded file must hold a JSON object or a list of objects")
 
 
@@ -74,14 +90,24 @@ def text_of(files: dict[str, object]) -> str:
 def merge(parts: list[str]) -> str:
     """The raw results of a reference run made in recorded parts (rule raw_results_part): the
     parts' recorded files together, each exactly once, in `collect`'s order and form, so the
-    merged file is the one a run in one go would have written."""
-    files, source = {}, {}
+    merged file is the one a run in one go would have written. Each line is kept as its part
+    holds it (with its digest, or without one where the part predates digests)."""
+    groups, source = {}, {}
     for part in parts:
-        for path, content in parse(Path(part).read_text(encoding="utf-8"), part).items():
-            if path in files:
+        text = Path(part).read_text(encoding="utf-8")
+        parse(text, part)  # every line checked (form, order, digest) before any is kept
+        for path, lines in _lines_by_file(text).items():
+            if path in groups:
                 raise ValueError(f"{path} is in two parts: {source[path]} and {part}")
-            files[path], source[path] = content, part
-    return text_of(files)
+            groups[path], source[path] = lines, part
+    return "".join(line + "\n" for path in sorted(groups) for line in groups[path])
+
+
+def _lines_by_file(text: str) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        groups.setdefault(json.loads(line)["file"], []).append(line)
+    return groups
 
 
 def parse(text: str, source: str = "raw results") -> dict[str, object]:
@@ -95,6 +121,12 @@ def parse(text: str, source: str = "raw results") -> dict[str, object]:
         path = record.pop("file", None)
         if not isinstance(path, str):
             raise ValueError(f"{source} line {number} has no `file`")
+        digest = record.pop(DIGEST, None)
+        if digest is not None:
+            item = {k: v for k, v in record.items() if k != "item"}
+            if record_digest(item) != digest:
+                raise ValueError(f"{source} line {number} ({path}) was edited after it was collected: its "
+                                 f"{DIGEST} is not that of its record; collect it again (rule raw_results)")
         if record.pop("items", None) == 0:
             files[path] = []
         elif "item" in record:
@@ -120,16 +152,66 @@ def _store(raw_files: str) -> dict[str, object]:
     return files
 
 
+def on_disk(path: str) -> object:
+    """A recorded file as raw results hold it (a meta.json's card facts), for comparing with them."""
+    content = read_json(path)
+    return card_facts(content) if Path(path).name == "meta.json" and isinstance(content, dict) else content
+
+
+def check_against_disk(path: str, content, raw: str) -> None:
+    """Raw results agree with the evaluation file they were collected from, where it is on disk."""
+    if not Path(path).is_file():
+        return
+    disk = on_disk(path)
+    if disk != content:
+        raise ValueError(f"{raw} holds another {path} than the file on disk ({first_difference(content, disk)}): "
+                         "the raw line was edited, or the file changed after it was collected; "
+                         f"collect the raw results again (delete {raw}, rule raw_results)")
+
+
+def check_collected(raw: str) -> None:
+    """A normal run's check of raw results it collected before (rule raw_results' input function):
+    every line still has its digest's content, and equals its evaluation file wherever that file
+    is on disk and not newer (a newer file is collected again by the rule, so it is no error)."""
+    path = Path(raw)
+    if not path.is_file():
+        return
+    collected_at = path.stat().st_mtime
+    for recorded, content in parse(path.read_text(encoding="utf-8"), raw).items():
+        source = Path(recorded)
+        if source.is_file() and source.stat().st_mtime <= collected_at:
+            check_against_disk(recorded, content, raw)
+
+
+def first_difference(raw, disk, where: str = "") -> str:
+    """'item 0 ppl: 500 in the raw results, 1059.5 on disk', the first field where two JSON values differ."""
+    if isinstance(raw, dict) and isinstance(disk, dict):
+        for key in [*raw, *(k for k in disk if k not in raw)]:
+            if raw.get(key, "(none)") != disk.get(key, "(none)"):
+                return first_difference(raw.get(key, "(none)"), disk.get(key, "(none)"), f"{where}{key} ")
+    if isinstance(raw, list) and isinstance(disk, list) and len(raw) == len(disk):
+        for index, (a, b) in enumerate(zip(raw, disk)):
+            if a != b:
+                return first_difference(a, b, f"{where}item {index} ")
+    return f"{where.strip() or 'content'}: {raw!r:.60} in the raw results, {disk!r:.60} on disk"
+
+
 def read_recorded(path) -> object:
     """A recorded input of a renderer (evaluation result, corpus meta.json): from LENEX_RAW's
-    raw-results files when it is set, else from the file."""
+    raw-results files when it is set (compared with the file where it is on disk), else from the
+    file; its numbers checked (lenex.record_checks) either way."""
     raw_files = os.environ.get(RAW_ENV, "").strip()
     if raw_files:
         store = _store(raw_files)
         if str(path) not in store:
             raise KeyError(f"{path} is not among the raw results in {raw_files}; re-collect them (rule raw_results)")
-        return store[str(path)]
-    return read_json(path)
+        content = store[str(path)]
+        check_against_disk(str(path), content, raw_files)
+        check_recorded(content, f"{path} (raw results {raw_files})")
+        return content
+    content = read_json(path)
+    check_recorded(content, str(path))
+    return content
 
 
 def main(argv=None) -> None:

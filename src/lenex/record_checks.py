@@ -1,0 +1,133 @@
+"""Every recorded number checked where it is read (issue 51): the evaluators refuse a NaN when
+they write, and the table, figure, claim and diagnostics readers refuse one, or an impossible
+number, when they read, whether from the evaluation file or from its raw results (a file edited
+by hand, a raw line changed after it was collected).
+
+One pure function per question, each raising one ValueError line naming the file, the record,
+the field and the value:
+
+- finite: every float of a record (nested lists and objects too);
+- in its domain: a perplexity >= 1, an NLL >= 0, an ERF within [0, length], a cumulative
+  receptive-field share within [0, 1], an attention resolution R(s) <= 1 (Eq. 4 as defined:
+  lenex.lex.resolution.attention_resolution; it has no lower bound), counts >= 0;
+- consistent: a record's ppl is exp(nll) (a segmented record's `corpus_ppl` is, and its `ppl`, a
+  mean of per-piece perplexities, is at least that by Jensen's inequality).
+"""
+
+from __future__ import annotations
+
+import math
+
+# Relative tolerance of "ppl = exp(nll) within rounding": evaluators write both from one float64.
+EXP_TOLERANCE = 1e-6
+# Rounding slack of an upper bound that holds exactly in real arithmetic (c <= 1, R(s) <= 1).
+BOUND_SLACK = 1e-9
+
+PERPLEXITIES = ("ppl", "corpus_ppl")
+NLLS = ("nll", "segment_nll", "piece_nll", "span_nll", "position_nll")
+RESOLUTIONS = ("resolution", "resolution_of_head_mean_s", "resolution_per_head", "resolution_per_layer")
+COUNTS = ("length", "tokens", "segments", "pieces", "texts", "steps", "params", "tokens_seen", "span",
+          "train_length", "documents_skipped")
+
+
+def numbers(value, path: str):
+    """(field path, number) of every int or float in a JSON value, depth first."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from numbers(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from numbers(item, f"{path}[{index}]")
+
+
+def check_finite(value, where: str) -> None:
+    """Every float in a JSON value is finite (Python's json reads NaN and Infinity)."""
+    if not _all_finite(value):
+        path, number = next((p, n) for p, n in numbers(value, "") if not math.isfinite(n))
+        raise ValueError(f"{where}: {path} is {number}: not a finite number")
+
+
+def _all_finite(value) -> bool:
+    # The fast pass of check_finite (a receptive-field record holds thousands of floats); the
+    # slow one, `numbers`, runs only to name the field once something is not finite.
+    if type(value) is float:
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(map(_all_finite, value.values()))
+    if isinstance(value, list):
+        return all(math.isfinite(v) if type(v) is float else _all_finite(v) for v in value)
+    return True
+
+
+def _bad(where: str, field: str, value, why: str) -> ValueError:
+    return ValueError(f"{where}: {field} is {value!r}: {why}")
+
+
+def _each(record: dict, field: str):
+    for path, number in numbers(record.get(field), field):
+        yield path, number
+
+
+def check_domains(record: dict, where: str) -> None:
+    """Each known field of an evaluation record within its domain."""
+    for field in PERPLEXITIES:
+        for path, value in _each(record, field):
+            if value < 1:
+                raise _bad(where, path, value, "a perplexity is at least 1")
+    for field in NLLS:
+        for path, value in _each(record, field):
+            if value < 0:
+                raise _bad(where, path, value, "a negative log-likelihood is at least 0")
+    for field in COUNTS:
+        for path, value in _each(record, field):
+            if value < 0:
+                raise _bad(where, path, value, "a count or length is at least 0")
+    for field in RESOLUTIONS:
+        for path, value in _each(record, field):
+            if value > 1 + BOUND_SLACK:
+                raise _bad(where, path, value, "attention resolution R(s) (Eq. 4) is at most 1")
+    if "erf" in record and isinstance(record.get("length"), int):
+        erf, length = record["erf"], record["length"]
+        if erf is not None and not 0 <= erf <= length:
+            raise _bad(where, "erf", erf, f"an effective receptive field lies within [0, length = {length}]")
+    for path, value in _each(record, "c"):
+        if not -BOUND_SLACK <= value <= 1 + BOUND_SLACK:
+            raise _bad(where, path, value, "a cumulative receptive-field share lies within [0, 1]")
+
+
+def check_consistent(record: dict, where: str) -> None:
+    """ppl = exp(nll) within rounding (for a segmented record: corpus_ppl = exp(nll) <= ppl)."""
+    nll = record.get("nll")
+    if not isinstance(nll, (int, float)) or isinstance(nll, bool):
+        return
+    field = "corpus_ppl" if "corpus_ppl" in record else "ppl"
+    ppl = record.get(field)
+    if isinstance(ppl, (int, float)) and ppl > 0 and abs(math.log(ppl) - nll) > EXP_TOLERANCE * max(1.0, nll):
+        raise _bad(where, field, ppl, f"its record's nll is {nll!r}, so {field} should be exp(nll) = "
+                                      f"{math.exp(nll) if nll < 700 else math.inf:.6g}")
+    if field == "corpus_ppl" and isinstance(record.get("ppl"), (int, float)) \
+            and record["ppl"] < ppl * (1 - EXP_TOLERANCE):
+        raise _bad(where, "ppl", record["ppl"], f"a mean of per-piece perplexities is at least corpus_ppl = {ppl!r}")
+
+
+def check_record(record: dict, where: str) -> None:
+    """One recorded evaluation (or any recorded object): finite, in its domains, consistent."""
+    check_finite(record, where)
+    check_domains(record, where)
+    check_consistent(record, where)
+
+
+def check_recorded(content, path: str) -> None:
+    """A recorded file's content as a renderer reads it: an object, or a list of objects (each
+    named by its index and length)."""
+    if isinstance(content, list):
+        for index, item in enumerate(content):
+            if isinstance(item, dict):
+                length = f", length {item['length']}" if "length" in item else ""
+                check_record(item, f"{path} item {index}{length}")
+    elif isinstance(content, dict):
+        check_record(content, path)
