@@ -16,9 +16,10 @@ from pathlib import Path
 import jsonschema
 
 from ..files import read_yaml
-from ..tables.paper_results import load_paper_results, paper_value
-from .emergence import paper_effect
-from .study import estimated_cost, scored_lengths
+
+# The paper's numbers (pandas), the emergence analysis (scipy) and the scale study (torch) are
+# imported where they are used: the workflow imports this module (through sweep_rules) on every
+# DAG build, and a no-op rerun of the papers' targets must not pay for torch.
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config" / "sweeps.yaml"
@@ -93,6 +94,9 @@ def check_sweeps(config: dict, claims: set[str], corpora: set[str]) -> None:
 def paper_cells_effect(cells: dict, where: str = "paper") -> float:
     """The paper's effect ln(numerator / denominator) from its printed cells (paper_results.csv);
     a cell the paper does not print is one error naming it."""
+    from ..tables.paper_results import paper_value
+    from .emergence import paper_effect
+
     values = []
     for side in ("numerator", "denominator"):
         value = paper_value(_paper_results(), cells["paper"], cells["table"], cells["dataset"], cells["method"], cells[side])
@@ -108,6 +112,8 @@ _PAPER_RESULTS = []
 
 def _paper_results():
     if not _PAPER_RESULTS:  # read once per process
+        from ..tables.paper_results import load_paper_results
+
         _PAPER_RESULTS.append(load_paper_results())
     return _PAPER_RESULTS[0]
 
@@ -198,6 +204,8 @@ def measured_rates(records: list[dict]) -> dict[tuple, float]:
 
 def per_token_weights(model: dict, tokenizer: str) -> int:
     """The weights a token passes through (the scale study's estimated_cost for one token)."""
+    from .study import estimated_cost
+
     return estimated_cost({"model": model, "tokenizer": tokenizer, "train_tokens": 1})
 
 
@@ -219,7 +227,10 @@ def training_rate(model: dict, tokenizer: str, rates: dict[tuple, float]) -> tup
 def eval_forward_tokens(point: dict, config: dict) -> int:
     """Tokens a point's scoring passes forward: the LEX protocol scores eval.max_tokens at every
     length; the last-token protocol one k L_tr context per segment at every multiple."""
+    from .study import scored_lengths
+
     length = point["model"]["train_length"]
+
     tokens = config["eval"]["max_tokens"] * len(scored_lengths(point["multiples"], [], length))
     if "last-token" in point["protocols"]:
         tokens += config["last_token"]["segments"] * sum(k * length for k in {1, *point["multiples"]})
