@@ -308,7 +308,7 @@ def _workflow_with_fairseq_preset(tmp_path):
     for item in (REPO / "config" / "presets").iterdir():
         text = item.read_text()
         if item.name == "tiny.yaml":
-            text = text.replace("train:\n  steps: 200\n", "train:\n  backend: fairseq\n  steps: 200\n", 1)
+            text = re.sub(r"^train:\n", "train:\n  backend: fairseq\n", text, count=1, flags=re.M)
             assert "backend: fairseq" in text
         (config / "presets" / item.name).write_text(text)
     return scratch_workflow(tmp_path)

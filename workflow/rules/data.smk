@@ -40,10 +40,10 @@ rule train_tokenizer:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
         "results/{preset}/logs/tokenizer/bpe-{vocab}.log",
-    resources:
-        **pipeline.data_resources(),
     conda:
         ENV
+    resources:
+        **pipeline.data_resources(),
     params:
         spec=lambda wc: quoted_json(
             pipeline.corpus_spec(wc.preset, pipeline.bpe_corpus())
@@ -69,10 +69,10 @@ rule prepare_corpus:
         ),
     log:
         "results/{preset}/logs/prepare/{corpus}.log",
-    resources:
-        **pipeline.data_resources(),
     conda:
         ENV
+    resources:
+        **pipeline.data_resources(),
     params:
         spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.preset, wc.corpus)),
         data=lambda wc: pipeline.preset(wc.preset)["data"],

@@ -82,10 +82,10 @@ rule segmented_retokenize:
         "results/{preset}/data/segmented/arxiv-{model}/meta.json",
     log:
         "results/{preset}/logs/data/segmented/arxiv-{model}.log",
-    resources:
-        **pipeline.data_resources(),
     conda:
         ENV
+    resources:
+        **pipeline.data_resources(),
     params:
         name=lambda wc: SEG.hf_checkpoint(pipeline, wc.preset, wc.model),
         out="results/{preset}/data/segmented/arxiv-{model}",
