@@ -72,24 +72,21 @@ def _each(record: dict, field: str):
         yield path, number
 
 
+def _bounds():
+    """(fields, least value or None, greatest value or None, what the bound says) of each domain."""
+    return ((PERPLEXITIES, 1, None, "a perplexity is at least 1"),
+            (NLLS, 0, None, "a negative log-likelihood is at least 0"),
+            (COUNTS, 0, None, "a count or length is at least 0"),
+            (RESOLUTIONS, None, 1 + BOUND_SLACK, "attention resolution R(s) (Eq. 4) is at most 1"))
+
+
 def check_domains(record: dict, where: str) -> None:
     """Each known field of an evaluation record within its domain."""
-    for field in PERPLEXITIES:
-        for path, value in _each(record, field):
-            if value < 1:
-                raise _bad(where, path, value, "a perplexity is at least 1")
-    for field in NLLS:
-        for path, value in _each(record, field):
-            if value < 0:
-                raise _bad(where, path, value, "a negative log-likelihood is at least 0")
-    for field in COUNTS:
-        for path, value in _each(record, field):
-            if value < 0:
-                raise _bad(where, path, value, "a count or length is at least 0")
-    for field in RESOLUTIONS:
-        for path, value in _each(record, field):
-            if value > 1 + BOUND_SLACK:
-                raise _bad(where, path, value, "attention resolution R(s) (Eq. 4) is at most 1")
+    for fields, least, greatest, bound in _bounds():
+        for field in fields:
+            for path, value in _each(record, field):
+                if (least is not None and value < least) or (greatest is not None and value > greatest):
+                    raise _bad(where, path, value, bound)
     if "erf" in record and isinstance(record.get("length"), int):
         erf, length = record["erf"], record["length"]
         if erf is not None and not 0 <= erf <= length:
