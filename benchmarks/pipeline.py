@@ -147,7 +147,7 @@ def startup(reps: int, limit: int | None = None) -> dict:
 def forked_startup(reps: int, limit: int | None = None) -> dict:
     """Seconds for `python -m lenex.pipeline.launch <module> --help` with a fork server up (lenex.pipeline.launch):
     what a job pays before its work in a local run (the module's own imports beyond torch included)."""
-    from lenex import launch
+    from lenex.pipeline import launch
 
     folder = tempfile.mkdtemp(prefix="lenex-bench-launch-")
     server = launch.start_server(folder, cwd=REPO, env=_snakemake_env())
