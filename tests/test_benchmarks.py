@@ -194,3 +194,13 @@ def test_the_docs_quote_the_committed_pipeline_measurement():
     page = (REPO / "docs/testing.md").read_text()
     block = page[page.index(DOCS_BLOCK[0]):page.index(DOCS_BLOCK[1]) + len(DOCS_BLOCK[1])]
     assert block == docs_block(payload)
+
+
+@pytest.mark.slow
+def test_the_forked_start_up_section_runs():
+    """Each pipeline section imports what it times (the fork server's module moved once, and only a
+    full benchmark run found it)."""
+    from benchmarks.pipeline import forked_startup
+
+    timed = forked_startup(1, limit=1)
+    assert len(timed) == 1 and all(entry["median"] > 0 for entry in timed.values()), timed
