@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import glob
 import json
-import math
 import os
 import re
 import shutil
@@ -191,25 +190,15 @@ def _unique_key_loader():
     return UniqueKeyLoader
 
 
-def _non_finite(value, where: str = "") -> str | None:
-    """The key path of the first NaN or infinity in a JSON-like value, or None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{where or 'value'} = {value}"
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found = _non_finite(item, f"{where}.{key}" if where else str(key))
-        if found:
-            return found
-    return None
-
-
 def atomic_write_result(path: str | Path, result, cell: str = "", indent: int | None = 1) -> None:
     """Write an evaluator's JSON result; a NaN or infinity anywhere in it is an error naming the
     cell (what was evaluated) and the key, and nothing is written (JSON has no NaN; a table would
     print it as a number)."""
-    found = _non_finite(result)
+    from .record_checks import first_non_finite
+
+    found = first_non_finite(result)
     if found:
-        raise ValueError(f"{cell or path}: non-finite result ({found}); {path} not written")
+        raise ValueError(f"{cell or path}: non-finite result ({found[0]} = {found[1]}); {path} not written")
     atomic_write_text(path, json.dumps(result, indent=indent, allow_nan=False) + "\n")
 # Metadata that would move between two renders of the same figure (render date, the plotting
 # library's version) is left out, so a figure re-rendered from the same numbers is byte-identical.

@@ -44,11 +44,19 @@ def numbers(value, path: str):
             yield from numbers(item, f"{path}[{index}]")
 
 
+def first_non_finite(value) -> tuple[str, float] | None:
+    """(field path, number) of the first NaN or infinity in a JSON value, or None: what the
+    evaluators refuse to write (lenex.files.atomic_write_result) and the readers refuse to read."""
+    if _all_finite(value):
+        return None
+    return next((p or "value", n) for p, n in numbers(value, "") if not math.isfinite(n))
+
+
 def check_finite(value, where: str) -> None:
     """Every float in a JSON value is finite (Python's json reads NaN and Infinity)."""
-    if not _all_finite(value):
-        path, number = next((p, n) for p, n in numbers(value, "") if not math.isfinite(n))
-        raise ValueError(f"{where}: {path} is {number}: not a finite number")
+    found = first_non_finite(value)
+    if found:
+        raise ValueError(f"{where}: {found[0]} is {found[1]}: not a finite number")
 
 
 def _all_finite(value) -> bool:
