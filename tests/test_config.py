@@ -53,16 +53,20 @@ def test_build_dataclass_names_unknown_and_missing_keys():
 def test_a_variant_check_that_passed_is_stamped_and_a_changed_variant_is_checked_again(tmp_path, monkeypatch):
     """lenex.pipeline.variants.check_variants_once: the scheduler imports the registries (and torch) only
     when the variants or the registries' code changed since a check passed."""
-    from lenex.pipeline.variants import check_fingerprint, check_variants_once
+    from lenex.pipeline.memo import kept_file
+    from lenex.pipeline.variants import CHECK, variants_text, check_fingerprint, check_variants_once, registry_files
+
+    def kept(variants):
+        return kept_file(tmp_path, CHECK, registry_files(), variants_text(variants))
 
     good = {"a": {"position": "alibi", "mask": "causal"}}
     check_variants_once(good, "exp.yaml", tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == [f"variants-{check_fingerprint(good)}.ok"]
+    assert list((tmp_path / "memo").iterdir()) == [kept(good)]
     bad = {"a": {"position": "rotary", "mask": "causal"}}
-    assert check_fingerprint(bad) != check_fingerprint(good)
+    assert check_fingerprint(bad) != check_fingerprint(good) and kept(bad) != kept(good)
     with pytest.raises(ValueError, match="exp.yaml: variant 'a': unknown position scheme 'rotary'"):
         check_variants_once(bad, "exp.yaml", tmp_path)
-    assert len(list(tmp_path.iterdir())) == 1  # a failed check leaves no stamp
+    assert len(list((tmp_path / "memo").iterdir())) == 1  # a failed check leaves nothing kept
     retuned = {"a": {"position": "alibi", "mask": "causal", "position_options": {"shift": 1}}}
     assert check_fingerprint(retuned) != check_fingerprint(good)
     import lenex.pipeline.variants

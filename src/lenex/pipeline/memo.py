@@ -4,7 +4,7 @@ Every `snakemake` call, a no-op included, builds the DAG anew: it parses and sch
 config files and the claims files, and follows the imports of each entry point to stamp its code.
 None of that changes unless a file it reads changes, so each result is kept under
 `.snakemake/lenex/memo/`, named by the hash of its kind and of every file it read (their paths and
-bytes), the way the variant checks keep their stamps (lenex.pipeline.variants). An edited file is
+bytes); the variant checks keep what passed the same way (lenex.pipeline.variants). An edited file is
 a new name, hence a new computation; nothing is ever looked up by a file's time. A kept result that
 cannot be read (cut short, another Python) is computed again.
 """
@@ -29,14 +29,18 @@ def files_digest(kind: str, files: Iterable[str | Path], extra: str = "") -> str
     return digest.hexdigest()
 
 
+def kept_file(stamps: str | Path, kind: str, files: Iterable[str | Path], extra: str = "") -> Path:
+    """Where the result of `kind` for these files' contents (and `extra`) is kept."""
+    return Path(stamps) / "memo" / f"{kind}-{files_digest(kind, files, extra)[:32]}.pickle"
+
+
 def remembered(stamps: str | Path, kind: str, files: Iterable[str | Path], compute: Callable[[], object],
                extra: str = ""):
     """`compute()`, or what it returned before for the same `kind`, `extra` and file contents.
 
     `compute` must depend on nothing else; an exception it raises is never kept, so a check that
     fails fails again on the next run."""
-    files = list(files)
-    kept = Path(stamps) / "memo" / f"{kind}-{files_digest(kind, files, extra)[:32]}.pickle"
+    kept = kept_file(stamps, kind, files, extra)
     try:
         with open(kept, "rb") as handle:
             return pickle.load(handle)

@@ -3,22 +3,23 @@ a bad position scheme, mask or option stops `snakemake -n` with one line, before
 (and before Snakemake removes the old output of a job that could never succeed).
 
 The registries import torch (~1.4 s), which the scheduler needs for nothing else: a check that
-passed leaves a stamp named by the hash of what it depends on (the variants and the registries'
-code), and the next run with the same inputs skips the import. (Your own schemes, config
+passed is kept (lenex.pipeline.memo) under the hash of what it depends on (the variants and the
+registries' code), and the next run with the same inputs skips the import. (Your own schemes, config
 `extra_schemes`, are checked when they are loaded: lenex.schemes.)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from pathlib import Path
 
 from ..config import required_fields
+from .memo import files_digest, remembered
 
 # What a variant check reads besides the variants: the registries and their options.
 REGISTRY_CODE = ("config.py", "pipeline/variants.py", "masks", "positions")
+CHECK = "variants-check"  # the kind of result lenex.pipeline.memo keeps for a check that passed
 
 
 def check_variant(spec: dict) -> None:
@@ -52,24 +53,28 @@ def check_variants(variants: dict, where: str, what: str = "variant") -> None:
             raise ValueError(f"{where}: {what} {variant!r}: {err}") from None
 
 
-def check_fingerprint(variants: dict) -> str:
-    """sha256 of the variants and the registries' code: a check's result depends on nothing else."""
-    digest = hashlib.sha256(json.dumps(variants, sort_keys=True, default=str).encode())
+def registry_files() -> list[Path]:
+    """The files a variant check reads besides the variants: the registries and their options."""
     root = Path(__file__).parents[1]  # src/lenex: the registries are its positions/ and masks/
     files = []
     for name in REGISTRY_CODE:
         path = root / name
         files += sorted(path.glob("*.py")) if path.is_dir() else [path]
-    for path in files:
-        digest.update(str(path).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return files
+
+
+def variants_text(variants: dict) -> str:
+    """The variants as the key of their check (sorted JSON)."""
+    return json.dumps(variants, sort_keys=True, default=str)
+
+
+def check_fingerprint(variants: dict) -> str:
+    """sha256 of the variants and the registries' code: a check's result depends on nothing else."""
+    return files_digest(CHECK, registry_files(), variants_text(variants))
 
 
 def check_variants_once(variants: dict, where: str, stamps: Path, what: str = "variant") -> None:
-    """check_variants, skipped where a stamp in `stamps` says the same inputs passed before."""
-    stamp = Path(stamps) / f"variants-{check_fingerprint(variants)}.ok"
-    if stamp.exists():
-        return
-    check_variants(variants, where, what)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(f"{where}: {len(variants)} variants passed\n")
+    """check_variants, skipped where the same variants passed before with the same registries' code
+    (kept under `stamps` by lenex.pipeline.memo; a failed check is never kept)."""
+    remembered(stamps, CHECK, registry_files(), lambda: check_variants(variants, where, what) or True,
+               variants_text(variants))
