@@ -180,14 +180,6 @@ def stamp_name(module: str, position: str | None = None) -> str:
 
 
 @functools.cache
-def _hashed_job_files(module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
-    """A job's files and their hash, once per DAG build: every job of an entry point and scheme
-    shares them, and the code does not change while Snakemake builds the DAG."""
-    files = job_files(module, position, module_files)
-    return files, code_hash(files)
-
-
-@functools.cache
 def tree_digest() -> str:
     """One hash of every file under src/lenex: a job's files and their hash (following its imports
     through the source) are kept for it between runs (lenex.pipeline.memo); any edit computes them anew."""
@@ -196,18 +188,21 @@ def tree_digest() -> str:
 
 
 @functools.cache
-def _remembered_job_files(stamps: str, module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
-    """_hashed_job_files, kept between runs for the same tree (and looked up once per run)."""
-    return remembered(stamps, "code-closure", list(module_files),
-                      lambda: _hashed_job_files(module, position, module_files),
-                      extra=f"{tree_digest()} {module} {position}")
+def _job_files_and_hash(stamps: str, module: str, position: str | None, module_files: tuple) -> tuple[list[Path], str]:
+    """A job's files and their hash, looked up once per DAG build (every job of an entry point and
+    scheme shares them) and kept between runs for the same tree (lenex.pipeline.memo)."""
+    def follow() -> tuple[list[Path], str]:
+        files = job_files(module, position, module_files)
+        return files, code_hash(files)
+
+    return remembered(stamps, "code-closure", list(module_files), follow, extra=f"{tree_digest()} {module} {position}")
 
 
 def code_stamp(stamps: Path, module: str, position: str | None = None, module_files=()) -> str:
     """The stamp file of a job's code (written now if missing): <stamps>/code/<name>-<hash>/files.txt.
     Each stamp has a folder of its own: Snakemake lists a folder's files once, when it first looks
     for an input there, and would take a stamp written into that folder later for missing."""
-    files, digest = _remembered_job_files(str(stamps), module, position, tuple(module_files))
+    files, digest = _job_files_and_hash(str(stamps), module, position, tuple(module_files))
     stamp = Path(stamps) / "code" / f"{stamp_name(module, position)}-{digest[:16]}" / "files.txt"
     if not stamp.exists():
         stamp.parent.mkdir(parents=True, exist_ok=True)
