@@ -2,10 +2,10 @@
 #   snakemake --cores 2                                   # every table of config `preset`
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md # one table, at one scale
 
-from lenex.startup import check_startup
+from lenex.pipeline.startup import check_startup
 
 # Before Snakemake's own loader (no line named, the last of two equal keys wins): the checkout is
-# the working directory, and each config file is valid YAML without duplicate keys (lenex.startup).
+# the working directory, and each config file is valid YAML without duplicate keys (lenex.pipeline.startup).
 check_startup(workflow, ["config/config.yaml", "config/schemes.yaml"])
 
 

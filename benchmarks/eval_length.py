@@ -2,7 +2,7 @@
 sequence at 1, 2, 4, 8, 16 x L_tr, and the growth exponent fitted to the points (log-log).
 
 Methods: full causal attention, blockwise (BCA, blocks of L_tr/2), sliding window (W = L_tr),
-cache-window scoring (lenex.cache_window, w = L_tr, 64 new tokens per step: each step's queries
+cache-window scoring (lenex.scoring.cache_window, w = L_tr, 64 new tokens per step: each step's queries
 attend to the cached window plus the step's own tokens under the banded mask, which gives the
 same numbers as one token at a time, tested in tests/test_cache_window.py) and,
 for comparison with the cache, re-encoding every token's last L_tr tokens. Two schemes: ALiBi
@@ -18,7 +18,7 @@ import time
 import torch
 from tqdm import tqdm
 
-from lenex.cache_window import score_by_reencoding, score_with_cache
+from lenex.scoring.cache_window import score_by_reencoding, score_with_cache
 from lenex.config import ModelConfig
 from lenex.masks import build_mask, default_mask_options
 from lenex.model import LanguageModel

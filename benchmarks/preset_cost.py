@@ -28,8 +28,8 @@ import torch
 from lenex.config import ModelConfig, TrainConfig
 from lenex.files import atomic_write_text, read_yaml
 from lenex.model import LanguageModel
-from lenex.presets import group_view, paper_view
-from lenex.train import build_optimizer
+from lenex.experiment.presets import group_view, paper_view
+from lenex.training.train import build_optimizer
 
 from .common import machine
 

@@ -2,7 +2,7 @@
 transformer_lm of the same shape, vocabulary and batch, in one process, timed round-robin.
 
 lenex's step is the trainer's: LanguageModel forward/backward, grad-norm clipping and the
-optimizer from `lenex.train.build_optimizer` (fused AdamW where the build has it). The peers
+optimizer from `lenex.training.train.build_optimizer` (fused AdamW where the build has it). The peers
 get the same AdamW (fused where available), the same clipping, dropout 0 like lenex's presets,
 and bf16 autocast on GPU like lenex's trainer. Two groups are timed, each round-robin:
   peers:   lenex (learned absolute positions, as GPT-2) / HF GPT-2 / fairseq (if installed)
@@ -24,7 +24,7 @@ from tqdm import tqdm
 from lenex.config import ModelConfig, TrainConfig
 from lenex.device import autocast
 from lenex.model import LanguageModel
-from lenex.train import build_optimizer
+from lenex.training.train import build_optimizer
 
 from .common import interleaved, markdown_table, summary
 

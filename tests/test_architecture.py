@@ -210,13 +210,13 @@ def upward_names(package_dir: Path) -> list[str]:
 
 def test_upward_imports_are_found():
     edges = {("lenex.tables.render", "lenex.segmented.tables"): "src/lenex/tables/render.py:3",
-             ("lenex.checkpoint", "lenex.hf.models"): "src/lenex/checkpoint.py:40",
+             ("lenex.records.checkpoint", "lenex.hf.models"): "src/lenex/records/checkpoint.py:40",
              ("lenex.segmented.tables", "lenex.tables.render"): "src/lenex/segmented/tables.py:9",
              ("lenex.segmented.figures", "lenex.lex.figures"): "src/lenex/segmented/figures.py:4",
              ("lenex.lex.figures", "lenex.lex.targets"): "src/lenex/lex/figures.py:5",
              ("lenex.hf.profile", "lenex.lex.resolution"): "src/lenex/hf/profile.py:37"}
     assert upward_imports(edges) == [
-        "lenex.checkpoint -> lenex.hf.models (src/lenex/checkpoint.py:40)",
+        "lenex.records.checkpoint -> lenex.hf.models (src/lenex/records/checkpoint.py:40)",
         "lenex.segmented.figures -> lenex.lex.figures (src/lenex/segmented/figures.py:4)",
         "lenex.tables.render -> lenex.segmented.tables (src/lenex/tables/render.py:3)"]
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lenex.positions import POSITIONS, build_position
-from lenex.schemes import check_entries, resolve_entries, with_extra_schemes
+from lenex.experiment.schemes import check_entries, resolve_entries, with_extra_schemes
 from test_workflow import REPO, scratch_workflow, snakemake
 from tiny_build import tiny_copy
 

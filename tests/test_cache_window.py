@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lenex.cache_window import score_by_reencoding, score_with_cache
+from lenex.scoring.cache_window import score_by_reencoding, score_with_cache
 from lenex.config import ModelConfig
 from lenex.masks import build_mask
 from lenex.model import LanguageModel

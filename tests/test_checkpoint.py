@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from lenex.checkpoint import (FORMAT, FORMATS, declared_formats, format_named, format_of, load_model, read_checkpoint,
+from lenex.records.checkpoint import (FORMAT, FORMATS, declared_formats, format_named, format_of, load_model, read_checkpoint,
                               save_checkpoint)
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
@@ -64,16 +64,16 @@ def test_a_model_no_format_stores_is_refused(tmp_path):
 
 def test_loading_a_lenex_checkpoint_does_not_import_transformers(tmp_path):
     save_checkpoint(tmp_path / "m.pt", LanguageModel(ModelConfig(**SMALL)))
-    code = ("import sys; from lenex.checkpoint import load_model; load_model(sys.argv[1]); "
+    code = ("import sys; from lenex.records.checkpoint import load_model; load_model(sys.argv[1]); "
             "assert 'transformers' not in sys.modules, 'transformers imported'")
     run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.pt")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
 
 
 def test_a_model_familys_format_is_found_by_its_entry_point_without_the_library_naming_it(tmp_path):
-    """lenex.checkpoint names no model family: the Hugging Face format is registered by lenex.hf.models,
+    """lenex.records.checkpoint names no model family: the Hugging Face format is registered by lenex.hf.models,
     which a fresh interpreter imports only when it reads a file of that format."""
-    code = ("import sys; from lenex.checkpoint import FORMATS, declared_formats, format_named; "
+    code = ("import sys; from lenex.records.checkpoint import FORMATS, declared_formats, format_named; "
             "assert 'lenex.hf.models' not in sys.modules and list(FORMATS) == ['lenex-checkpoint-v1']; "
             f"assert declared_formats() == ['lenex-checkpoint-v1', '{HF_FORMAT}']; "
             f"fmt = format_named('{HF_FORMAT}'); assert 'lenex.hf.models' in sys.modules; "

@@ -244,7 +244,7 @@ def test_the_studys_shape_names_are_its_models_layers_and_width():
 
 def test_a_study_point_speaks_only_for_models_of_its_own_scheme():
     from lenex.claims.scale import same_scheme
-    from lenex.presets import SCHEME_FIELDS
+    from lenex.experiment.presets import SCHEME_FIELDS
     rope = {"position": "rope", "position_options": {}, "mask": "causal", "mask_options": {}, "train_length": 256}
     point = {"model_config": {**rope, "n_layer": 4, "position_options": {}}}
     assert same_scheme(point, [rope]) and same_scheme(point, [])

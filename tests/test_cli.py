@@ -33,7 +33,7 @@ def train_args(tmp_path, corpus, **model):
     ],
 )
 def test_bad_model_config_is_one_line(tmp_path, corpus, model, expected):
-    result = run("lenex.train", *train_args(tmp_path, corpus, **model))
+    result = run("lenex.training.train", *train_args(tmp_path, corpus, **model))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("error: ") and expected in result.stderr
     assert "Traceback" not in result.stderr
@@ -41,7 +41,7 @@ def test_bad_model_config_is_one_line(tmp_path, corpus, model, expected):
 
 
 def test_missing_corpus_is_one_line(tmp_path):
-    result = run("lenex.train", *train_args(tmp_path, tmp_path / "no-such-corpus", position="rope"))
+    result = run("lenex.training.train", *train_args(tmp_path, tmp_path / "no-such-corpus", position="rope"))
     assert result.returncode == 2 and "no-such-corpus/meta.json not found" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -52,5 +52,5 @@ def test_corrupt_token_file_is_one_line(tmp_path, corpus):
     broken = tmp_path / "broken"
     shutil.copytree(corpus, broken)
     (broken / "train.bin").write_bytes(b"\x00\x01\x02")
-    result = run("lenex.train", *train_args(tmp_path, broken, position="rope"))
+    result = run("lenex.training.train", *train_args(tmp_path, broken, position="rope"))
     assert result.returncode == 2 and "train.bin is corrupt" in result.stderr

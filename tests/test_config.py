@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import lenex.train
+import lenex.training.train
 from lenex.config import ModelConfig, NoOptions, TrainConfig, build_dataclass, required_fields
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "preset.schema.yaml"
@@ -30,7 +30,7 @@ def test_field_bounds_are_the_schemas(cls, section):
 
 
 def test_train_config_is_the_one_in_config():
-    assert lenex.train.TrainConfig is TrainConfig
+    assert lenex.training.train.TrainConfig is TrainConfig
     cfg = TrainConfig.from_dict({"steps": 12.0, "seed": -3, "power": 0.5})
     assert (cfg.steps, type(cfg.steps), cfg.seed) == (12, int, -3)
     assert cfg.to_dict() == dataclasses.asdict(cfg)

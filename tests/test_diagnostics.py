@@ -1,11 +1,11 @@
-"""lenex.diagnostics: the beyond-L_tr ratios by hand, the loss-by-position curves over seeds, the page."""
+"""lenex.tables.diagnostics: the beyond-L_tr ratios by hand, the loss-by-position curves over seeds, the page."""
 
 import json
 import math
 
 import pytest
 
-from lenex.diagnostics import beyond_rows, coarse, last_token_curves, main, panels, position_curves, tail_ppl
+from lenex.tables.diagnostics import beyond_rows, coarse, last_token_curves, main, panels, position_curves, tail_ppl
 from lenex.tables.report import build_page
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lenex import dimensions as D
+from lenex.experiment import dimensions as D
 from lenex.scale_study.dimensions_report import rewrite_page
 from lenex.positions import xpos_zeta
 

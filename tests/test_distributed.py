@@ -10,10 +10,10 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
-from lenex.distributed import Context, local_batch, mean_over_ranks, rank_slice
-from lenex.train import TrainConfig, train
+from lenex.training.distributed import Context, local_batch, mean_over_ranks, rank_slice
+from lenex.training.train import TrainConfig, train
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", dropout=0.0)
 # Global batch 4: one process accumulates 2 micro-batches of 2, two processes take 2 each.
@@ -45,7 +45,7 @@ def test_single_process_mean_is_the_value():
 
 def _torchrun(nproc, corpus, out, workdir, cfg, stop_after=None, model=MODEL):
     args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-            "-m", "lenex.train", "--model-config", json.dumps(model.to_dict()),
+            "-m", "lenex.training.train", "--model-config", json.dumps(model.to_dict()),
             "--train-config", json.dumps(dataclasses.asdict(cfg)), "--data", str(corpus), "--out", str(out),
             "--workdir", str(workdir), "--device", "cpu", "--threads", "1"]
     if stop_after is not None:
@@ -129,7 +129,7 @@ def _child_with_rank(parent: int, rank: int) -> int | None:
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds torchrun's workers through /proc")
 def test_sigterm_on_one_rank_stops_every_rank_at_the_same_step(corpus, tmp_path):
-    """The flag travels in the loss all-reduce (lenex.train_speed.StepStats): SIGTERM to rank 1
+    """The flag travels in the loss all-reduce (lenex.training.speed.StepStats): SIGTERM to rank 1
     alone stops both ranks after the same step, with its state saved, and no collective hangs."""
     import signal
     import time
@@ -137,7 +137,7 @@ def test_sigterm_on_one_rank_stops_every_rank_at_the_same_step(corpus, tmp_path)
     cfg = dataclasses.replace(TRAIN, steps=100_000, checkpoint_every=100_000)
     workdir = tmp_path / "w"
     args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-            "-m", "lenex.train", "--model-config", json.dumps(MODEL.to_dict()),
+            "-m", "lenex.training.train", "--model-config", json.dumps(MODEL.to_dict()),
             "--train-config", json.dumps(dataclasses.asdict(cfg)), "--data", str(corpus), "--out",
             str(tmp_path / "m.pt"), "--workdir", str(workdir), "--device", "cpu", "--threads", "1"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

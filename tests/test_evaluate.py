@@ -7,9 +7,9 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import save_checkpoint
+from lenex.records.checkpoint import save_checkpoint
 from lenex.config import ModelConfig
-from lenex.evaluate import pieces, position_profile, run, scored_span, span_means
+from lenex.scoring.evaluate import pieces, position_profile, run, scored_span, span_means
 from lenex.model import LanguageModel
 
 
@@ -95,7 +95,7 @@ def _strip_timing(result: dict) -> dict:
 
 def test_one_job_per_model_writes_each_cell_as_the_one_cell_entry_points_do(setup, tmp_path):
     """lenex.lex.evaluate_model: one load, every cell its own file, byte for byte the numbers of
-    lenex.evaluate and lenex.lex.resolution run once per cell (only the timing differs)."""
+    lenex.scoring.evaluate and lenex.lex.resolution run once per cell (only the timing differs)."""
     from lenex.lex import evaluate_model, resolution
 
     root, data = setup

@@ -131,7 +131,7 @@ def _train_config_printed(stdout: str) -> dict:
 def test_crosscheck_budget_lays_the_presets_crosscheck_train_over_lex(tmp_path):
     """The workstation cross-check lays its own `crosscheck.train` over LEX's training (config/presets/workstation.yaml):
     its logging and validation interval is the cross-check's, LEX's own models keep theirs."""
-    from lenex.presets import paper_view
+    from lenex.experiment.presets import paper_view
     from test_workflow import REPO, scratch_workflow, snakemake
 
     lenex_model = "results/workstation/crosscheck/lenex/s2/models/lex/rope.pt"
@@ -222,7 +222,7 @@ def test_fairseq_builds_the_initial_weights_lenex_builds_for_the_seed(tmp_path):
 
     model_cfg = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_ff": 32, "train_length": 12, "position": "xpos"}
     fs_state = _fairseq_model(tmp_path, model_cfg, vocab=40, seed=3).state_dict()
-    torch.manual_seed(3)  # what lenex.train does before building the model
+    torch.manual_seed(3)  # what lenex.training.train does before building the model
     lenex_state = LanguageModel(ModelConfig(**model_cfg, vocab_size=40)).state_dict()
     for name, tensor in lenex_state.items():
         torch.testing.assert_close(fs_state[f"decoder.lm.{name}"], tensor, rtol=0, atol=0)
@@ -246,7 +246,7 @@ def _fairseq_blocks(stream: np.ndarray, length: int, eot: int):
 def test_converted_checkpoint_evaluates_to_fairseq_eval_lm_loss(tmp_path):
     fairseq_or_skip()
     from corpus_fixture import make_corpus
-    from lenex.checkpoint import load_model
+    from lenex.records.checkpoint import load_model
     from lenex.data.store import load_split
     from lenex.fairseq_backend.binarize import binarize
     from lenex.fairseq_backend.convert import convert

@@ -16,10 +16,10 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
 from lenex.data.store import load_split
-from lenex.train import TrainConfig, train
+from lenex.training.train import TrainConfig, train
 from subprocess_env import env_with_venv
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", vocab_size=50257)
@@ -44,7 +44,7 @@ def test_resume_after_the_data_changed_in_place_starts_fresh(corpora, tmp_path, 
     data = shutil.copytree(old, tmp_path / "data")
     assert train(MODEL, TRAIN, data, tmp_path / "m.pt", tmp_path / "w", stop_after=7) is None
     shutil.copytree(new, data, dirs_exist_ok=True)  # the pipeline re-prepares the corpus in place
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         resumed = train(MODEL, TRAIN, data, tmp_path / "m.pt", tmp_path / "w")
     notice = [r.getMessage() for r in caplog.records if "set aside" in r.getMessage()]
     assert len(notice) == 1 and "last.pt" in notice[0] and "data_sha256.train.bin" in notice[0], notice
@@ -66,7 +66,7 @@ def test_another_initial_checkpoint_is_not_resumed(corpora, tmp_path, caplog):
     train(MODEL, TrainConfig(steps=2, batch_size=4, checkpoint_every=5), corpora[0], init, tmp_path / "w0")
     assert train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", stop_after=7, init_from=init) is None
     train(MODEL, TrainConfig(steps=3, batch_size=4, checkpoint_every=5), corpora[1], init, tmp_path / "w1")
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", init_from=init)
     assert any("init_from_sha256" in r.getMessage() for r in caplog.records)
 
@@ -77,7 +77,7 @@ def test_truncated_resume_state_is_set_aside(corpora, tmp_path, caplog):
     assert train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w", stop_after=7) is None
     last = tmp_path / "w" / "last.pt"
     last.write_bytes(last.read_bytes()[:1000])
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         again = train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w")
     assert any(str(last) in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records)
     assert again["final_loss"] == whole["final_loss"]
@@ -90,7 +90,7 @@ def test_half_written_metrics_line_is_dropped_with_a_notice(corpora, tmp_path, c
     metrics = tmp_path / "w" / "metrics.jsonl"
     with metrics.open("a") as handle:
         handle.write('{"step": 8, "lo')  # killed in the middle of a write
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         train(MODEL, TRAIN, corpora[0], tmp_path / "m.pt", tmp_path / "w")
     assert any("metrics.jsonl:8" in r.getMessage() and "half-written" in r.getMessage() for r in caplog.records)
     def losses(path):
@@ -112,9 +112,9 @@ def test_truncated_meta_json_names_the_file(corpora, tmp_path):
 
 
 def test_truncated_checkpoint_names_the_file(tmp_path):
-    from lenex.checkpoint import load_model
+    from lenex.records.checkpoint import load_model
     from lenex.model import LanguageModel
-    from lenex.checkpoint import save_checkpoint
+    from lenex.records.checkpoint import save_checkpoint
 
     path = tmp_path / "m.pt"
     save_checkpoint(path, LanguageModel(ModelConfig(n_layer=1, d_model=16, n_head=2, d_ff=16, vocab_size=64)))
@@ -129,7 +129,7 @@ BAD_TRAIN = [({"steps": 0}, "steps: 0"), ({"steps": -5}, "steps: -5"), ({"lr": 0
 
 @pytest.mark.parametrize("values, named", BAD_TRAIN + [({}, None)])
 def test_bad_train_config_at_the_entry_point_is_one_line(values, named, tmp_path):
-    """`python -m lenex.train` exits 2 with one line naming the key and the value, before any
+    """`python -m lenex.training.train` exits 2 with one line naming the key and the value, before any
     data is read (the corpus does not exist: a valid config gets as far as saying so)."""
     _bad_config_exits(tmp_path, {}, values, named)
 
@@ -156,7 +156,7 @@ def test_model_config_bounds(values, named):
 
 
 def _bad_config_exits(tmp_path, model, train_values, named):
-    args = [sys.executable, "-m", "lenex.train", "--model-config", json.dumps(model), "--train-config",
+    args = [sys.executable, "-m", "lenex.training.train", "--model-config", json.dumps(model), "--train-config",
             json.dumps(train_values), "--data", str(tmp_path / "none"), "--out", str(tmp_path / "m.pt"),
             "--workdir", str(tmp_path / "w")]
     env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -170,7 +170,7 @@ def _bad_config_exits(tmp_path, model, train_values, named):
 
 def _train_args(data, tmp_path, steps):
     train_cfg = {"steps": steps, "batch_size": 4, "lr": 1e-3, "warmup": 3, "log_every": 1, "checkpoint_every": 3}
-    return [sys.executable, "-m", "lenex.train", "--model-config", json.dumps(MODEL.to_dict()), "--train-config",
+    return [sys.executable, "-m", "lenex.training.train", "--model-config", json.dumps(MODEL.to_dict()), "--train-config",
             json.dumps(train_cfg), "--data", str(data), "--workdir", str(tmp_path / "w"), "--threads", "1"]
 
 
@@ -272,7 +272,7 @@ def test_yaml_syntax_error_names_the_file_and_line(tmp_path, where):
 
 
 def test_evaluator_refuses_a_non_finite_result(corpora, tmp_path):
-    from lenex.checkpoint import save_checkpoint
+    from lenex.records.checkpoint import save_checkpoint
     from lenex.model import LanguageModel
 
     model = LanguageModel(MODEL)
@@ -280,7 +280,7 @@ def test_evaluator_refuses_a_non_finite_result(corpora, tmp_path):
         model.ln_f.weight[0] = float("nan")  # e.g. a model "trained" for 0 steps at lr 0 before validation
     save_checkpoint(tmp_path / "m.pt", model)
     out = tmp_path / "L32.json"
-    args = [sys.executable, "-m", "lenex.evaluate", "--checkpoint", str(tmp_path / "m.pt"), "--data", str(corpora[0]),
+    args = [sys.executable, "-m", "lenex.scoring.evaluate", "--checkpoint", str(tmp_path / "m.pt"), "--data", str(corpora[0]),
             "--length", "32", "--span", "64", "--max-tokens", "256", "--out", str(out), "--threads", "1"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"})

@@ -1,4 +1,4 @@
-"""Issue 36, provenance: a checkpoint records what it is (lenex.provenance) and every entry point
+"""Issue 36, provenance: a checkpoint records what it is (lenex.records.provenance) and every entry point
 that reads one refuses, before scoring, a model that is not the one its target names
 (`--expect`) or that was trained on another tokenizer than its corpus's (meta.json)."""
 
@@ -13,12 +13,12 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint, save_checkpoint
+from lenex.records.checkpoint import read_checkpoint, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.data.bpe import train_bpe
 from lenex.data.prepare import prepare
 from lenex.model import LanguageModel
-from lenex.train import TrainConfig, train
+from lenex.training.train import TrainConfig, train
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SHAPE = dict(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32)
@@ -62,7 +62,7 @@ def test_training_records_the_identity(world):
 
 
 def _evaluate(checkpoint, data, out, expect=None):
-    args = [sys.executable, "-m", "lenex.evaluate", "--checkpoint", str(checkpoint), "--data", str(data),
+    args = [sys.executable, "-m", "lenex.scoring.evaluate", "--checkpoint", str(checkpoint), "--data", str(data),
             "--length", "32", "--span", "64", "--max-tokens", "128", "--out", str(out), "--threads", "1"]
     args += ["--expect", json.dumps(expect)] if expect is not None else []
     return subprocess.run(args, capture_output=True, text=True, timeout=300,
@@ -135,7 +135,7 @@ def _entry_points(checkpoint, data, out, tmp_path, expect):
     rf = ["--train-length", "32", "--multiples", "1", "--span-multiple", "2", "--segments", "2"]
     common = ["--data", str(data), "--out", str(out), "--expect", json.dumps(expect)]
     return {
-        "lenex.evaluate": ["--checkpoint", checkpoint, "--length", "32", "--span", "64", *common],
+        "lenex.scoring.evaluate": ["--checkpoint", checkpoint, "--length", "32", "--span", "64", *common],
         "lenex.lex.evaluate_model": ["--checkpoint", checkpoint, "--cells", json.dumps(cell), "--span", "64",
                                      "--expect", json.dumps(expect)],
         "lenex.lex.resolution": ["--checkpoint", checkpoint, "--length", "32", "--span", "64", *common],
@@ -150,7 +150,7 @@ def _entry_points(checkpoint, data, out, tmp_path, expect):
     }
 
 
-ENTRY_POINTS = ["lenex.evaluate", "lenex.lex.evaluate_model", "lenex.lex.resolution", "lenex.receptive_field.evaluate",
+ENTRY_POINTS = ["lenex.scoring.evaluate", "lenex.lex.evaluate_model", "lenex.lex.resolution", "lenex.receptive_field.evaluate",
                 "lenex.receptive_field.cache_eval", "lenex.segmented.evaluate", "lenex.segmented.attention",
                 "lenex.segmented.continued", "lenex.fairseq_backend.convert"]
 CONVERT = "lenex.fairseq_backend.convert"

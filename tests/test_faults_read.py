@@ -1,5 +1,5 @@
 """Issue 51, read side: every recorded number is checked where a table, figure, claim or page
-reads it (lenex.record_checks, through lenex.tables.raw_results.read_recorded), from the
+reads it (lenex.records.checks, through lenex.tables.raw_results.read_recorded), from the
 evaluation file and from raw results alike; raw lines are bound to the record they were collected
 from (`record_sha256`) and to the evaluation file on disk; a name the pipeline does not know is
 one line, not a traceback. Small synthetic files only."""
@@ -13,7 +13,7 @@ from test_faults_tables import _result, _table_args
 from lenex.cli import run_cli
 from lenex.claims.render import load_cells
 from lenex.pipeline.user_errors import one_line_errors, refuse
-from lenex.record_checks import check_consistent, check_domains, check_finite, check_record
+from lenex.records.checks import check_consistent, check_domains, check_finite, check_record
 from lenex.tables.raw_results import RAW_ENV, check_collected, collect, read_recorded
 from lenex.tables.render import main as render_main
 
@@ -273,7 +273,7 @@ def test_a_cut_component_meta_stops_the_dag_before_the_mix_is_removed(tmp_path, 
 def test_a_truncated_checkpoint_names_the_target_that_rebuilds_it(tmp_path):
     """Before: "rerun the step that writes it", and the table target then said nothing to do (the
     cut file is newer than its inputs). Now the message names the command that rebuilds it."""
-    from lenex.checkpoint import read_checkpoint
+    from lenex.records.checkpoint import read_checkpoint
 
     path = tmp_path / "results/tiny/models/lex/rope/seed1.pt"
     path.parent.mkdir(parents=True)
@@ -290,8 +290,8 @@ def test_a_scheme_whose_bias_has_the_wrong_shape_is_named_with_the_shape_it_shou
     """Before: the training failed at step 1 with a raw tensor-size message naming neither the
     scheme nor (H, Tq, Tk). Now resolving `extra_schemes` (at DAG build) tries the bias on a toy model."""
     from lenex.positions import POSITIONS
-    from lenex.scheme_checks import bias_shape_problem
-    from lenex.schemes import resolve_entries
+    from lenex.experiment.scheme_checks import bias_shape_problem
+    from lenex.experiment.schemes import resolve_entries
     from test_bring_your_own import SCHEME
 
     saved = dict(POSITIONS)

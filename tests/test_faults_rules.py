@@ -129,7 +129,7 @@ def test_every_claims_reference_of_the_papers_names_what_they_produce():
 
 def test_n_head_not_dividing_d_model_fails_the_dry_run_and_keeps_the_old_model(tmp_path):
     """`n_head: 3` with `d_model: 64` passed the dry run; the job failed after Snakemake had deleted
-    the finished model. Now the DAG is refused (the configs lenex.train checks first)."""
+    the finished model. Now the DAG is refused (the configs lenex.training.train checks first)."""
     work = _config_copy(tmp_path)
     preset = work / "config/presets/tiny.yaml"
     text, n = re.subn(r"^(model:\n(?:  .*\n)*?  n_head:) 4$", r"\1 3", preset.read_text(), count=1, flags=re.M)
@@ -201,7 +201,7 @@ def test_a_code_stamp_is_the_same_wherever_the_checkout_lies(tmp_path):
     moved = Path(shutil.copytree(SRC / "lenex", tmp_path / "moved ü/src/lenex",
                                  ignore=shutil.ignore_patterns("__pycache__")))
     script = ("from lenex.pipeline.code import code_hash, job_files;"
-              "print(code_hash(job_files('lenex.train', 'alibi')), code_hash(job_files('lenex.tables.render')))")
+              "print(code_hash(job_files('lenex.training.train', 'alibi')), code_hash(job_files('lenex.tables.render')))")
     hashes = [subprocess.run([sys.executable, "-c", script], cwd=src.parent, env={**os.environ, "PYTHONPATH": str(src)},
                              capture_output=True, text=True, check=True).stdout for src in (SRC, moved.parent)]
     assert hashes[0] == hashes[1] and len(hashes[0].split()) == 2
@@ -214,10 +214,10 @@ def test_a_job_counts_the_code_of_its_own_scheme_only():
     def names(files):
         return {p.relative_to(ROOT).as_posix() for p in files}
 
-    alibi, rope, xpos = (names(job_files("lenex.train", s)) for s in ("alibi", "rope", "xpos"))
+    alibi, rope, xpos = (names(job_files("lenex.training.train", s)) for s in ("alibi", "rope", "xpos"))
     assert "positions/alibi.py" in alibi and "positions/alibi.py" not in rope | xpos
     assert "positions/rope.py" in rope and "positions/rope.py" in xpos  # xPos is RoPE's rotation, scaled
-    assert {"train.py", "model/transformer.py", "positions/base.py"} <= alibi & rope & xpos
+    assert {"training/train.py", "model/transformer.py", "positions/base.py"} <= alibi & rope & xpos
     render = names(job_files("lenex.tables.render"))
     schemes = {f"positions/{name}.py" for name in ("alibi", "rope", "xpos", "t5", "kerple", "sandwich")}
     assert {"tables/render.py", "tables/templates/table.md.j2"} <= render and not render & schemes
@@ -227,7 +227,7 @@ def test_a_training_records_and_an_evaluation_expects_what_its_path_names(tmp_pa
     work = _config_copy(tmp_path)
     run = snakemake(work, "-n", "-p", "--forceall", "results/tiny/eval/receptive-field/arxiv/alibi/seed2/erf.json")
     assert run.returncode == 0, said(run)[-3000:]
-    identity = re.search(r"lenex.train .* --identity '([^']+)'", run.stdout)[1]
+    identity = re.search(r"lenex.training.train .* --identity '([^']+)'", run.stdout)[1]
     assert json.loads(identity) == {"paper": "receptive-field", "preset": "tiny", "variant": "alibi", "corpus": "arxiv"}
     expect = json.loads(re.search(r"receptive_field.evaluate .* --expect '([^']+)'", run.stdout)[1])
     preset = yaml.safe_load((work / "config/presets/tiny.yaml").read_text())
@@ -245,7 +245,7 @@ def test_a_swapped_checkpoint_is_refused_by_the_cells_rule(small_run, tmp_path):
     import torch
 
     from lenex.config import ModelConfig
-    from lenex.train import TrainConfig, train
+    from lenex.training.train import TrainConfig, train
 
     work = copy_of(small_run, tmp_path)
     models, rope = work / "results/tiny/models/lex", work / "results/tiny/models/lex/rope/seed1.pt"

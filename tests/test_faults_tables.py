@@ -1,5 +1,5 @@
 """Issue 36, tables: a cell whose result file records another model than the cell names is an
-error, never a row (lenex.provenance.check_result_models, called where the table builders read
+error, never a row (lenex.records.provenance.check_result_models, called where the table builders read
 result files)."""
 
 import json
@@ -18,7 +18,7 @@ MODEL = {"n_layer": 2, "d_model": 64, "n_head": 4, "d_ff": 256, "vocab_size": 50
 
 
 def _result(tmp_path, name="rope", **model):
-    """A RoFormer cell of LEX Table 2 as lenex.evaluate writes it."""
+    """A RoFormer cell of LEX Table 2 as lenex.scoring.evaluate writes it."""
     record = {"variant": "rope", "corpus": "pg22", "paper": "lex", "preset": "tiny", "mask": "causal", "length": 64,
               "train_length": 64, "ppl": 123.4, "checkpoint": "results/tiny/models/lex/rope.pt",
               "model_config": {**MODEL, **model}}

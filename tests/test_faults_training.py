@@ -15,12 +15,12 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
 from lenex.data.store import read_meta
-from lenex.train import TrainConfig, train
+from lenex.training.train import TrainConfig, train
 
-LOCK_NAME = "train.lock"  # lenex.train_guards.LOCK_NAME, spelled out: the tests run against older code too
+LOCK_NAME = "train.lock"  # lenex.training.guards.LOCK_NAME, spelled out: the tests run against older code too
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="alibi", vocab_size=50257)
@@ -35,7 +35,7 @@ def corpus(tmp_path_factory):
 def _train_command(data, tmp_path, **train_values):
     values = {"steps": 60, "batch_size": 4, "lr": 1e-3, "warmup": 3, "log_every": 1, "checkpoint_every": 1000,
               **train_values}
-    return [sys.executable, "-m", "lenex.train", "--model-config", json.dumps(MODEL.to_dict()), "--train-config",
+    return [sys.executable, "-m", "lenex.training.train", "--model-config", json.dumps(MODEL.to_dict()), "--train-config",
             json.dumps(values), "--data", str(data), "--workdir", str(tmp_path / "w"), "--threads", "1",
             "--out", str(tmp_path / "m.pt")]
 
@@ -76,7 +76,7 @@ def test_short_validation_split_is_refused_before_step_one(tmp_path):
     assert str(refused.value).startswith(f"{data / 'valid.bin'}: the valid split has {length + 1} tokens, fewer than "
                                          f"one training window of {length + 2}"), refused.value
     assert not (tmp_path / "w" / "metrics.jsonl").exists() and not (tmp_path / "m.pt").exists()
-    from lenex.train_checks import check_split_sizes
+    from lenex.training.checks import check_split_sizes
 
     check_split_sizes(data, length - 1)  # what a DAG-build check calls: one token less fits
 
@@ -87,7 +87,7 @@ def test_short_validation_split_is_refused_before_step_one(tmp_path):
     ({"n_layr": 2}, {}, "unknown model config key 'n_layr'"),
 ])
 def test_config_checks_a_dag_build_can_call(model, train_values, named):
-    from lenex.train_checks import check_run_configs
+    from lenex.training.checks import check_run_configs
 
     with pytest.raises(ValueError, match=named):
         check_run_configs(model, train_values)
@@ -154,14 +154,14 @@ def test_a_stale_lock_is_taken_over_with_a_notice(corpus, tmp_path, caplog):
     lock = tmp_path / "w" / LOCK_NAME
     lock.parent.mkdir()
     lock.write_text(json.dumps({"pid": int(gone.stdout), "host": socket.gethostname()}))
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         assert train(MODEL, TrainConfig(steps=1, batch_size=2), corpus, tmp_path / "m.pt", tmp_path / "w")
     assert any(f"took over {lock}" in r.getMessage() and "no longer runs" in r.getMessage() for r in caplog.records)
     assert not lock.exists()  # released at the end
 
 
 def test_a_lock_from_another_host_is_stale_once_not_refreshed(tmp_path):
-    from lenex.train_guards import STALE_AFTER_S, WorkdirInUse, WorkdirLock
+    from lenex.training.guards import STALE_AFTER_S, WorkdirInUse, WorkdirLock
 
     lock = tmp_path / LOCK_NAME
     lock.write_text(json.dumps({"pid": 1, "host": "node-elsewhere"}))

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import lenex.model.flex as flex
-from lenex.checkpoint import provenance
+from lenex.records.checkpoint import provenance
 from lenex.cli import add_run_options, start_run
 from lenex.config import ModelConfig
 from lenex.masks import MASKS, build_mask, default_mask_options

@@ -37,7 +37,7 @@ def test_env_stage_measures_a_peak():
     assert record["peak_flops"] > 0 and record["torch"] == torch.__version__
 
 
-@pytest.mark.slow  # ~6 s: three trainings through lenex.train.train
+@pytest.mark.slow  # ~6 s: three trainings through lenex.training.train.train
 def test_train_eval_stage_trains_and_evaluates_at_eight_training_lengths(tmp_path):
     check = _check_module()
     record = check.stage_train_eval(torch.device("cpu"), True, check.Deadline(60))

@@ -10,7 +10,7 @@ from benchmarks import gpu_cost
 from benchmarks.preset_cost import gpu_costs, gpu_hours
 from lenex.files import read_yaml
 from lenex.pipeline.settings import Settings
-from lenex.presets import paper_view
+from lenex.experiment.presets import paper_view
 from test_workflow import REPO
 
 PRESET = read_yaml(REPO / "config/presets/gpu.yaml")

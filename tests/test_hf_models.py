@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lenex.checkpoint import load_model, save_checkpoint
+from lenex.records.checkpoint import load_model, save_checkpoint
 from lenex.hf.models import bloom_alibi, tiny_random
 from lenex.segmented.segments import as_batch, parse_method, sample_segments
 

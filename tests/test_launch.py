@@ -100,7 +100,7 @@ def test_a_training_forked_from_the_server_is_bit_identical_to_one_started_fresh
     for with_server in (False, True):
         out = tmp_path / f"m{with_server}.pt"
         env = {**os.environ, SOCKET_ENV: str(server / "socket") if with_server else ""}
-        done = subprocess.run([sys.executable, "-m", "lenex.pipeline.launch", "lenex.train", "--model-config", model,
+        done = subprocess.run([sys.executable, "-m", "lenex.pipeline.launch", "lenex.training.train", "--model-config", model,
                                "--train-config", train, "--data", str(data), "--out", str(out),
                                "--workdir", str(tmp_path / f"w{with_server}"), "--threads", "1"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

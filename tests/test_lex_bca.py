@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from lenex.config import ModelConfig
-from lenex.evaluate import evaluate_length, pieces
+from lenex.scoring.evaluate import evaluate_length, pieces
 from lenex.masks import build_mask
 from lenex.model import LanguageModel
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lenex.checkpoint import load_model, save_checkpoint
+from lenex.records.checkpoint import load_model, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.masks import build_mask
 from lenex.model import LanguageModel

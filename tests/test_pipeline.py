@@ -203,17 +203,17 @@ def test_every_job_declares_what_it_asks_a_cluster_for(pipeline):
 
 
 def test_launchers():
-    assert launcher("lenex.train", 1) == "python -m lenex.pipeline.launch lenex.train"
-    assert launcher("lenex.train", 8) == "torchrun --standalone --nproc_per_node 8 -m lenex.train"
+    assert launcher("lenex.training.train", 1) == "python -m lenex.pipeline.launch lenex.training.train"
+    assert launcher("lenex.training.train", 8) == "torchrun --standalone --nproc_per_node 8 -m lenex.training.train"
 
 
 
 def test_a_gpu_trainings_shell_leaves_sigterm_to_the_trainer():
     from lenex.pipeline.resources import train_command
 
-    assert train_command("lenex.train", 0) == "python -m lenex.pipeline.launch lenex.train"  # CPU: as it was
-    assert train_command("lenex.train", 1) == "trap '' TERM; python -m lenex.pipeline.launch lenex.train"
-    assert train_command("lenex.train", 8).startswith("trap '' TERM; torchrun --standalone")
+    assert train_command("lenex.training.train", 0) == "python -m lenex.pipeline.launch lenex.training.train"  # CPU: as it was
+    assert train_command("lenex.training.train", 1) == "trap '' TERM; python -m lenex.pipeline.launch lenex.training.train"
+    assert train_command("lenex.training.train", 8).startswith("trap '' TERM; torchrun --standalone")
 
 
 def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
@@ -247,7 +247,7 @@ def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
 def test_multinode_launcher_starts_one_torchrun_per_node(pipeline):
     command = pipeline.multinode_launcher("paper", "lex")
     assert "srun --nodes 1 --ntasks-per-node 1 torchrun --nnodes 1 --nproc_per_node 8" in command
-    assert command.endswith("--rdzv_endpoint $head_node:29500 -m lenex.train")
+    assert command.endswith("--rdzv_endpoint $head_node:29500 -m lenex.training.train")
 
 
 def test_recorded_inputs_are_the_raw_results_under_from_raw(pipeline, tmp_path):

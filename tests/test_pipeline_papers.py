@@ -138,8 +138,8 @@ def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
 def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
     # a GPU training's shell leaves SIGTERM to the trainer (lenex.pipeline.resources.KEEP_SHELL)
     assert fairseq.train_launcher(pipeline, "paper", "lex") == (
-        "trap '' TERM; torchrun --standalone --nproc_per_node 8 -m lenex.train")
-    assert fairseq.train_launcher(pipeline, "tiny", "lex") == "python -m lenex.pipeline.launch lenex.train"
+        "trap '' TERM; torchrun --standalone --nproc_per_node 8 -m lenex.training.train")
+    assert fairseq.train_launcher(pipeline, "tiny", "lex") == "python -m lenex.pipeline.launch lenex.training.train"
     assert fairseq.train_launcher(pipeline, "tiny", "lex", "fairseq") == (
         "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix")
     assert fairseq.backend_inputs(pipeline, "tiny", "lex") == []

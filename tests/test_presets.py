@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import (budget_tokens, deep_merge, group_view, model_config, paper_view, position_blocks, scale_budget,
+from lenex.experiment.presets import (budget_tokens, deep_merge, group_view, model_config, paper_view, position_blocks, scale_budget,
                            variant_model, variant_tokens)
 
 from pathlib import Path

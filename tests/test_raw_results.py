@@ -16,7 +16,7 @@ from lenex.files import save_figure
 from lenex.tables.header import build_header
 from lenex.pipeline.recorded import recorded_in_part
 from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_recorded
-from lenex.run_facts import NOT_RECORDED, recorded
+from lenex.records.run_facts import NOT_RECORDED, recorded
 from lenex.segmented.figures import recorded_scale
 
 EVAL = {"ppl": 1.1 + 2.2, "nll": math.log(1.1 + 2.2), "seconds": 1e-300, "tokens": 8192, "variant": "xpos",

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from lenex.presets import paper_view, seed_list
+from lenex.experiment.presets import paper_view, seed_list
 from lenex.receptive_field import targets as plan
 from test_workflow import REPO
 
@@ -114,6 +114,6 @@ def test_table1_and_table3_alibi_are_separate_models_of_the_same_scheme():
 
 
 def test_your_own_scheme_trains_in_table3s_budget_group():
-    from lenex.schemes import with_extra_schemes
+    from lenex.experiment.schemes import with_extra_schemes
     merged = with_extra_schemes(EXPERIMENT, {"my-bias": {"position": "alibi", "label": "Mine"}})
     assert merged["variants"]["my-bias"]["group"] == EXPERIMENT["scheme_group"] == EXPERIMENT["variants"]["sandwich"]["group"]

@@ -143,7 +143,7 @@ def test_entry_point_writes_a_result_table3_renders(tmp_path):
     import yaml
     from corpus_fixture import make_corpus
 
-    from lenex.checkpoint import save_checkpoint
+    from lenex.records.checkpoint import save_checkpoint
     from lenex.lex.resolution import run
     from lenex.tables.paper_results import load_paper_results
     from lenex.tables.table_data import build_table

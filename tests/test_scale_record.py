@@ -1,8 +1,8 @@
-"""lenex.scale_record: where a scale-study point keeps each protocol's scores (read by the claims and
+"""lenex.records.scale_record: where a scale-study point keeps each protocol's scores (read by the claims and
 by the study's own write-up, written by the study)."""
 import pytest
 
-from lenex.scale_record import PROTOCOL_FIELDS, scores_of
+from lenex.records.scale_record import PROTOCOL_FIELDS, scores_of
 
 POINT = {"ppl": {"64": 10.0}, "ratio": {"1": 1.0, "8": 3.5}, "last_token": {"ratio": {"1": 1.0, "8": 1.2}}}
 

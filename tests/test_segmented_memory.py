@@ -134,7 +134,7 @@ def test_continued_training_applies_the_presets_memory_options(tmp_path, monkeyp
     """The preset's `continued:` keys reach the released model (and only a released model takes them)."""
     from corpus_fixture import make_corpus
 
-    from lenex.checkpoint import save_checkpoint
+    from lenex.records.checkpoint import save_checkpoint
     from lenex.config import ModelConfig
     from lenex.hf.models import HFLanguageModel
     from lenex.model import LanguageModel

@@ -10,11 +10,11 @@ import torch
 import yaml
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import load_model, read_checkpoint, save_checkpoint
+from lenex.records.checkpoint import load_model, read_checkpoint, save_checkpoint
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
 from lenex.positions import contiguous_positions
-from lenex.presets import seed_list
+from lenex.experiment.presets import seed_list
 from lenex.segmented import continued, evaluate, targets
 from lenex.segmented.attention import median_attention, median_over_keys
 from lenex.segmented.models import extended
@@ -199,7 +199,7 @@ def test_workflow_file_lists():
 
 def test_a_hugging_face_model_goes_through_continued_training_and_evaluation(corpus, tmp_path):
     """One loader for both formats: an HF checkpoint is extended, trained, written in its own
-    format by lenex.train, loaded back by lenex.checkpoint.load_model and evaluated."""
+    format by lenex.training.train, loaded back by lenex.records.checkpoint.load_model and evaluated."""
     pytest.importorskip("transformers")
     from lenex.hf.models import HFLanguageModel, tiny_random
 

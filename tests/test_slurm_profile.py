@@ -19,8 +19,8 @@ import yaml
 
 from lenex.pipeline.plan import parse_dry_run
 from lenex.pipeline.resources import SIGNAL_LEAD_S, STAGE_DEFAULTS
-from lenex.presets import paper_view
-from lenex.startup import unexpanded_variable
+from lenex.experiment.presets import paper_view
+from lenex.pipeline.startup import unexpanded_variable
 from test_workflow import REPO, scratch_workflow, snakemake
 
 pytest.importorskip("snakemake_executor_plugin_slurm")

@@ -1,11 +1,11 @@
-"""A table cell over seeds (lenex.tables.seeds, lenex.presets.seed_list): the mean of each seed's
+"""A table cell over seeds (lenex.tables.seeds, lenex.experiment.presets.seed_list): the mean of each seed's
 model, its sample std and each seed's value, as the tables print and the cells files carry them."""
 
 import math
 
 import pytest
 
-from lenex.presets import seed_list, train_seed
+from lenex.experiment.presets import seed_list, train_seed
 from lenex.tables.cells import table_cells
 from lenex.tables.paper_results import load_paper_results
 from lenex.tables.seeds import mean_over_seeds, mean_std, seeds_fact

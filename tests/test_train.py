@@ -6,10 +6,10 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-from lenex.checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
-from lenex.schedule import learning_rate
-from lenex.train import TrainConfig, train
+from lenex.training.schedule import learning_rate
+from lenex.training.train import TrainConfig, train
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", dropout=0.1)
 TRAIN = TrainConfig(steps=12, batch_size=4, micro_batch_size=2, lr=1e-3, warmup=3, log_every=1, checkpoint_every=5)

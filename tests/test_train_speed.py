@@ -1,4 +1,4 @@
-"""The trainer's CUDA pace (lenex.train_speed): compile choice and fall-back, sync points, the
+"""The trainer's CUDA pace (lenex.training.speed): compile choice and fall-back, sync points, the
 device-side step statistics, and the deferred path (run here on the CPU by forcing it) giving
 the same logged losses as the reference path and stopping on a non-finite step."""
 
@@ -8,12 +8,12 @@ import pytest
 import torch
 from corpus_fixture import make_corpus
 
-import lenex.train as train_module
+import lenex.training.train as train_module
 from lenex.config import ModelConfig
-from lenex.distributed import Context
-from lenex.train import TrainConfig, train
-from lenex.train_checks import TrainingDiverged
-from lenex.train_speed import CompiledForward, StepStats, compile_choice, is_fused, skip_on_device, sync_point
+from lenex.training.distributed import Context
+from lenex.training.train import TrainConfig, train
+from lenex.training.checks import TrainingDiverged
+from lenex.training.speed import CompiledForward, StepStats, compile_choice, is_fused, skip_on_device, sync_point
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="rope", dropout=0.0)
 TRAIN = TrainConfig(steps=6, batch_size=4, micro_batch_size=2, lr=1e-3, warmup=2, log_every=2, checkpoint_every=3)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from lenex.checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
-from lenex.train import TrainConfig, main as train_main, train
-from lenex.vocabulary import check_vocabulary, corpus_vocab_size, model_config_for_corpus
+from lenex.training.train import TrainConfig, main as train_main, train
+from lenex.training.vocabulary import check_vocabulary, corpus_vocab_size, model_config_for_corpus
 
 WIDE = {"n_layer": 4, "d_model": 128, "n_head": 4, "d_ff": 512, "position": "rope", "train_length": 16}
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-import lenex.train_guards as guards
-from lenex.train_guards import WorkdirInUse, WorkdirLock, slurm_job_queued
+import lenex.training.guards as guards
+from lenex.training.guards import WorkdirInUse, WorkdirLock, slurm_job_queued
 
 
 def _foreign_lock(folder, job="4242"):
@@ -20,14 +20,14 @@ def _foreign_lock(folder, job="4242"):
 
 def test_a_lock_of_this_very_job_requeued_is_taken_over(tmp_path, caplog):
     _foreign_lock(tmp_path)
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         WorkdirLock(tmp_path, environ={"SLURM_JOB_ID": "4242"}, queued=lambda job: True).acquire().release()
     assert any("SLURM job 4242 is this one, requeued" in r.getMessage() for r in caplog.records)
 
 
 def test_a_lock_of_a_job_gone_from_the_queue_is_taken_over_at_once(tmp_path, caplog):
     _foreign_lock(tmp_path)
-    with caplog.at_level("WARNING", logger="lenex.train"):
+    with caplog.at_level("WARNING", logger="lenex.training.train"):
         lock = WorkdirLock(tmp_path, environ={"SLURM_JOB_ID": "5000"}, queued=lambda job: False).acquire()
     assert json.loads((tmp_path / guards.LOCK_NAME).read_text())["slurm_job"] == "5000"
     lock.release()

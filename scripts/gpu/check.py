@@ -9,7 +9,7 @@ runs a stage on the CPU at toy sizes in seconds (tests/test_gpu_check.py), to pr
   24 x 1024, L 1024) for every position scheme, beside Hugging Face GPT-2 with SDPA; each scheme
   first under fused SDPA kernels only (`fused_only`: whether it trains without the math kernel);
   tokens/s and MFU;
-- train-eval: a short training through lenex.train.train (compile and all: its record), then the
+- train-eval: a short training through lenex.training.train.train (compile and all: its record), then the
   loss and peak memory at 1, 2, 4 and 8 x L_tr;
 - segmented-memory: one continued-pretraining step of each released 1.x-billion model (random
   weights of its published shape, nothing downloaded) at the gpu preset's micro-batch with its
@@ -117,7 +117,7 @@ def _timed_steps(step, device, warmup: int, steps: int) -> float:
 
 def _lenex_step(shape, position, device):
     from lenex.model import LanguageModel
-    from lenex.train import build_optimizer
+    from lenex.training.train import build_optimizer
 
     layers, width, heads, length, batch = shape
     cfg = ModelConfig(n_layer=layers, d_model=width, n_head=heads, d_ff=4 * width, vocab_size=VOCAB, dropout=0.0,
@@ -217,7 +217,7 @@ def synthetic_corpus(out: Path, n_tokens: int, seed: int = 0) -> Path:
 
 
 def stage_train_eval(device, dry: bool, deadline: Deadline) -> dict:
-    from lenex.train import train
+    from lenex.training.train import train
 
     layers, width, heads, length = (1, 32, 2, 16) if dry else (6, 384, 6, 256)
     steps, batch = (3, 4) if dry else (60, 32)
@@ -248,7 +248,7 @@ def stage_train_eval(device, dry: bool, deadline: Deadline) -> dict:
 
 def _eval_lengths(checkpoint: Path, length: int, device) -> list[dict]:
     """Loss and CUDA peak memory of one sequence at 1, 2, 4, 8 x L_tr (no grad, autocast)."""
-    from lenex.checkpoint import load_model
+    from lenex.records.checkpoint import load_model
 
     model = load_model(checkpoint)[0].to(device).eval()
     rows = []
@@ -328,7 +328,7 @@ def _released_shape(name: str, device):
 
 def _one_step_peak(model, micro: int, length: int, device) -> dict:
     """Peak memory (GiB) and time of one training step: forward and backward under autocast,
-    fused AdamW step (its state allocated), as lenex.train does."""
+    fused AdamW step (its state allocated), as lenex.training.train does."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5, fused=device.type == "cuda")
     vocab = model.hf.config.vocab_size
     x = torch.randint(0, vocab, (micro, length), device=device)

@@ -31,7 +31,7 @@ from lenex.config import ModelConfig, TrainConfig
 from lenex.data.store import corpus_draft, corpus_meta
 from lenex.device import autocast
 from lenex.model import LanguageModel
-from lenex.train import build_optimizer, train
+from lenex.training.train import build_optimizer, train
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +94,7 @@ def short_training(data: Path, work: Path) -> dict:
 def torchrun_nccl(data: Path, work: Path) -> dict:
     model_cfg = ModelConfig(n_layer=2, d_model=128, n_head=4, d_ff=512, train_length=128, position="xpos")
     cfg = TrainConfig(steps=20, batch_size=16, micro_batch_size=8, lr=1e-3, warmup=2, log_every=5, checkpoint_every=10)
-    args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1", "-m", "lenex.train",
+    args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1", "-m", "lenex.training.train",
             "--model-config", json.dumps(model_cfg.to_dict()), "--train-config", json.dumps(dataclasses.asdict(cfg)),
             "--data", str(data), "--out", str(work / "nccl.pt"), "--workdir", str(work / "nccl"), "--device", "cuda"]
     env = dict(os.environ, NCCL_DEBUG="INFO")
@@ -163,7 +163,7 @@ def paper_throughput() -> dict:
 
 
 def paper_train_path(data: Path, work: Path) -> dict:
-    """The real entry point (lenex.train.train) on the paper model: tokens/s between steps 2
+    """The real entry point (lenex.training.train.train) on the paper model: tokens/s between steps 2
     and 8 from metrics.jsonl (its tokens_per_s is a running mean, so the warm-up drops out)."""
     preset = yaml.safe_load((ROOT / "config/presets/paper.yaml").read_text())
     model_cfg = ModelConfig.from_dict({**preset["model"], "position": "xpos"})

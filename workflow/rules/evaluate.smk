@@ -8,7 +8,9 @@ rule evaluate:
     input:
         model="results/{preset}/models/{paper}/{variant}/seed{seed}.pt",
         data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
-        code=lambda wc: pipeline.code("lenex.evaluate", wc.preset, wc.paper, wc.variant),
+        code=lambda wc: pipeline.code(
+            "lenex.scoring.evaluate", wc.preset, wc.paper, wc.variant
+        ),
     output:
         "results/{preset}/eval/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
     log:
@@ -20,7 +22,7 @@ rule evaluate:
         **pipeline.stage_resources("evaluate"),
     params:
         # the measure: perplexity here; attention resolution (lex.smk) reads the same windows
-        module="lenex.evaluate",
+        module="lenex.scoring.evaluate",
         data="results/{preset}/data/{corpus}",
         span=lambda wc: pipeline.eval_length(
             wc.preset, pipeline.experiment(wc.paper)["span_multiple"], wc.paper
@@ -40,7 +42,7 @@ rule evaluate:
                 "preset": wc.preset,
             }
         ),
-        # what the checkpoint must record (lenex.provenance): another model is refused
+        # what the checkpoint must record (lenex.records.provenance): another model is refused
         expect=lambda wc: pipeline.expect(wc.preset, wc.paper, wc.variant, wc.seed),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"

@@ -14,7 +14,9 @@ use rule train as receptive_field_train with:
     input:
         lambda wc: pipeline.data_files(wc.preset, wc.corpus)
         + pipeline.scheme_files(RF.name, wc.variant),
-        code=lambda wc: pipeline.code("lenex.train", wc.preset, RF.name, wc.variant),
+        code=lambda wc: pipeline.code(
+            "lenex.training.train", wc.preset, RF.name, wc.variant
+        ),
     output:
         "results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
     log:
@@ -41,7 +43,7 @@ use rule train as receptive_field_train with:
         data="results/{preset}/data/{corpus}",
         workdir="results/{preset}/train/receptive-field/{corpus}/{variant}/seed{seed}",
         threads=pipeline.process_threads(RF.name),
-        launcher=pipeline.train_launcher_of("lenex.train", RF.name),
+        launcher=pipeline.train_launcher_of("lenex.training.train", RF.name),
 
 
 # Section 3.4: the same N last tokens scored at every L_ex of Tables 1-4, and Section 5.1: c_m

@@ -25,7 +25,9 @@ use rule train as segmented_pretrain with:
             wc.preset, pipeline.training_corpus(wc.preset, SEG.name)
         )
         + pipeline.scheme_files(SEG.name, wc.model),
-        code=lambda wc: pipeline.code("lenex.train", wc.preset, SEG.name, wc.model),
+        code=lambda wc: pipeline.code(
+            "lenex.training.train", wc.preset, SEG.name, wc.model
+        ),
     output:
         "results/{preset}/models/segmented/pretrained/{model}.pt",
     log:
@@ -50,7 +52,7 @@ use rule train as segmented_pretrain with:
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
         workdir="results/{preset}/train/segmented/pretrained/{model}",
         threads=pipeline.process_threads(SEG.name),
-        launcher=pipeline.train_launcher_of("lenex.train", SEG.name),
+        launcher=pipeline.train_launcher_of("lenex.training.train", SEG.name),
 
 
 # Paper scale: the released checkpoint itself (needs the hub, or its cache): run where Snakemake

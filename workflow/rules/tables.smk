@@ -42,7 +42,7 @@ rule paper_table:
         " --out-cells {output.cells} > {log} 2>&1"
 
 
-# Diagnostics of every paper (lenex.diagnostics): the beyond-L_tr perplexity from its tables' cells
+# Diagnostics of every paper (lenex.tables.diagnostics): the beyond-L_tr perplexity from its tables' cells
 # and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics.
 rule paper_diagnostics:
     input:
@@ -52,7 +52,7 @@ rule paper_diagnostics:
                 pipeline, wc.preset
             )
         ),
-        code=pipeline.code("lenex.diagnostics"),
+        code=pipeline.code("lenex.tables.diagnostics"),
     output:
         md="results/{preset}/diagnostics/{paper}.md",
         png=report(
@@ -71,7 +71,7 @@ rule paper_diagnostics:
         raw=pipeline.raw_env(),
         expect=lambda wc: pipeline.results_expect(wc.preset, wc.paper, workflow.rules),
     shell:
-        "{params.raw}python -m lenex.pipeline.launch lenex.diagnostics --paper {wildcards.paper} --preset {wildcards.preset}"
+        "{params.raw}python -m lenex.pipeline.launch lenex.tables.diagnostics --paper {wildcards.paper} --preset {wildcards.preset}"
         " {params.arguments} --cells {input.cells} --results {params.results} --expect {params.expect}"
         " --out-md {output.md} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
 

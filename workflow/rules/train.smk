@@ -4,8 +4,8 @@
 # job that hit its time limit) resumes.
 #
 # How a training job starts follows the preset's `resources: train:` (gpus per node, nodes):
-#   gpus <= 1, one node : python -m lenex.pipeline.launch lenex.train ... (docs/pipeline-speed.md)
-#   gpus  > 1, one node : torchrun --standalone --nproc_per_node <gpus> -m lenex.train ...
+#   gpus <= 1, one node : python -m lenex.pipeline.launch lenex.training.train ... (docs/pipeline-speed.md)
+#   gpus  > 1, one node : torchrun --standalone --nproc_per_node <gpus> -m lenex.training.train ...
 #   nodes > 1           : srun (one task per node) launching torchrun, rendezvous on the
 #                         job's first node (rule train_multinode)
 # What a job asks a cluster for (GPUs, CPUs per GPU, memory, time) is declared here, from the
@@ -52,7 +52,7 @@ rule train:
         data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
         workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.process_threads(),
-        # lenex.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
+        # lenex.training.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
         launcher=lambda wc: fairseq.train_launcher(pipeline, wc.preset, wc.paper),
     shell:
         "{params.launcher} --model-config {params.model} --train-config {params.train}"
@@ -69,7 +69,9 @@ use rule train as train_multinode with:
             wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
         )
         + pipeline.scheme_files(wc.paper, wc.variant),
-        code=lambda wc: pipeline.code("lenex.train", wc.preset, wc.paper, wc.variant),
+        code=lambda wc: pipeline.code(
+            "lenex.training.train", wc.preset, wc.paper, wc.variant
+        ),
     wildcard_constraints:
         preset=pipeline.presets_by_nodes(one_node=False),
     resources:

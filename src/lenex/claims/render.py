@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text
-from ..record_checks import check_finite
+from lenex.records.checks import check_finite
 from ..tables.formatting import md_escape
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
@@ -145,7 +145,7 @@ def main(argv=None) -> None:
     one.add_argument("--scale-study", help="the scale study's points.jsonl: with --budget and --tokenizer, "
                      "a failing claim that names its phenomena says whether this budget can show them")
     one.add_argument("--budget", type=json.loads, help='JSON {tokens, shape, by_variant: {variant: {tokens, shape}}}: '
-                     "what this paper's models train on at this preset (lenex.presets.scale_budget)")
+                     "what this paper's models train on at this preset (lenex.experiment.presets.scale_budget)")
     one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)

@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..record_checks import check_record
-from ..scale_record import scores_of  # where a point keeps each protocol's scores
+from lenex.records.checks import check_record
+from lenex.records.scale_record import scores_of  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
 
@@ -26,7 +26,7 @@ from .predicates import threshold as threshold_value
 class Budget:
     """What a preset's models train on (at least `tokens`; `shape`: the paper's own model,
     <layers>x<width>; `by_variant`: each named variant's {tokens, shape}), and the study's
-    points to compare them with (lenex.presets.scale_budget writes the numbers)."""
+    points to compare them with (lenex.experiment.presets.scale_budget writes the numbers)."""
     tokens: int
     tokenizer: str
     points: tuple[dict, ...]

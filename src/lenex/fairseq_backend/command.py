@@ -3,7 +3,7 @@
 Mapping (lenex TrainConfig / ModelConfig -> fairseq): steps -> --max-update and the polynomial
 schedule's --total-num-update; batch_size -> --batch-size x --update-freq x GPUs (micro_batch_size
 sequences per forward pass); lr, warmup, end_lr, power -> --lr-scheduler polynomial_decay (the
-schedule lenex.schedule copies); beta1/beta2/eps/weight_decay -> fairseq's Adam, which decays
+schedule lenex.training.schedule copies); beta1/beta2/eps/weight_decay -> fairseq's Adam, which decays
 weights decoupled like AdamW (but every parameter, where lenex spares norms, biases and position
 parameters); grad_clip -> --clip-norm; train_length -> --tokens-per-sample with
 --sample-break-mode none (one stream, blocks of L_tr); checkpoint_every (or eval_every) -> --save-interval-updates.
@@ -43,7 +43,7 @@ def model_arguments(model: dict, eot: int = 50256) -> list[str]:
 
 def train_arguments(train: dict, train_length: int, save_dir, cpu: bool, world_size: int = 1) -> list[str]:
     """fairseq's batch is --batch-size x --update-freq x GPUs: the preset's batch_size is split the
-    way lenex.train splits it (micro_batch_size sequences per pass, the rest accumulated)."""
+    way lenex.training.train splits it (micro_batch_size sequences per pass, the rest accumulated)."""
     batch, micro = train["batch_size"], train.get("micro_batch_size") or train["batch_size"]
     per_gpu = batch // world_size
     micro = min(micro, per_gpu)
@@ -96,7 +96,7 @@ def fairseq_train_command(model: dict, train: dict, data_bin, save_dir, cpu: boo
 
 def preset_command(preset: str, paper: str, variant: str, config_dir="config", cpu: bool = False) -> list[str]:
     """The command a preset and an experiment variant map to (data and save paths as the rules use)."""
-    from ..presets import paper_view
+    from lenex.experiment.presets import paper_view
 
     view = paper_view(read_yaml(Path(config_dir) / "presets" / f"{preset}.yaml"), paper)
     variants = read_yaml(Path(config_dir) / "experiments" / f"{paper}.yaml")["variants"]

@@ -1,8 +1,8 @@
-"""fairseq `lenex_lm` checkpoint -> lenex checkpoint (lenex.checkpoint's format), so lenex's
+"""fairseq `lenex_lm` checkpoint -> lenex checkpoint (lenex.records.checkpoint's format), so lenex's
 evaluators, tables and claims read fairseq-trained models unchanged:
 `python -m lenex.fairseq_backend.convert --checkpoint checkpoint_last.pt --out model.pt`
 [--data DIR] [--expect JSON]: the converted model is checked against the corpus it will score
-and the identity expected of it before anything is written (lenex.provenance)."""
+and the identity expected of it before anything is written (lenex.records.provenance)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import torch
 
-from ..checkpoint import FORMAT, save_checkpoint
+from lenex.records.checkpoint import FORMAT, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from ..model import LanguageModel
-from ..provenance import add_expect_argument, check_payload
+from lenex.records.provenance import add_expect_argument, check_payload
 
 PREFIX = "decoder.lm."
 N_SPECIAL = 4

@@ -1,6 +1,6 @@
-"""Pretrain one variant with fairseq: the same arguments as `lenex.train` plus `--bin`, the
+"""Pretrain one variant with fairseq: the same arguments as `lenex.training.train` plus `--bin`, the
 corpus binarized for fairseq (`lenex.fairseq_backend.binarize`). Runs `fairseq-train` with the
-`lenex_lm` architecture, measures lenex's validation loss (`lenex.train.validation_loss`, the same
+`lenex_lm` architecture, measures lenex's validation loss (`lenex.training.train.validation_loss`, the same
 fixed windows lenex's trainer uses) on every saved checkpoint, and writes the last one as a lenex
 checkpoint. fairseq resumes from `<workdir>/checkpoints/checkpoint_last.pt` by itself."""
 
@@ -23,8 +23,8 @@ from ..cli import run_cli
 from ..config import ModelConfig, TrainConfig
 from ..data.store import load_split, read_meta
 from ..files import atomic_write_text
-from ..provenance import training_identity
-from ..train import add_training_arguments, validation_loss
+from lenex.records.provenance import training_identity
+from lenex.training.train import add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
 from .convert import convert, lenex_model

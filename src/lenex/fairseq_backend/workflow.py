@@ -30,15 +30,15 @@ def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None
 
 
 def train_module(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
-    """The trainer's entry point: lenex.train, or the fairseq backend's."""
+    """The trainer's entry point: lenex.training.train, or the fairseq backend's."""
     fairseq = (backend or train_backend(pipeline, preset, paper)) == "fairseq"
-    return "lenex.fairseq_backend.train" if fairseq else "lenex.train"
+    return "lenex.fairseq_backend.train" if fairseq else "lenex.training.train"
 
 
 def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
     """The trainer's command up to its shared arguments (--model-config ... --threads)."""
     module = train_module(pipeline, preset, paper, backend)
-    if module != "lenex.train":
+    if module != "lenex.training.train":
         folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
         return f"{launcher(module, 1)} --bin {folder}"
     return train_command(module, pipeline.train_gpus(preset, paper))

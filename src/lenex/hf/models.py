@@ -2,7 +2,7 @@
 
 GPT-2 (learned absolute positions), Pythia (GPT-NeoX, RoPE) and Bloom (ALiBi) are wrapped
 in `HFLanguageModel`, which offers lenex's model interface (`forward(idx, targets, positions,
-loss_mask) -> (logits, loss)`, `token_nll`), so `lenex.train` continues
+loss_mask) -> (logits, loss)`, `token_nll`), so `lenex.training.train` continues
 their pretraining and `lenex.segmented.evaluate` scores them like the pipeline's own models.
 
 Every call goes through explicit *original* position ids (segmented training keeps them):
@@ -23,7 +23,7 @@ Offline, nothing here downloads: `from_pretrained` needs the hub (or its cache) 
 and the tests build tiny randomly initialised configs of each architecture.
 `python -m lenex.hf.models --name EleutherAI/pythia-160m --out pretrained.pt` fetches a
 checkpoint into the pipeline's format (`lenex-hf-checkpoint-v1`: `hf_payload` writes it,
-`hf_model` rebuilds it; `lenex.checkpoint` dispatches to them by the file's format).
+`hf_model` rebuilds it; `lenex.records.checkpoint` dispatches to them by the file's format).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checkpoint import CheckpointFormat, register_format, save_checkpoint
+from lenex.records.checkpoint import CheckpointFormat, register_format, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from .masked import masked_logits
@@ -85,7 +85,7 @@ def bloom_positions(hf_model, positions: torch.Tensor):
 class HFLanguageModel(nn.Module):
     """A transformers causal LM behind lenex's model interface, positions always explicit."""
 
-    # lenex.train compiles models on CUDA; these run eagerly unless LENEX_COMPILE=1: Bloom's ALiBi
+    # lenex.training.train compiles models on CUDA; these run eagerly unless LENEX_COMPILE=1: Bloom's ALiBi
     # builder is replaced on every call (bloom_positions), which a compiled graph would guard on.
     eager_reason = "Hugging Face model: run eagerly (its positions are patched per call)"
 
@@ -269,18 +269,18 @@ def describe(hf_model) -> ModelConfig:
 
 
 #: The format of a released model as a lenex checkpoint (registered below; pyproject.toml declares this
-#: module under the entry points `lenex.checkpoint_formats`, so lenex.checkpoint finds it by name).
+#: module under the entry points `lenex.checkpoint_formats`, so lenex.records.checkpoint finds it by name).
 HF_FORMAT = "lenex-hf-checkpoint-v1"
 
 
 def hf_payload(model: HFLanguageModel) -> dict:
-    """The entries of a lenex-hf-checkpoint-v1 file (lenex.checkpoint.save_checkpoint writes it)."""
+    """The entries of a lenex-hf-checkpoint-v1 file (lenex.records.checkpoint.save_checkpoint writes it)."""
     return {"name": model.name, "hf_config": model.hf.config.to_dict(), "model": model.hf.state_dict(),
             "model_config": model.config.to_dict()}
 
 
 def hf_model(payload: dict, **config_overrides) -> HFLanguageModel:
-    """The model of a lenex-hf-checkpoint-v1 payload (lenex.checkpoint.load_model calls it)."""
+    """The model of a lenex-hf-checkpoint-v1 payload (lenex.records.checkpoint.load_model calls it)."""
     if config_overrides:
         raise ValueError(f"a Hugging Face checkpoint takes no model config overrides, got {sorted(config_overrides)}")
     transformers = _transformers()

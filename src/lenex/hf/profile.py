@@ -4,7 +4,7 @@
         --context-length 256 --max-tokens 4096 --out profile.json
 
 `--data` is the test split re-tokenized with the model's own tokenizer
-(`lenex.segmented.retokenize --splits test`). The LEX protocol (`lenex.evaluate.scored_span`,
+(`lenex.segmented.retokenize --splits test`). The LEX protocol (`lenex.scoring.evaluate.scored_span`,
 `pieces`): every length from 1/4 to 8x the profiled context length C scores the same tokens,
 each piece read as [EOT, t_0 .. t_{L-2}]. Three masks per length (`lenex.masks`, LEX defaults):
 full causal attention, BCA with blocks of C/2, and a sliding window W = C, each exact through
@@ -29,10 +29,10 @@ import torch
 
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
-from ..evaluate import pieces, scored_span
+from lenex.scoring.evaluate import pieces, scored_span
 from ..files import atomic_write_text
 from .masked import ScoreRecorder, masked_logits, recording
-from ..provenance import check_vocabulary_covers
+from lenex.records.provenance import check_vocabulary_covers
 from .models import load_causal_lm
 from ..masks import build_mask, default_mask_options
 from ..lex.resolution import summarize

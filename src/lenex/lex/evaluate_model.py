@@ -1,6 +1,6 @@
 """Many cells of one model in one process (the rules give one job per model, measure and corpus,
 lenex.lex.targets.job_cells): the model is loaded once and each cell is written to its
-own result file, exactly as the one-cell entry points write it (lenex.evaluate for perplexity,
+own result file, exactly as the one-cell entry points write it (lenex.scoring.evaluate for perplexity,
 lenex.lex.resolution for attention resolution), so tables stay cell-addressed.
 
     python -m lenex.lex.evaluate_model --checkpoint M.pt --span S --max-tokens N --batch-tokens B \\
@@ -19,8 +19,8 @@ import logging
 
 from ..cli import run_cli, start_run
 from ..device import pick_device
-from ..evaluate import score as perplexity
-from ..provenance import add_expect_argument, load_checked
+from lenex.scoring.evaluate import score as perplexity
+from lenex.records.provenance import add_expect_argument, load_checked
 from .resolution import score as resolution
 
 log = logging.getLogger("lenex.lex.evaluate_model")

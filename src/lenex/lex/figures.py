@@ -151,7 +151,7 @@ def main(argv=None) -> None:
     one.add_argument("--results", nargs="+", required=True, help="evaluation JSON files")
     one.add_argument("--preset", required=True)
     one.add_argument("--extra-schemes", default="{}", help="JSON: config `extra_schemes` drawn as curves")
-    one.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.provenance.check_result_paths)")
+    one.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.records.provenance.check_result_paths)")
     two = sub.add_parser("figure2", help="analytic g_zeta[n] (Eq. 10)")
     two.add_argument("--head-dim", type=int, default=64, help="d: the paper's head dimension, 1024 / 16")
     two.add_argument("--max-distance", type=int, default=8192, help="the paper's longest length")

@@ -10,14 +10,14 @@ import shlex
 
 from ..pipeline.papers import Paper
 from ..pipeline.settings import quoted_json
-from ..presets import model_config, seed_list
+from lenex.experiment.presets import model_config, seed_list
 from . import targets
 
 
 class Lex(Paper):
     name = targets.PAPER
     table_renderer = "lenex.tables.render"
-    same_tokens = True  # lenex.evaluate: every length scores the same span of tokens
+    same_tokens = True  # lenex.scoring.evaluate: every length scores the same span of tokens
     figure_cells = ("figure2",)  # Figure 2's curves are computed exactly: its claim reads their numbers
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:

@@ -3,7 +3,7 @@ definition (config/experiments/lex.yaml) and a preset's L_tr (the rules in workf
 and the tests both call these; lenex.receptive_field.targets and lenex.segmented.targets are the
 other papers').
 
-Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, lenex.presets.
+Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, lenex.experiment.presets.
 seed_list), and every seed's model is scored on the same tokens, so a table cell is the mean over
 seeds and two cells pair seed by seed. Paths (all under results/<preset>/), one file per model and
 cell, written by one job per model, measure and corpus (job_cells):
@@ -15,7 +15,7 @@ A row's mask is `mask`, or beyond L_tr its `mask_beyond_train` (lenex.tables.tab
 
 from __future__ import annotations
 
-from lenex.presets import eval_length
+from lenex.experiment.presets import eval_length
 from lenex.tables.table_data import evaluation_mask
 
 PAPER = "lex"

@@ -144,7 +144,7 @@ def with_data(files) -> set[Path]:
 
 def scheme_files(position: str | None, module_files=()) -> set[Path]:
     """The code of one position scheme: its built-in file and what that imports (xPos: RoPE's), or
-    the files of a scheme of your own (`module_files`, lenex.schemes.module_files)."""
+    the files of a scheme of your own (`module_files`, lenex.experiment.schemes.module_files)."""
     own = {Path(f).resolve() for f in module_files}
     member = scheme_members().get(position or "")
     return own | (set(closure(member)) if member else set())
@@ -223,7 +223,7 @@ class CodeInputs:
         the model of `variant` (at a preset), its position scheme's code counts too."""
         if variant is None:
             return code_stamp(self.stamps, module)
-        from ..schemes import module_files
+        from lenex.experiment.schemes import module_files
 
         config = self.model_config(preset_name, paper, variant)
         spec = self.experiment(paper)["variants"].get(variant, {})

@@ -2,8 +2,8 @@
 Snakemake removes the old output of a job that could never succeed. A mixin of
 `lenex.pipeline.workflow.Pipeline`; the rules call these from their params and input functions.
 
-- A training's configs (`checked_train`): the checks lenex.train makes before reading any data
-  (lenex.train_checks.check_run_configs: bounds, unknown keys, n_head dividing d_model,
+- A training's configs (`checked_train`): the checks lenex.training.train makes before reading any data
+  (lenex.training.checks.check_run_configs: bounds, unknown keys, n_head dividing d_model,
   micro-batches dividing the batch) and, where its corpus is already prepared as this preset
   prepares it, that every split it samples windows from holds one window (check_split_sizes,
   from meta.json). A corpus prepared with other settings is prepared again first, so its
@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from ..train_checks import check_run_configs, check_split_sizes
+from lenex.training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
 from .settings import quoted_json
 from .user_errors import refuse
@@ -49,7 +49,7 @@ def documents_problem(longest: int, shortest_kept: int) -> str | None:
 class DagChecks:
     def checked_train(self, preset_name: str, paper: str, variant: str, train: dict, data: str) -> str:
         """`--train-config` of a training of `variant` on the corpus folder `data`, one shell word,
-        once the model and train configs pass lenex.train's own checks and the corpus's splits
+        once the model and train configs pass lenex.training.train's own checks and the corpus's splits
         (where it is prepared already) hold a training window. An error names the preset's file."""
         model = self.model_config(preset_name, paper, variant)
         try:

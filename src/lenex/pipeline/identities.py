@@ -1,5 +1,5 @@
 """What a rule tells a job about the model it trains or reads (issue 36): the labels a training
-records in its checkpoint (`--identity`, lenex.provenance), the identity an evaluation,
+records in its checkpoint (`--identity`, lenex.records.provenance), the identity an evaluation,
 measurement or conversion expects of the checkpoint its target names (`--expect`), and what a
 table or figure job expects of the result files it reads. A mixin of
 `lenex.pipeline.workflow.Pipeline`.
@@ -20,7 +20,7 @@ from .settings import quoted_json
 #: ModelConfig fields an expectation names: what the rule decides but the vocabulary (the corpus's,
 #: compared with its meta.json by every scorer) and a scheme's options. The options are the
 #: training's params (a retuned variant retrains, and its evaluations follow the new model), and
-#: the tables compare them with each result's model (lenex.provenance.check_result_models): in
+#: the tables compare them with each result's model (lenex.records.provenance.check_result_models): in
 #: `--expect` they would rewrite every evaluation command of a retuned variant
 #: (tests/test_lex_workflow.py).
 EXPECTED_MODEL_FIELDS = ("n_layer", "d_model", "n_head", "d_ff", "dropout", "position", "position_module", "mask",
@@ -63,7 +63,7 @@ class Identities:
         """`--expect` of a table or figure job, one shell word: the labels every result it reads
         records (its paper and preset) and the layouts of the result files, the output patterns
         of the workflow's `rules` under results/{preset}/eval/ or resolution/, whose wildcards a
-        result's own labels must equal (lenex.provenance.check_result_paths)."""
+        result's own labels must equal (lenex.records.provenance.check_result_paths)."""
         return quoted_json({"labels": {"paper": paper, "preset": preset_name}, "layouts": result_layouts(rules)})
 
 

@@ -1,6 +1,6 @@
 """Start a lenex entry point without paying for torch's import each time: a fork server.
 
-    python -m lenex.pipeline.launch lenex.train --model-config ...     # what a rule runs (a job)
+    python -m lenex.pipeline.launch lenex.training.train --model-config ...     # what a rule runs (a job)
     python -m lenex.pipeline.launch --serve SOCKET                      # what a local run starts once
 
 A job is `python -m lenex.pipeline.launch <module> <args>`. Where `LENEX_FORK_SERVER` names the socket of a

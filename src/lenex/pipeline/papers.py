@@ -14,7 +14,7 @@ arguments, the header facts only it knows (through its renderer), and the figure
 numbers no table has (each writes its own cells file, which its claims read).
 
 A function of a preset takes the preset's name and, where it builds models, the preset as the
-paper sees it (`view`, lenex.presets.paper_view). Every model a claim compares is trained with
+paper sees it (`view`, lenex.experiment.presets.paper_view). Every model a claim compares is trained with
 seeds 1..n (`seeds`: the view's `experiment.seeds`, or a budget group's), seed s with the
 preset's training seed + s - 1 (`train_seed`, `train_config`), so each cell is a mean over seeds
 and two cells pair seed by seed (lenex.tables.seeds, lenex.claims.intervals).
@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 
-from ..presets import seed_list, train_seed
+from lenex.experiment.presets import seed_list, train_seed
 
 PAPER_ENTRY_POINTS = "lenex.papers"
 
@@ -40,9 +40,9 @@ class Paper(ABC):
     table_renderer: str
     #: Its figures whose numbers no table has: each writes <figure>.cells.json beside its PNG.
     figure_cells: tuple[str, ...] = ()
-    #: What its results and checkpoints call a variant (a label of lenex.provenance.RESULT_LABELS).
+    #: What its results and checkpoints call a variant (a label of lenex.records.provenance.RESULT_LABELS).
     model_label: str = "variant"
-    #: How its evaluations score (lenex.diagnostics): each piece whole ("whole-piece"), or only the
+    #: How its evaluations score (lenex.tables.diagnostics): each piece whole ("whole-piece"), or only the
     #: last token of each segment ("last-token").
     protocol: str = "whole-piece"
     #: Whether every evaluation length scores the same tokens (the beyond-L_tr step is then exact).
@@ -51,15 +51,15 @@ class Paper(ABC):
     @abstractmethod
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         """ModelConfig fields of one variant's model (`view`: the preset as this paper sees it),
-        built by lenex.presets.model_config with what the paper derives laid over."""
+        built by lenex.experiment.presets.model_config with what the paper derives laid over."""
 
     def seeds(self, view: dict, experiment: dict, variant: str) -> list[int]:
         """The seeds of one variant's models at a preset: 1..`experiment.seeds` of the view
-        (lenex.presets.seed_list); a paper with budget groups reads the variant's group."""
+        (lenex.experiment.presets.seed_list); a paper with budget groups reads the variant's group."""
         return seed_list(view)
 
     def train_seed(self, view: dict, seed) -> int:
-        """The training seed of seed s (lenex.presets.train_seed): the preset's `train.seed` + s - 1."""
+        """The training seed of seed s (lenex.experiment.presets.train_seed): the preset's `train.seed` + s - 1."""
         return train_seed(view["train"].get("seed", 1), int(seed))
 
     def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
@@ -97,7 +97,7 @@ class Paper(ABC):
         return set()
 
     def diagnostic_recorded(self, pipeline, preset: str) -> list[str]:
-        """The evaluations its diagnostics read (lenex.diagnostics): every recorded file but the corpus metas."""
+        """The evaluations its diagnostics read (lenex.tables.diagnostics): every recorded file but the corpus metas."""
         return [f for f in self.recorded(pipeline, preset) if not f.endswith("/meta.json")]
 
     def recorded(self, pipeline, preset: str) -> list[str]:

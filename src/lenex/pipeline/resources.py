@@ -23,7 +23,7 @@ from pathlib import Path
 STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb": 2000, "runtime": 30},
                   "data": {"mem_mb": 4000, "runtime": 120}}
 #: Seconds before its time limit a training job is sent SIGTERM (sbatch --signal=TERM@N) unless the
-#: preset says: the trainer then saves its state after the step in progress (lenex.train_guards),
+#: preset says: the trainer then saves its state after the step in progress (lenex.training.guards),
 #: and a paper-scale state (4.2 GB for LEX's 354M model with AdamW) must be written before the kill.
 SIGNAL_LEAD_S = 300
 #: The module every job starts through (lenex.pipeline.launch).
@@ -44,7 +44,7 @@ def train_command(module: str, gpus: int) -> str:
 
 def launcher(module: str, gpus: int) -> str:
     """`python -m module` (through lenex.pipeline.launch, which forks it from a local run's fork
-    server), or torchrun with one process per GPU (lenex.train's data parallelism)."""
+    server), or torchrun with one process per GPU (lenex.training.train's data parallelism)."""
     if gpus > 1:
         return f"torchrun --standalone --nproc_per_node {gpus} -m {module}"
     return f"python -m {LAUNCH} {module}"
@@ -137,7 +137,7 @@ class Resources:
         return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
                 f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
                 f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"
-                " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.train")
+                " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.training.train")
 
 
 def local_run(workflow) -> bool:

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from ..files import read_yaml
-from ..presets import eval_length, paper_view, position_blocks, scale_budget
-from ..schemes import module_files, resolve_entries, table_extra, with_extra_schemes
+from lenex.experiment.presets import eval_length, paper_view, position_blocks, scale_budget
+from lenex.experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named
 from .schema_errors import schema_message
@@ -159,7 +159,7 @@ class Settings:
     @functools.cache
     def experiment(self, paper: str) -> dict:
         """A paper's experiment file, with each extra scheme as a variant and as rows of the tables
-        that compare schemes (lenex.schemes)."""
+        that compare schemes (lenex.experiment.schemes)."""
         loaded = self._load_yaml("experiments", paper, "experiment.schema.yaml")
         # Schemes, masks and their options exist: checked now, not when (after its old output is
         # gone) a job runs; a stamp skips the check (and its torch import) when nothing changed.
@@ -195,11 +195,11 @@ class Settings:
         return self.paper_preset(preset_name, paper)["model"]["train_length"]
 
     def eval_length(self, preset_name: str, multiple, paper: str) -> int:
-        """multiple x the paper's L_tr at a preset, in tokens (lenex.presets.eval_length)."""
+        """multiple x the paper's L_tr at a preset, in tokens (lenex.experiment.presets.eval_length)."""
         return eval_length(multiple, self.train_length(preset_name, paper))
 
     def claims_budget(self, preset_name: str, paper: str) -> dict:
-        """What a paper's claims compare with the scale study (lenex.presets.scale_budget), for the
+        """What a paper's claims compare with the scale study (lenex.experiment.presets.scale_budget), for the
         variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
         claims job's command as it was. A name that is no variant is left out: the claims job fails
         naming it (lenex.claims.scale)."""

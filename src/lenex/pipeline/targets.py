@@ -39,7 +39,7 @@ class Targets:
                          for key in self.paper(paper).figure_cells]
 
     def diagnostic_arguments(self, paper: str) -> str:
-        """What lenex.diagnostics is told of a paper's protocol (its `Paper`'s protocol and same_tokens)."""
+        """What lenex.tables.diagnostics is told of a paper's protocol (its `Paper`'s protocol and same_tokens)."""
         declared = self.paper(paper)
         return f"--protocol {declared.protocol}" + (" --same-tokens" if declared.same_tokens else "")
 

@@ -5,7 +5,7 @@ a bad position scheme, mask or option stops `snakemake -n` with one line, before
 The registries import torch (~1.4 s), which the scheduler needs for nothing else: a check that
 passed is kept (lenex.pipeline.memo) under the hash of what it depends on (the variants and the
 registries' code), and the next run with the same inputs skips the import. (Your own schemes, config
-`extra_schemes`, are checked when they are loaded: lenex.schemes.)
+`extra_schemes`, are checked when they are loaded: lenex.experiment.schemes.)
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import torch
 
 from ..cli import run_cli
 from ..files import atomic_write_text, save_figure
-from ..provenance import check_result_paths
+from lenex.records.provenance import check_result_paths
 from ..tables.raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve
@@ -183,7 +183,7 @@ def main(argv=None) -> None:
     parser.add_argument("--title", default="")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
-    parser.add_argument("--expect", default="{}", help="JSON: what the ERF files record (lenex.provenance.check_result_paths)")
+    parser.add_argument("--expect", default="{}", help="JSON: what the ERF files record (lenex.records.provenance.check_result_paths)")
     parser.add_argument("--out-cells", default=None, help="the figure's numbers as JSON, for the claims")
     parser.add_argument("--number", default=None, help="the figure's number (its cells file's key)")
     args = parser.parse_args(argv)

@@ -16,8 +16,8 @@ table whose spec says `seeds: first` reads seed 1 only. The c_m figures draw see
 
 from __future__ import annotations
 
-from ..presets import eval_length, group_view, seed_list
-from ..presets import model_config as build_model_config
+from lenex.experiment.presets import eval_length, group_view, seed_list
+from lenex.experiment.presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
 PAPER_TRAIN_LENGTH = 512
@@ -53,7 +53,7 @@ def variant_train_length(variant: dict, base_train_length: int) -> int:
 
 def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict:
     """ModelConfig fields of one variant at one preset (the preset as its budget group sees it,
-    `variant_view`), by lenex.presets.model_config. The window is scaled with the preset's base
+    `variant_view`), by lenex.experiment.presets.model_config. The window is scaled with the preset's base
     L_tr and layers, not with a variant's longer L_tr: Table 2 keeps w = 160 and lengthens L_tr
     to cover its receptive field."""
     variants = experiment["variants"]
@@ -71,7 +71,7 @@ def model_config(variant_name: str, experiment: dict, preset_view: dict) -> dict
 
 
 def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict:
-    """The preset as one variant's budget group sees it (lenex.presets.group_view): Tables 1, 2 and
+    """The preset as one variant's budget group sees it (lenex.experiment.presets.group_view): Tables 1, 2 and
     4 need depth so that every scaled window binds, Table 3's seeds need numbers, not depth. A
     group the preset sizes that no variant names is an error (a typo would silently do nothing)."""
     variants = experiment["variants"]

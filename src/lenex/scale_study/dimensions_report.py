@@ -2,7 +2,7 @@
 numbers and our measurements (config/dimensions.yaml says which):
 `python -m lenex.scale_study.dimensions_report [--write docs/dimensions.md]`.
 
-Each paper gets one table: a row per group (lenex.dimensions), a column per setting (the paper,
+Each paper gets one table: a row per group (lenex.experiment.dimensions), a column per setting (the paper,
 the workstation preset before issue 34, the workstation preset now). The page keeps its prose;
 only the text between the `<!-- dimensions:<paper> -->` and `<!-- /dimensions:<paper> -->`
 markers is rewritten.
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from .. import dimensions as D
+from lenex.experiment import dimensions as D
 from ..cli import run_cli
 from ..files import atomic_write_text
-from ..presets import group_view, paper_view
+from lenex.experiment.presets import group_view, paper_view
 
 ROOT = Path(__file__).resolve().parents[3]
 PAPERS = ("lex", "receptive-field", "segmented")

@@ -11,7 +11,7 @@ import math
 import textwrap
 
 from ..files import atomic_write_text, save_figure
-from ..scale_record import scores_of
+from lenex.records.scale_record import scores_of
 from .emergence import LEVEL, effect_of, emergence, mean_interval
 
 

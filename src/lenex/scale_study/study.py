@@ -1,13 +1,13 @@
 """Scale study (issue 16): `python -m lenex.scale_study [--config config/scale-study.yaml]`.
 
 For each point of the grid (phenomenon x tokenizer x model shape x training tokens) train one
-model with lenex.train on the corpus's train split and score it with the LEX protocol
-(lenex.evaluate) at every multiple k of its L_tr on the test split; record ppl(k L_tr) / ppl(L_tr),
+model with lenex.training.train on the corpus's train split and score it with the LEX protocol
+(lenex.scoring.evaluate) at every multiple k of its L_tr on the test split; record ppl(k L_tr) / ppl(L_tr),
 the parameter count and the training tokens/s as one line of results/scale-study/points.jsonl, then
 regenerate the plot and the write-up from every recorded line (lenex.scale_study.report).
 
 Resumable: a recorded point is never retrained; an interrupted one resumes from its training
-state (lenex.train's workdir) and keeps the evaluations it finished. A multiple added to a
+state (lenex.training.train's workdir) and keeps the evaluations it finished. A multiple added to a
 phenomenon later is measured on the point's kept model (lenex.scale_study.points). Points run cheapest first
 (estimated_cost), so a sweep cut off midway has covered every phenomenon at the small budgets.
 """
@@ -26,19 +26,19 @@ from pathlib import Path
 import jsonschema
 import torch
 
-from .. import evaluate
+from lenex.scoring import evaluate
 from ..receptive_field import evaluate as rf_evaluate
-from ..checkpoint import read_checkpoint
+from lenex.records.checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..files import read_json, read_yaml
-from ..run_facts import run_facts
+from lenex.records.run_facts import run_facts
 from .points import (length_ratios, missing_multiples, missing_protocols, read_points, record_point,
                      with_added_scores)
 from .report import write_report
 from ..config import TrainConfig
-from ..train import train
-from ..vocabulary import model_config_for_corpus
+from lenex.training.train import train
+from lenex.training.vocabulary import model_config_for_corpus
 
 log = logging.getLogger("lenex.scale_study")
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,7 +9,7 @@ gets the same number of tokens, one epoch's worth of the text (the paper's equat
 epochs = L_e / L_t): chunk-α and prefix-α run L_e / L_t epochs of L_t-token sequences;
 `full` runs one epoch of whole L_e pieces, with L_e / L_t times fewer sequences per batch,
 so its steps and tokens per step equal theirs. Domain adaptation (Section 4.3) is `full`
-with extend 1: one epoch at L_t. Training itself is `lenex.train` (resumable, seeded per
+with extend 1: one epoch at L_t. Training itself is `lenex.training.train` (resumable, seeded per
 step) with the segment sampler as its batch source.
 """
 
@@ -26,10 +26,10 @@ import torch
 from ..cli import run_cli
 from ..data.store import load_split
 from ..data.tokens import document_pieces
-from ..provenance import add_expect_argument, load_checked
+from lenex.records.provenance import add_expect_argument, load_checked
 from .segments import SegmentBatches, parse_method
 from ..config import TrainConfig
-from ..train import train
+from lenex.training.train import train
 from .models import extended, train_length_of
 
 log = logging.getLogger("lenex.segmented.continued")

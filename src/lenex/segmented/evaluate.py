@@ -25,14 +25,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..checkpoint import provenance
+from lenex.records.checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
-from ..evaluate import position_profile
+from lenex.scoring.evaluate import position_profile
 from ..files import atomic_write_result
-from ..provenance import add_expect_argument, load_checked
+from lenex.records.provenance import add_expect_argument, load_checked
 from .models import extended
 
 log = logging.getLogger("lenex.segmented.evaluate")
@@ -106,7 +106,7 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         # scored at this length (the hash says which); other lengths cut other pieces.
         "piece_nll": [round(float(v), 6) for v in nll], "scored_tokens_sha256": pieces_digest(pieces),
         "train_length": train_length,
-        # The loss by position (lenex.diagnostics): bin edges count predicted positions 0..L-2.
+        # The loss by position (lenex.tables.diagnostics): bin edges count predicted positions 0..L-2.
         **dict(zip(("position_bins", "position_nll"), position_profile(per_token, length - 1, train_length))),
         **provenance(checkpoint, model, payload), "seconds": time.time() - started,
         **(extra or {}),

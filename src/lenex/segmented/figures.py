@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from ..cli import run_cli  # noqa: E402
 from ..files import atomic_write_text, save_figure  # noqa: E402
 from ..tables.raw_results import read_recorded  # noqa: E402
-from ..provenance import check_result_paths  # noqa: E402
+from lenex.records.provenance import check_result_paths  # noqa: E402
 from .targets import FIGURE3_VALUES  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}
@@ -109,7 +109,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
     parser.add_argument("--out-cells", default=None, help="figure3: its numbers as JSON, for the claims")
-    parser.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.provenance.check_result_paths)")
+    parser.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.records.provenance.check_result_paths)")
     args = parser.parse_args(argv)
     results = [read_recorded(p) for p in args.results]
     for path, result in zip(args.results, results):

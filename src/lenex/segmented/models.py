@@ -1,5 +1,5 @@
 """Extend a model of either kind (the pipeline's own, or a Hugging Face model from
-`lenex.hf.models`; `lenex.checkpoint.load_model` loads both) to a longer context before
+`lenex.hf.models`; `lenex.records.checkpoint.load_model` loads both) to a longer context before
 continued pretraining."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ of a preset's `segmented` view and the experiment file (config/experiments/segme
 
 Seeds: the pretrained model (the costly parent) is one per preset; everything after it, the
 domain adaptation and every continued run, is trained with seeds 1..n (the preset's
-`papers.segmented.experiment.seeds`, lenex.presets.seed_list), seed s drawing its epoch's pieces,
+`papers.segmented.experiment.seeds`, lenex.experiment.presets.seed_list), seed s drawing its epoch's pieces,
 their order and its segments with the continued training's seed + s - 1 (docs/segmented.md: what
 the seeds cover, and what not). A table cell is the mean over seeds; the figures draw seed 1.
 
@@ -17,8 +17,8 @@ Paths (all under results/<preset>/):
 
 from __future__ import annotations
 
-from ..presets import model_config as build_model_config
-from ..presets import seed_list, train_seed
+from lenex.experiment.presets import model_config as build_model_config
+from lenex.experiment.presets import seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"

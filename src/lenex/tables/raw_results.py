@@ -20,7 +20,7 @@ the digest are compared by content where the file is there).
 Renderers read recorded inputs through `read_recorded(path)`: from the file itself, or, when the
 environment variable LENEX_RAW names raw-results files (the workflow's `from_raw` mode), from
 those files only; a path they do not hold is then an error, never a stale file on disk. Either way
-every number is checked first (lenex.record_checks).
+every number is checked first (lenex.records.checks).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
-from ..record_checks import check_recorded
+from lenex.records.checks import check_recorded
 
 RAW_ENV = "LENEX_RAW"
 DIGEST = "record_sha256"
@@ -199,7 +199,7 @@ def first_difference(raw, disk, where: str = "") -> str:
 def read_recorded(path) -> object:
     """A recorded input of a renderer (evaluation result, corpus meta.json): from LENEX_RAW's
     raw-results files when it is set (compared with the file where it is on disk), else from the
-    file; its numbers checked (lenex.record_checks) either way."""
+    file; its numbers checked (lenex.records.checks) either way."""
     raw_files = os.environ.get(RAW_ENV, "").strip()
     if raw_files:
         store = _store(raw_files)

@@ -13,10 +13,10 @@ import jinja2
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
-from ..provenance import check_result_models, check_result_paths
+from lenex.records.provenance import check_result_models, check_result_paths
 from .cells import write_cells
 from .raw_results import read_recorded
-from ..schemes import with_extra_schemes
+from lenex.experiment.schemes import with_extra_schemes
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table
@@ -68,9 +68,9 @@ def load_results(paths: list[str | Path], experiment: dict | str | Path | None =
                  label: str = "variant", expect=None) -> list[dict]:
     """One evaluator JSON per file (a dict, or a list of dicts), or its raw results (LENEX_RAW).
     Given the experiment (or its file), a file whose model is not the one its cell names (its
-    `label`: a variant of the experiment) is an error, never a row (lenex.provenance.check_result_models);
+    `label`: a variant of the experiment) is an error, never a row (lenex.records.provenance.check_result_models);
     given the job's `expect` (`--expect`), so is a file holding another path's result
-    (lenex.provenance.check_result_paths)."""
+    (lenex.records.provenance.check_result_paths)."""
     if isinstance(experiment, (str, Path)):
         experiment = load_experiment(experiment)
     results = []
@@ -104,7 +104,7 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-tex", required=True)
     parser.add_argument("--out-cells", default=None, help="the cells as JSON (lenex.tables.cells)")
     parser.add_argument("--expect", default="{}", help="JSON: the labels every result records and the layouts of "
-                        "the result paths (lenex.provenance.check_result_paths)")
+                        "the result paths (lenex.records.provenance.check_result_paths)")
 
 
 def write_table(table: TableData, args: argparse.Namespace, md_tail: str = "", tex_tail: str = "",

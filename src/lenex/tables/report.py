@@ -39,7 +39,7 @@ def _by_key(paths: list[str], suffix: str) -> dict[str, Path]:
 def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], out: Path,
                claims: Path | None = None, diagnostics: Path | None = None) -> str:
     """The page's Markdown. Every table and figure the spec declares must be among the inputs;
-    `diagnostics` (lenex.diagnostics' page, its figure beside it) and then `claims` (lenex.claims'
+    `diagnostics` (lenex.tables.diagnostics' page, its figure beside it) and then `claims` (lenex.claims'
     Markdown for the paper) end the page when given."""
     paper = spec["paper"]
     table_md, figure_png = _by_key(tables, ".md"), _by_key(figures, ".png")
@@ -92,7 +92,7 @@ def main(argv=None) -> None:
     parser.add_argument("--tables", nargs="*", default=[], help="table files (.md used, .tex ignored)")
     parser.add_argument("--figures", nargs="*", default=[], help="figure files (.png linked, .pdf beside it)")
     parser.add_argument("--claims", default=None, help="the paper's claims page (lenex.claims.render)")
-    parser.add_argument("--diagnostics", default=None, help="the paper's diagnostics page (lenex.diagnostics)")
+    parser.add_argument("--diagnostics", default=None, help="the paper's diagnostics page (lenex.tables.diagnostics)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     spec = read_yaml(args.spec)

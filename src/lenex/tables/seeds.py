@@ -1,5 +1,5 @@
 """A table cell over seeds: every model a claim compares is trained with seeds 1..n (each a separate
-training run of the same variant, lenex.presets.seed_list), and each cell is the mean of its seeds'
+training run of the same variant, lenex.experiment.presets.seed_list), and each cell is the mean of its seeds'
 values with their sample std and every seed's value (the claims pair two cells seed by seed,
 lenex.claims.intervals).
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..run_facts import RUN_FACTS
+from lenex.records.run_facts import RUN_FACTS
 
 #: What one seed's model has of its own: not a fact of the mean.
 PER_MODEL_FIELDS = ("seed", "checkpoint", "seconds")

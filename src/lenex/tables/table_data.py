@@ -156,7 +156,7 @@ def _build_cell(spec, sec, row, col, results, train_length, metric, unavailable,
     return add_replication(cell, matches[0])
 
 
-# Where each evaluator keeps its per-piece NLLs, and what a piece is (lenex.evaluate: spans of the
+# Where each evaluator keeps its per-piece NLLs, and what a piece is (lenex.scoring.evaluate: spans of the
 # table's longest length; the receptive-field last-token protocol: segments; segmented: pieces).
 PIECE_FIELDS = {"span_nll": "span", "segment_nll": "segment", "piece_nll": "piece"}
 

@@ -1,7 +1,7 @@
 """A bring-your-own position scheme tried on a few positions before anything trains with it
 (issue 51): a `bias` of the wrong shape failed at step 1 with a raw tensor-size message naming
 neither the scheme nor the shape it should return. Called where the extra schemes are resolved
-(lenex.schemes.resolve_entries, when the DAG is built)."""
+(lenex.experiment.schemes.resolve_entries, when the DAG is built)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def check_scheme(name: str, position: str, options: dict | None = None) -> None:
     3 query and 5 key positions: one ValueError naming the entry and the shape it should return."""
     import torch
 
-    from .positions import POSITIONS
-    from .positions.base import make_options
+    from lenex.positions import POSITIONS
+    from lenex.positions.base import make_options
 
     cls = POSITIONS[position]
     heads, head_dim = PROBE["n_heads"], PROBE["head_dim"]

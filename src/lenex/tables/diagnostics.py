@@ -1,18 +1,18 @@
 """Diagnostics for reading length extrapolation at a small L_tr: ours, not the papers' metrics.
 
-    python -m lenex.diagnostics --paper lex --preset workstation --cells T2.cells.json .. \\
+    python -m lenex.tables.diagnostics --paper lex --preset workstation --cells T2.cells.json .. \\
         --results R.json .. --out-md D.md --out-png D.png --out-pdf D.pdf
 
 Two readings the papers do not print (docs/dimensions.md says why a small L_tr needs them):
 
 - The perplexity of the tokens beyond L_tr alone, from a whole-piece table's numbers
-  (lenex.dimensions.beyond_train_ppl), for our cells and, computed the same way, for the paper's.
+  (lenex.experiment.dimensions.beyond_train_ppl), for our cells and, computed the same way, for the paper's.
   A causal model scores the first L_tr tokens of a k L_tr piece as it scores an L_tr piece, so
   ppl(k L_tr) / ppl(L_tr) mixes those tokens in and carries the early-token discount; the
   beyond-L_tr ratio does not. The step is exact where every length scores the same tokens (LEX);
   elsewhere (a protocol that cuts other pieces at other lengths) it is an estimate, said so.
 - The loss by position in every evaluation of a model beyond its own L_tr (its `position_nll`,
-  lenex.evaluate.position_profile; mean over seeds), L_tr marked. Under a last-token protocol (the
+  lenex.scoring.evaluate.position_profile; mean over seeds), L_tr marked. Under a last-token protocol (the
   receptive-field paper) each evaluation already is the loss at one position: the figure plots
   it against that position, and there is no discount to undo.
 """
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import run_cli
-from .dimensions import beyond_train_ppl
-from .files import atomic_write_text, read_json, save_figure
-from .record_checks import check_finite
-from .tables.render import load_results
+from lenex.cli import run_cli
+from lenex.experiment.dimensions import beyond_train_ppl
+from lenex.files import atomic_write_text, read_json, save_figure
+from lenex.records.checks import check_finite
+from lenex.tables.render import load_results
 
 PROTOCOLS = ("whole-piece", "last-token")
 
@@ -146,7 +146,7 @@ def render_markdown(paper: str, preset: str, protocol: str, rows: list[dict], cu
                 "an estimate here: this protocol cuts other pieces at other lengths")
         lines += ["Whole-piece ratio: ppl(k L_tr) / ppl(L_tr), what the tables compare. Beyond-L_tr ratio: the "
                   "perplexity of the tokens past L_tr alone over ppl(L_tr), from the same two numbers "
-                  f"(lenex.dimensions.beyond_train_ppl; {note}). The paper's columns apply the same step to "
+                  f"(lenex.experiment.dimensions.beyond_train_ppl; {note}). The paper's columns apply the same step to "
                   "the paper's own numbers.", ""]
         if rows:
             lines += ["| table | section | row | k | paper whole | paper beyond | ours whole | ours beyond |",
@@ -246,7 +246,7 @@ def main(argv=None) -> None:
                         help="every evaluation length scores the same tokens: the beyond-L_tr step is exact")
     parser.add_argument("--cells", nargs="*", default=[], help="the paper's table cells files")
     parser.add_argument("--results", nargs="*", default=[], help="its recorded evaluations")
-    parser.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.provenance)")
+    parser.add_argument("--expect", default="{}", help="JSON: what the results record (lenex.records.provenance)")
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)

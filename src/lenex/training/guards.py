@@ -27,9 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-from .files import process_runs
+from lenex.files import process_runs
 
-log = logging.getLogger("lenex.train")
+log = logging.getLogger("lenex.training.train")
 LOCK_NAME = "train.lock"
 REFRESH_S = 30
 STALE_AFTER_S = 4 * REFRESH_S  # three missed heartbeats: the holder is gone
@@ -144,7 +144,7 @@ class WorkdirLock:
 
 class Guards:
     """One training's guards: the workdir lock (held by rank 0 alone) and the SIGTERM flag (which
-    the trainer sends to the other ranks in its loss all-reduce: lenex.train_speed.StepStats)."""
+    the trainer sends to the other ranks in its loss all-reduce: lenex.training.speed.StepStats)."""
 
     def __init__(self, workdir, is_main: bool = True):
         self.lock = WorkdirLock(workdir) if is_main else None

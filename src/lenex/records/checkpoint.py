@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
-from .config import ModelConfig
-from .files import atomic_write
-from .model import LanguageModel
-from .model.kernels import kernel_record
-from .run_facts import run_facts
+from lenex.config import ModelConfig
+from lenex.files import atomic_write
+from lenex.model import LanguageModel
+from lenex.model.kernels import kernel_record
+from lenex.records.run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
 #: Entry points of the installed packages' model families: format name -> the module registering it.
@@ -43,7 +43,7 @@ class CheckpointFormat:
 
 
 FORMATS: dict[str, CheckpointFormat] = {
-    FORMAT: CheckpointFormat("lenex.model:LanguageModel", "lenex.checkpoint:lenex_payload", "lenex.checkpoint:lenex_model"),
+    FORMAT: CheckpointFormat("lenex.model:LanguageModel", "lenex.records.checkpoint:lenex_payload", "lenex.records.checkpoint:lenex_model"),
 }
 
 
@@ -133,7 +133,7 @@ def provenance(checkpoint, model, payload: dict) -> dict:
     """What every result file records about the model that produced it, so a table cell can
     be traced back to its checkpoint, configuration, size and training length, and to the run
     (revision, device, date, attention kernel) that computed it; with the checkpoint's identity where
-    it records one (lenex.provenance), which the table builders compare with the cell."""
+    it records one (lenex.records.provenance), which the table builders compare with the cell."""
     identity = {"identity": payload["identity"]} if isinstance(payload.get("identity"), dict) else {}
     return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
             "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts(),

@@ -1,5 +1,5 @@
-"""Pretrain one model variant: `python -m lenex.train --model-config JSON --train-config JSON
---data DIR --out FILE --workdir DIR`, or the same under `torchrun --nproc_per_node N -m lenex.train`.
+"""Pretrain one model variant: `python -m lenex.training.train --model-config JSON --train-config JSON
+--data DIR --out FILE --workdir DIR`, or the same under `torchrun --nproc_per_node N -m lenex.training.train`.
 
 Resumable and deterministic: batches are drawn from a generator seeded by (seed, step) and
 the dropout RNG states (CPU and CUDA, of every rank) are saved in every checkpoint, so a run
@@ -26,24 +26,25 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import FORMAT, read_checkpoint, save_checkpoint
-from .cli import run_cli
-from .config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.train's callers
-from .data.store import load_split
-from . import distributed, resume
-from .device import autocast
-from .model import LanguageModel
-from .model.kernels import add_kernel_option, kernel_record, set_default_kernel
-from .provenance import check_labels, training_identity
-from .schedule import learning_rate
-from .train_checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
-from .train_guards import Guards, Terminated
-from .train_state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
-from .train_speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
+from lenex.records.checkpoint import FORMAT, read_checkpoint, save_checkpoint
+from lenex.cli import run_cli
+from lenex.config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.training.train's callers
+from lenex.data.store import load_split
+from lenex.training import distributed
+from lenex.training import resume
+from lenex.device import autocast
+from lenex.model import LanguageModel
+from lenex.model.kernels import add_kernel_option, kernel_record, set_default_kernel
+from lenex.records.provenance import check_labels, training_identity
+from lenex.training.schedule import learning_rate
+from lenex.training.checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
+from lenex.training.guards import Guards, Terminated
+from lenex.training.state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
+from lenex.training.speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
                           sync_point)
-from .vocabulary import check_vocabulary, model_config_for_corpus
+from lenex.training.vocabulary import check_vocabulary, model_config_for_corpus
 
-log = logging.getLogger("lenex.train")
+log = logging.getLogger("lenex.training.train")
 
 
 def sample_windows(tokens: np.ndarray, length: int, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,10 +98,10 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir, stop
     run_identity: what else makes this run itself (method, source checkpoint), so a resumed
     state written by another run is ignored;
     labels: what the caller calls this model (paper, variant, preset, ...), recorded in the
-    checkpoint's identity (lenex.provenance) and checked by whoever loads it.
+    checkpoint's identity (lenex.records.provenance) and checked by whoever loads it.
 
     One trainer per workdir (rank 0 holds its lock); SIGTERM saves the state after the step in
-    progress and stops (lenex.train_guards)."""
+    progress and stops (lenex.training.guards)."""
     ctx = distributed.setup(device)
     configure_device(ctx.device)
     try:
@@ -329,13 +330,13 @@ def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, star
         "tokens_seen": tokens_seen,
         "params": run.model.num_parameters(),
         "wall_seconds_last_run": time.time() - started,
-        "compile": run.forward.record,  # compiled or eager, and why (lenex.train_speed)
+        "compile": run.forward.record,  # compiled or eager, and why (lenex.training.speed)
         "data": str(run.data_dir),
-        # What this model is (lenex.provenance): checked by every evaluator that loads it.
+        # What this model is (lenex.records.provenance): checked by every evaluator that loads it.
         "identity": training_identity(run.model.config.to_dict(), cfg.to_dict(), run.data_dir, run.hooks.labels),
     }
     if ctx.is_main:
-        save_checkpoint(out, run.model, **summary)  # in the model's own format (lenex.checkpoint.FORMATS)
+        save_checkpoint(out, run.model, **summary)  # in the model's own format (lenex.records.checkpoint.FORMATS)
         log.info("wrote %s: %s", out, {k: summary[k] for k in ("step", "final_loss", "valid_loss", "params")})
         # A finished run leaves no state behind that a later, different run could resume from.
         (run.workdir / "last.pt").unlink(missing_ok=True)
@@ -344,7 +345,7 @@ def _finish(run: _Run, out, step: int, loss_value: float, tokens_seen: int, star
 
 
 def add_training_arguments(parser: argparse.ArgumentParser) -> None:
-    """What rule `train` passes to every trainer (lenex.train, lenex.fairseq_backend.train)."""
+    """What rule `train` passes to every trainer (lenex.training.train, lenex.fairseq_backend.train)."""
     parser.add_argument("--model-config", required=True, help="JSON object of ModelConfig fields; vocab_size "
                         "comes from the corpus's meta.json (naming a different one is an error)")
     parser.add_argument("--train-config", required=True, help="JSON object of TrainConfig fields")
@@ -353,7 +354,7 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", required=True, help="resumable state and metrics.jsonl")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
     parser.add_argument("--identity", default="{}", help="JSON labels recorded in the checkpoint's identity "
-                        "(paper, variant, preset, ...: lenex.provenance), checked against --expect where it is loaded")
+                        "(paper, variant, preset, ...: lenex.records.provenance), checked against --expect where it is loaded")
 
 
 def main(argv=None) -> None:

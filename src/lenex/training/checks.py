@@ -1,7 +1,7 @@
 """What can stop a training before its first step, or at the first bad one (issue 36).
 
 Pure checks a DAG-build check can call too (no torch, no token file read):
-- `check_run_configs(model, train)`: the preset's `model` and `train` mappings as lenex.train
+- `check_run_configs(model, train)`: the preset's `model` and `train` mappings as lenex.training.train
   takes them (bounds, unknown keys, n_head dividing d_model, micro-batches dividing the batch);
 - `check_split_sizes(data_dir, train_length)`: every split a training samples windows from holds
   at least one window, from the corpus's meta.json (n_tokens per split).
@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .config import ModelConfig, TrainConfig
+from lenex.config import ModelConfig, TrainConfig
 
-TRAINING_SPLITS = ("train", "valid")  # the splits lenex.train samples windows from
+TRAINING_SPLITS = ("train", "valid")  # the splits lenex.training.train samples windows from
 
 
 class TrainingDiverged(RuntimeError):
@@ -24,7 +24,7 @@ class TrainingDiverged(RuntimeError):
 
 
 def check_run_configs(model: dict, train: dict) -> tuple[ModelConfig, TrainConfig]:
-    """The configs of a training, checked as lenex.train checks them before reading any data:
+    """The configs of a training, checked as lenex.training.train checks them before reading any data:
     one ValueError naming the first bad key. The vocabulary comes from the corpus later, so a
     model mapping without vocab_size is checked with the default."""
     model_cfg = ModelConfig.from_dict(model)
@@ -37,14 +37,14 @@ def check_run_configs(model: dict, train: dict) -> tuple[ModelConfig, TrainConfi
 
 def window_tokens(train_length: int) -> int:
     """Tokens a split needs to hold one training window: L_tr inputs + the next token, and a
-    start to draw (lenex.train.sample_windows draws starts in [0, n - L_tr - 1))."""
+    start to draw (lenex.training.train.sample_windows draws starts in [0, n - L_tr - 1))."""
     return train_length + 2
 
 
 def check_split_sizes(data_dir, train_length: int, splits=TRAINING_SPLITS) -> None:
     """Each of `splits` of the prepared corpus holds one window of `train_length`, by meta.json's
     n_tokens; one ValueError naming the split, its token file and the sizes."""
-    from .data.store import meta_path, read_meta
+    from lenex.data.store import meta_path, read_meta
 
     meta = read_meta(data_dir, require=("splits",))
     need = window_tokens(train_length)

@@ -1,5 +1,5 @@
 """Perplexity at one evaluation length with the LEX protocol (LEX paper section 4.2):
-`python -m lenex.evaluate --checkpoint M.pt --data DIR --length L --span S --out R.json`.
+`python -m lenex.scoring.evaluate --checkpoint M.pt --data DIR --length L --span S --out R.json`.
 
 The same test text is divided into pieces of the target length, so every length scores
 the same tokens: each test document contributes its first floor(len/S)*S tokens, S (the
@@ -22,15 +22,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .checkpoint import provenance
-from .cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from .data.store import load_split
-from .device import autocast, pick_device
-from .files import atomic_write_result
-from .masks import build_mask, default_mask_options
-from .provenance import add_expect_argument, load_checked
+from lenex.records.checkpoint import provenance
+from lenex.cli import add_run_options, add_scoring_inputs, run_cli, start_run
+from lenex.data.store import load_split
+from lenex.device import autocast, pick_device
+from lenex.files import atomic_write_result
+from lenex.masks import build_mask, default_mask_options
+from lenex.records.provenance import add_expect_argument, load_checked
 
-log = logging.getLogger("lenex.evaluate")
+log = logging.getLogger("lenex.scoring.evaluate")
 
 
 def scored_span(documents, span: int, max_tokens: int) -> tuple[np.ndarray, int]:

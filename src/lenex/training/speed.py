@@ -16,7 +16,7 @@ import os
 
 import torch
 
-log = logging.getLogger("lenex.train")
+log = logging.getLogger("lenex.training.train")
 COMPILE_ENV = "LENEX_COMPILE"  # "0": never compile; "1": compile on any device (tests, probes)
 
 

@@ -1,4 +1,4 @@
-"""A training's resumable state (lenex.train): the weights, the optimizer and every rank's RNG
+"""A training's resumable state (lenex.training.train): the weights, the optimizer and every rank's RNG
 streams in `<workdir>/last.pt`, saved by rank 0 and resumed by all, so that an interrupted run
 continues bit for bit (on the CPU) where it stopped."""
 
@@ -9,10 +9,12 @@ from pathlib import Path
 
 import torch
 
-from . import distributed, resume
-from .files import atomic_write
+from lenex.training import distributed
 
-log = logging.getLogger("lenex.train")
+from lenex.training import resume
+from lenex.files import atomic_write
+
+log = logging.getLogger("lenex.training.train")
 
 
 def batch_seed(seed: int, step: int) -> int:

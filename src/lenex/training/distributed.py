@@ -2,7 +2,7 @@
 
 One process per device. torchrun sets RANK, WORLD_SIZE and LOCAL_RANK; without them the
 run is a single process and nothing here touches torch.distributed, so a plain
-`python -m lenex.train` behaves exactly as before. NCCL on GPUs, gloo on the CPU.
+`python -m lenex.training.train` behaves exactly as before. NCCL on GPUs, gloo on the CPU.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from .device import pick_device
+from lenex.device import pick_device
 
 
 @dataclass(frozen=True)
