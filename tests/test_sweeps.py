@@ -9,6 +9,7 @@ import pytest
 from corpus_fixture import make_corpus
 from lenex.files import read_json
 from lenex.scale_study import emergence_report as er
+from lenex.scale_study.emergence import Crossing
 from lenex.scale_study import sweep_rules, sweep_run
 from lenex.scale_study import sweeps as sw
 
@@ -155,10 +156,25 @@ def test_scale_study_series_need_three_budgets():
 def test_page_from_synthetic_points(tmp_path):
     reading = er.read_effect([1, 2, 4], {1: {1: 0.0, 2: 0.02}, 2: {1: 0.1, 2: 0.12}, 4: {1: 0.2, 2: 0.22}}, 0.51,
                              "train_tokens")
-    er.write_page("t", ["intro"], [("claim-x", "train_tokens", reading)], tmp_path / "e.md", tmp_path / "e.png")
+    about = {"claim": "claim-x", "source": "sweep s", "subject": "m"}
+    er.write_page("t", ["intro"], [("claim-x", "train_tokens", reading, about)], tmp_path / "e.md", tmp_path / "e.png")
     text = (tmp_path / "e.md").read_text()
     assert "**grows**" in text and "at train_tokens ≈ 32" in text
     assert (tmp_path / "e.png").stat().st_size > 0
+    # the same reading as a record beside the page: the slope by hand is 0.1 per doubling (points
+    # at u = 0, 1, 2 with means 0.01, 0.11, 0.21), reaching 0.51 at u = 5, so x = 32
+    (record,) = json.loads((tmp_path / "e.json").read_text())["effects"]
+    assert {k: record[k] for k in about} == about and record["class"] == "grows"
+    assert record["trend"]["slope"] == pytest.approx(0.1) and record["trend"]["effects"] == 6
+    assert record["crossing"]["value"] == pytest.approx(32.0)
+    assert [p["seeds"] for p in record["points"]] == [2, 2, 2] and record["points"][0]["mean"] == pytest.approx(0.01)
+
+
+def test_an_unbounded_crossing_is_recorded_as_none():
+    """JSON has no infinity: a crossing interval open above is written with high = None."""
+    reading = {"trend": None, "crossing": Crossing(64.0, 8.0, math.inf), "values": [], "points": [],
+               "class": "grows", "paper": 1.0, "contrast": None, "note": ""}
+    assert er.reading_record({"claim": "c"}, "train_tokens", reading)["crossing"] == {"value": 64.0, "low": 8.0, "high": None}
 
 
 def test_generated_block_replaces_only_itself():
@@ -227,5 +243,8 @@ def test_a_sweeps_page_from_synthetic_records(config, tmp_path):
     sweep_run.report_sweep(config, "rf-shift-budget", tmp_path)
     text = (tmp_path / "rf-shift-budget" / "emergence.md").read_text()
     assert "12 points recorded of 12" in text and "slope +0.1000 per doubling" in text and "**grows**" in text
+    effects = json.loads((tmp_path / "rf-shift-budget" / "emergence.json").read_text())["effects"]
+    assert [(e["claim"], e["source"], e["class"]) for e in effects] == [
+        (e["claim"], "sweep rf-shift-budget", "grows") for e in config["sweeps"]["rf-shift-budget"]["effects"]]
     sweep_run.report_sweep(config, "lex-corpus", tmp_path)
     assert "not yet measured" in (tmp_path / "lex-corpus" / "emergence.md").read_text()

@@ -65,6 +65,7 @@ rule sweep_report:
     output:
         "results/scale-study/sweeps/{sweep}/emergence.md",
         "results/scale-study/sweeps/{sweep}/emergence.png",
+        "results/scale-study/sweeps/{sweep}/emergence.json",
     log:
         "results/scale-study/sweeps/{sweep}/logs/report.log",
     conda:

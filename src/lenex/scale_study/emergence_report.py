@@ -7,6 +7,7 @@ and the paired difference between its two corpora over the seeds both have.
 """
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 
@@ -129,9 +130,31 @@ def plot(panels: list[tuple[str, str, dict]], path) -> None:
     plt.close(fig)
 
 
-def write_page(title: str, intro: list[str], panels: list[tuple[str, str, dict]], md_path, png_path) -> None:
+def _point(p) -> dict | None:
+    return None if p is None else {"mean": p.mean, "low": p.low, "high": p.high, "seeds": p.seeds}
+
+
+def reading_record(about: dict, variable: str, reading: dict) -> dict:
+    """One effect's reading as the claims read it (lenex.claims.emergence): which claim, where it
+    was measured (`source`: a sweep or the scale study's series; `subject`: its model or series),
+    the trend's class and slope per doubling with its interval, and the crossing (None: does not
+    grow; an unbounded upper end is None too, JSON having no infinity)."""
+    trend, cross = reading["trend"], reading["crossing"]
+    return {**about, "variable": variable, "paper": reading["paper"], "values": reading["values"],
+            "points": [_point(p) for p in reading["points"]], "class": reading["class"],
+            "trend": None if trend is None else {"slope": trend.slope, "low": trend.slope_low,
+                                                 "high": trend.slope_high, "effects": trend.n},
+            "crossing": None if cross is None else {"value": cross.value, "low": cross.low,
+                                                    "high": None if math.isinf(cross.high) else cross.high},
+            "contrast": _point(reading["contrast"]), "note": reading["note"]}
+
+
+def write_page(title: str, intro: list[str], panels: list[tuple[str, str, dict, dict]], md_path, png_path) -> None:
+    """The page (markdown and figure) and beside it `emergence.json`, the same readings as records."""
     lines = [f"# {title}", "", *intro, "", f"![the effects against the variable]({png_path.name})", ""]
-    for name, variable, reading in panels:
+    for name, variable, reading, _ in panels:
         lines += effect_lines(name, variable, reading)
+    records = [reading_record(about, variable, reading) for _, variable, reading, about in panels]
+    atomic_write_text(md_path.with_suffix(".json"), json.dumps({"title": title, "effects": records}, indent=1) + "\n")
     atomic_write_text(md_path, "\n".join(lines).rstrip() + "\n")
-    plot(panels, png_path)
+    plot([panel[:3] for panel in panels], png_path)
