@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from lenex.data import prepare as prep
-from lenex.data.corpus import read_corpus, read_text_dir
+from lenex.data.corpus import read_corpus
+from lenex.data.sources.text_dir import read_text_dir
 from lenex.data.documents import strip_gutenberg_boilerplate
 from lenex.data.tokenizer import _build_gpt2, get_tokenizer
 from lenex.data.store import load_split

@@ -8,7 +8,8 @@ import textwrap
 import pandas as pd
 import pytest
 
-from lenex.data.corpus import read_corpus, read_hf_dataset
+from lenex.data.corpus import read_corpus
+from lenex.data.sources.hf import read_hf_dataset
 
 ROWS = [{"text": f"Book number {i}.\nIt has lines.", "title": f"t{i}"} for i in range(5)]
 
@@ -52,7 +53,7 @@ def test_read_corpus_hf_spec(jsonl, tmp_path):
 def test_offline_hub_name_fails_fast_and_clearly():
     # A fresh interpreter: huggingface_hub reads HF_HUB_OFFLINE when it is imported.
     code = textwrap.dedent("""
-        from lenex.data.corpus import read_hf_dataset
+        from lenex.data.sources.hf import read_hf_dataset
         try:
             read_hf_dataset("lenex-test/no-such-dataset")
         except RuntimeError as e:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from lenex.data import pg22
-from lenex.data.corpus import read_text_dir
+from lenex.data.sources.text_dir import read_text_dir
 
 HEADER = ("The Project Gutenberg eBook of {title}\n\nThis eBook is for the use of anyone "
           "anywhere.\n\n*** START OF THE PROJECT GUTENBERG EBOOK {title} ***\n")

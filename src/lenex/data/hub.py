@@ -12,7 +12,7 @@ One reader per corpus, ``read_<corpus>(spec) -> list[Document]``, registered in
                                     builder (json / parquet) when it cannot be inferred
   ``streaming``                     read lazily (default on for the large corpora)
   ``limit``                         stop after this many documents
-Rows are read through ``datasets.load_dataset`` as in ``corpus.read_hf_dataset``; local
+Rows are read through ``datasets.load_dataset`` as in ``sources.hf.read_hf_dataset``; local
 files are always streamed (nothing is converted or cached).
 
 When the hub cannot be reached (``HF_HUB_OFFLINE=1``, no network) or the name is

@@ -22,7 +22,8 @@ import numpy as np
 from tqdm import tqdm
 
 from ..cli import run_cli
-from .corpus import Document, fetched_record, read_corpus
+from .corpus import fetched_record, read_corpus
+from .documents import Document
 from .mix import build_mix
 from .store import DTYPE, SPLITS, CorpusDraft, corpus_draft, corpus_meta
 from .tokenizer import get_tokenizer

@@ -24,7 +24,7 @@ and are dropped. A ``.tex`` with the stem of an ``.Rnw`` next to it is Sweave's 
 not a second paper, and is skipped; files with the same bytes as one already read
 (in any package) are dropped.
 
-With ``kinds`` including "Rmd" (the workstation set, ``R_VIGNETTE_PACKAGES``), R
+With ``kinds`` including "Rmd" (the workstation set, source ``debian_rvignettes``), R
 Markdown vignettes are read too: the file without its YAML header, Markdown and
 ```{r} chunks kept verbatim.
 """

