@@ -65,11 +65,6 @@ def speaker_turns(turns: list[list[dict]]) -> list[tuple[str, str]]:
     return out
 
 
-def render_conversation(turns: list[list[dict]]) -> str:
-    """One line per turn: ``<letter>: <utterances joined by spaces>``."""
-    return "\n".join(f"{who}: {text}" for who, text in speaker_turns(turns))
-
-
 def read_chitchat_wheel(path: str | os.PathLike, min_speakers: int = 2) -> list[Document]:
     """One Document per conversation (group = conversation id), sorted by id.
 
