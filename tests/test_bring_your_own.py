@@ -1,6 +1,7 @@
-"""Bring your own position scheme (config `extra_schemes`): a scheme defined here, in a file the
-test writes outside src/, becomes a variant of every paper and a row of every table that compares
-schemes; a dry run adds exactly its own jobs; (slow) one tiny table end to end with its row."""
+"""Bring your own position scheme (config `extra_schemes`): the example of docs/bring-your-own.md
+(tests/docs_scheme.py reads it from the page), written to a file outside the tree, becomes a
+variant of every paper and a row of every table that compares schemes; a dry run adds exactly its
+own jobs; (slow) one tiny table end to end with its row, with no edit to lenex."""
 
 import re
 import time
@@ -10,42 +11,12 @@ import torch
 
 from lenex.positions import POSITIONS, build_position
 from lenex.experiment.schemes import check_entries, resolve_entries, with_extra_schemes
+from docs_scheme import example_config, example_position, write_example
 from test_workflow import REPO, scratch_workflow, snakemake
 from tiny_build import tiny_copy
 
 PAGES = [f"results/tiny/{paper}.md" for paper in ("lex", "receptive-field", "segmented")]
 TABLE4 = "results/tiny/tables/lex/table4.md"
-
-# A scheme of the test's own: a log-distance bias, -scale * log(1 + |i - j|), the same for every head.
-SCHEME = '''
-from dataclasses import dataclass
-
-import torch
-
-from lenex.positions.base import PositionScheme, relative_distance
-
-
-class LogDistance(PositionScheme):
-    name = "test-log-distance"
-
-    @dataclass(frozen=True)
-    class Options:  # declared inside the scheme: either place works
-        scale: float = 1.0
-
-    def bias(self, q_pos, k_pos):
-        distance = relative_distance(q_pos, k_pos).abs().to(torch.float32)
-        bias = -self.options.scale * torch.log1p(distance)
-        return bias.unsqueeze(-3).expand(*bias.shape[:-2], self.n_heads, *bias.shape[-2:])
-'''
-
-
-def write_scheme(folder, name="logdist"):
-    (folder / f"{name}.py").write_text(SCHEME)
-    config = folder / f"{name}.yaml"
-    config.write_text(f"extra_schemes:\n  mine: {{position: test-log-distance, module: {name}.py, label: Mine,"
-                      " options: {scale: 0.5}}\n")
-    return config
-
 
 def dry_run_jobs(workdir, *args) -> dict[str, dict]:
     """output -> {rule, input, shell} of every job a forced dry run lists."""
@@ -114,12 +85,14 @@ def registry_restored():
 
 
 def test_a_scheme_file_outside_src_registers_and_builds(tmp_path, monkeypatch, registry_restored):
-    write_scheme(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    resolved = resolve_entries({"mine": {"position": "test-log-distance", "module": "logdist.py"}})
-    assert resolved["mine"]["module"] == "logdist.py" and "test-log-distance" in POSITIONS
-    scheme = build_position("test-log-distance", {"scale": 2.0}, d_model=8, n_heads=2, head_dim=4,
-                            max_length=4, module="logdist.py")
+    write_example(tmp_path / "w")
+    monkeypatch.chdir(tmp_path / "w")
+    extra = example_config()["extra_schemes"]
+    module, position = extra["mine"]["module"], example_position()
+    assert "-" in position and not (tmp_path / "w" / module).resolve().is_relative_to(REPO)
+    resolved = resolve_entries(extra)
+    assert resolved["mine"]["module"] == module and position in POSITIONS
+    scheme = build_position(position, {"scale": 2.0}, d_model=8, n_heads=2, head_dim=4, max_length=4, module=module)
     positions = torch.arange(3)
     expected = -2.0 * torch.log1p((positions[:, None] - positions[None, :]).abs().float())
     assert torch.allclose(scheme.bias(positions, positions), expected.expand(2, 3, 3))
@@ -133,7 +106,7 @@ def test_the_module_travels_in_the_model_config_only_when_there_is_one():
     from lenex.config import ModelConfig
 
     assert "position_module" not in ModelConfig(position="alibi").to_dict()  # built-in: config as before
-    own = ModelConfig(position="test-log-distance", position_module="logdist.py").to_dict()
+    own = ModelConfig(position="log-distance", position_module="logdist.py").to_dict()
     assert ModelConfig.from_dict(own).position_module == "logdist.py"
 
 
@@ -158,8 +131,8 @@ def test_an_unknown_scheme_fails_the_dry_run_with_one_line_naming_it(tmp_path):
 
 
 def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    config = write_scheme(workdir)
+    workdir = scratch_workflow(tmp_path / "w")
+    config = write_example(workdir)
     before = dry_run_jobs(workdir, *PAGES)
     after = dry_run_jobs(workdir, *PAGES, "--configfile", str(config))
     added = {out: job for out, job in after.items() if out not in before}
@@ -199,7 +172,9 @@ def test_tiny_lex_table4_with_the_new_row_end_to_end(tmp_path):
     # A copy of the shared finished tiny run (tests/tiny_build.py): only the new scheme's models, its
     # cells and the tables that print its row have anything to do.
     workdir = tiny_copy(tmp_path / "w", models=("lex",))
-    config = write_scheme(workdir)
+    config = write_example(workdir)  # the page's scheme, named with a '-', in a file outside the tree
+    module = (workdir / example_config()["extra_schemes"]["mine"]["module"]).resolve()
+    assert "-" in example_position() and module.is_file() and not module.is_relative_to(REPO)
     start = time.monotonic()
     run = snakemake("--cores", "2", TABLE4, "--configfile", str(config),
                     cwd=workdir, timeout=1800)

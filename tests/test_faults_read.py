@@ -292,11 +292,12 @@ def test_a_scheme_whose_bias_has_the_wrong_shape_is_named_with_the_shape_it_shou
     from lenex.positions import POSITIONS
     from lenex.experiment.scheme_checks import bias_shape_problem
     from lenex.experiment.schemes import resolve_entries
-    from test_bring_your_own import SCHEME
+    from docs_scheme import example_code
 
     saved = dict(POSITIONS)
-    wrong = SCHEME.replace('"test-log-distance"', '"test-flat-bias"').replace(
-        "return bias.unsqueeze(-3).expand(*bias.shape[:-2], self.n_heads, *bias.shape[-2:])", "return bias")
+    flat = "return bias.unsqueeze(-3).expand(*bias.shape[:-2], self.n_heads, *bias.shape[-2:])"
+    assert flat in example_code()
+    wrong = example_code().replace('"log-distance"', '"test-flat-bias"').replace(flat, "return bias")
     (tmp_path / "flat.py").write_text(wrong)
     monkeypatch.chdir(tmp_path)
     try:

@@ -61,6 +61,11 @@ def check_bounds(obj, what: str) -> None:
             setattr(obj, key, int(value))
 
 
+#: The scheme of a model config that names none: the one scheme name here is this default value;
+#: what a scheme needs (an even head dimension, ...) it declares itself (lenex.positions.base).
+DEFAULT_POSITION = "rope"
+
+
 @dataclass
 class ModelConfig:
     n_layer: int = bounded(2, 1)
@@ -69,7 +74,7 @@ class ModelConfig:
     d_ff: int = bounded(256, 1)
     vocab_size: int = bounded(50257, 1)
     dropout: float = bounded(0.0, 0, 1)
-    position: str = "rope"  # a lenex.positions registry name
+    position: str = DEFAULT_POSITION  # a lenex.positions registry name
     position_options: dict = field(default_factory=dict)
     position_module: str | None = None  # imported first: a scheme from outside the registry
     mask: str = "causal"  # the mask used in training (and by default at evaluation)
@@ -86,8 +91,6 @@ class ModelConfig:
                 raise ValueError(f"model config {key}: {getattr(self, key)!r} is not a mapping")
         if self.d_model % self.n_head:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_head {self.n_head}")
-        if self.head_dim % 2 and self.position in ("rope", "xpos"):
-            raise ValueError(f"position {self.position!r} needs an even head dimension, got {self.head_dim}")
 
     @property
     def head_dim(self) -> int:

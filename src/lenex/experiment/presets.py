@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 
+from lenex.config import DEFAULT_POSITION
+
 #: Sections a paper may override; everything else of the preset is shared by all papers.
 OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment", "reference_parts")
 
@@ -112,10 +114,6 @@ def variant_model(view: dict, name: str, variant: dict) -> dict:
 
 #: Variant fields that steer the experiment (budget group, the paper's window, a longer L_tr), not the model.
 STEERING_FIELDS = ("group", "paper_window", "train_length_multiple")
-
-
-#: The scheme of a model config that names none (lenex.config.ModelConfig's default).
-DEFAULT_POSITION = "rope"
 
 
 def model_config(view: dict, name: str, variant: dict, **derived) -> dict:

@@ -32,7 +32,12 @@ def check_scheme(name: str, position: str, options: dict | None = None) -> None:
         built = make_options(position, cls.Options, options)
     except ValueError as err:
         raise ValueError(f"extra_schemes.{name}: {err}") from None
-    scheme = cls(built, d_model=heads * head_dim, n_heads=heads, head_dim=head_dim, max_length=64)
+    sizes = {"d_model": heads * head_dim, "n_heads": heads, "head_dim": head_dim, "max_length": 64}
+    try:
+        cls.check_sizes(**sizes)
+    except ValueError:
+        return  # a scheme that refuses the toy's sizes is tried at its models' own (check_model_once)
+    scheme = cls(built, **sizes)
     q_pos = torch.arange(PROBE["keys"] - PROBE["queries"], PROBE["keys"])
     k_pos = torch.arange(PROBE["keys"])
     bias = scheme.bias(q_pos, k_pos)

@@ -70,18 +70,12 @@ def plan_attention(positions: torch.Tensor, scheme: PositionScheme, mask: Attent
     return scheme.cached(key, positions, positions, lambda: _plan(positions, scheme, mask, kernel))
 
 
-def _no_bias(scheme: PositionScheme) -> bool:
-    """True when the scheme adds no bias (it overrides neither bias nor score_mod)."""
-    kind = type(scheme)
-    return kind.bias is PositionScheme.bias and kind.score_mod is PositionScheme.score_mod
-
-
 def _plan(positions: torch.Tensor, scheme: PositionScheme, mask: AttentionMask,
           kernel: str = "reference") -> list[Span | FlexSpan]:
     length = positions.shape[-1]
     mask.check_length(length)
-    # Checked here, inside the cached build: xPos's check reads the positions (a GPU sync).
-    if (kernel == "flex" and not (mask.name == "causal" and _no_bias(scheme))
+    # Checked here, inside the cached build: a scheme's span_scale_rows may read the positions (a GPU sync).
+    if (kernel == "flex" and not (mask.name == "causal" and not scheme.adds_bias)
             and fallback_reason(positions, scheme, mask) is None):
         return flex_plan(positions, scheme, mask)
     idx = torch.arange(length, device=positions.device)

@@ -44,7 +44,7 @@ def fallback_reason(positions: torch.Tensor, scheme: PositionScheme, mask: Atten
     if mask.mask_mod() is None or _lags(type(mask), "mask_mod", "allowed"):
         return f"mask {mask.name!r} declares no mask_mod for its rule"
     if scheme.span_scale_rows(positions) is not None:
-        return f"position scheme {scheme.name!r} scales q and k per span at this length (xPos, long inputs)"
+        return f"position scheme {scheme.name!r} scales q and k per span at this length (its span_scale_rows)"
     if dropout > 0:
         return "attention dropout in training (FlexAttention has none)"
     return None

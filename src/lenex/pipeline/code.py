@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]  # src/lenex
 PACKAGE = "lenex"
 #: A registry package whose members a job counts by what its model uses (see the docstring).
 SCHEME_REGISTRY = "positions"
-_MEMBER = re.compile(r"^\s+name\s*=\s*[\"'](\w+)[\"']", re.M)  # a scheme class's registry name
+_MEMBER = re.compile(r"^\s+name\s*=\s*[\"']([\w-]+)[\"']", re.M)  # a scheme class's registry name (`log-distance`)
 
 
 @functools.cache

@@ -4,7 +4,8 @@ Snakemake removes the old output of a job that could never succeed. A mixin of
 
 - A training's configs (`checked_train`): the checks lenex.training.train makes before reading any data
   (lenex.training.checks.check_run_configs: bounds, unknown keys, n_head dividing d_model,
-  micro-batches dividing the batch) and, where its corpus is already prepared as this preset
+  micro-batches dividing the batch; lenex.pipeline.variants.check_model_once: sizes its position
+  scheme cannot serve, `PositionScheme.check_sizes`) and, where its corpus is already prepared as this preset
   prepares it, that every split it samples windows from holds one window (check_split_sizes,
   from meta.json). A corpus prepared with other settings is prepared again first, so its
   sizes are checked by the training itself, before its first step.
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from lenex.training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
+from .variants import check_model_once, variants_text
 from .settings import quoted_json
 from .user_errors import refuse
 
@@ -54,6 +56,7 @@ class DagChecks:
         model = self.model_config(preset_name, paper, variant)
         try:
             check_run_configs(model, train)
+            check_model_once(variants_text(model), self.stamps)
         except ValueError as err:
             refuse(f"{self.preset_file(preset_name)}: {paper} {variant}: {err}")
         if self.prepared_as_preset(preset_name, data):

@@ -11,10 +11,12 @@ registries' code), and the next run with the same inputs skips the import. (Your
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
-from ..config import required_fields
+from ..config import ModelConfig, required_fields
+from ..experiment.schemes import module_files
 from .memo import files_digest, remembered
 
 # What a variant check reads besides the variants: the registries and their options.
@@ -24,14 +26,18 @@ CHECK = "variants-check"  # the kind of result lenex.pipeline.memo keeps for a c
 
 def check_variant(spec: dict) -> None:
     """Raise one ValueError naming the bad value of a variant {position, position_options,
-    mask, mask_options, ...}: an unknown scheme or mask, an unknown option key, a bad option value."""
+    mask, mask_options, ...}: an unknown scheme or mask, an unknown option key, a bad option value;
+    for a whole model config (it has a d_model), sizes its scheme cannot serve."""
     from ..masks import MASKS, build_mask  # torch: only when no stamp says these variants passed
-    from ..positions import POSITIONS, make_options
+    from ..positions import POSITIONS, make_options, scheme_module
 
     name = spec["position"]
-    if name not in POSITIONS:
-        raise ValueError(f"unknown position scheme {name!r}; known: {', '.join(sorted(POSITIONS))}")
+    scheme_module(name, spec.get("position_module"))  # an unknown scheme: one error naming it
     make_options(name, POSITIONS[name].Options, spec.get("position_options"))
+    if "d_model" in spec:
+        model = ModelConfig.from_dict(spec)
+        POSITIONS[name].check_sizes(d_model=model.d_model, n_heads=model.n_head, head_dim=model.head_dim,
+                                    max_length=model.train_length)
     mask = spec.get("mask", "causal")
     if mask not in MASKS:
         raise ValueError(f"unknown attention mask {mask!r}; known: {', '.join(sorted(MASKS))}")
@@ -78,3 +84,19 @@ def check_variants_once(variants: dict, where: str, stamps: Path, what: str = "v
     (kept under `stamps` by lenex.pipeline.memo; a failed check is never kept)."""
     remembered(stamps, CHECK, registry_files(), lambda: check_variants(variants, where, what) or True,
                variants_text(variants))
+
+
+@functools.cache
+def _registry_digest() -> str:
+    # Once per DAG build: every training's model check is keyed on it (the registries do not change mid-build).
+    return files_digest(CHECK, registry_files())
+
+
+@functools.cache
+def check_model_once(model_text: str, stamps: Path) -> None:
+    """check_variant of one model config (sorted JSON, as `variants_text` writes it) as a training
+    gets it, so a scheme's `check_sizes` stops the DAG build, kept like the variant checks (the key
+    adds the scheme's own file, if any). Once per process: trainings of several seeds share a model."""
+    model = json.loads(model_text)
+    remembered(stamps, CHECK, module_files(model), lambda: check_variant(model) or True,
+               f"{_registry_digest()} {model_text}")

@@ -7,15 +7,26 @@ values and never from arange(T).
 
 from __future__ import annotations
 
+import re
+
 import torch
 from torch import nn
 
 from ..config import NoOptions, build_dataclass
 from .cache import TableCache, run_of
 
+#: A registry name: it becomes a preset's `positions` key, a variant's `position` and a part of code
+#: stamp paths, so it is one word of letters, digits, '_' and '-' (`log-distance`). The schemas'
+#: scheme-name patterns are this one (tests/test_scheme_interface.py checks them).
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
 
 class PositionScheme(nn.Module):
-    """Base class: by default a scheme adds nothing, rotates nothing and biases nothing."""
+    """Base class: by default a scheme adds nothing, rotates nothing and biases nothing.
+
+    Everything the model and its configs ask of a scheme is a method or attribute declared here
+    with that default; a scheme overrides what it does differently, so no code outside the scheme
+    names it."""
 
     name: str = ""
     Options: type = NoOptions  # a dataclass of the scheme's options (lenex.config.build_dataclass)
@@ -23,9 +34,15 @@ class PositionScheme(nn.Module):
 
     def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):
         super().__init__()
+        self.check_sizes(d_model=d_model, n_heads=n_heads, head_dim=head_dim, max_length=max_length)
         self.options = options
         self.d_model, self.n_heads, self.head_dim, self.max_length = d_model, n_heads, head_dim, max_length
         self.tables = TableCache()  # position-only tables, reused across layers and steps
+
+    @classmethod
+    def check_sizes(cls, *, d_model: int, n_heads: int, head_dim: int, max_length: int) -> None:
+        """Raise one ValueError naming the scheme when it cannot serve a model of these sizes.
+        Called by __init__, and when the DAG is built (lenex.pipeline.variants), without building."""
 
     def _apply(self, fn, *args, **kwargs):
         # .to()/.half()/.cuda(): drop tables built for the old device or dtype now, not at eviction.
@@ -54,6 +71,13 @@ class PositionScheme(nn.Module):
         """Additive bias on the scaled logits: (H, Tq, Tk), or (B, H, Tq, Tk) for batched positions."""
         return None
 
+    @property
+    def adds_bias(self) -> bool:
+        """Whether attention must ask for a bias: False (neither `bias` nor `score_mod` overridden)
+        lets a causal plan take SDPA's is_causal path without building one."""
+        kind = type(self)
+        return kind.bias is not PositionScheme.bias or kind.score_mod is not PositionScheme.score_mod
+
     def score_mod(self, q_pos, k_pos):
         """The additive bias as a FlexAttention score_mod, `fn(score, b, h, q_idx, kv_idx) -> score + bias`,
         where q_idx, kv_idx index q_pos, k_pos ((T,) or (B, T)): `pair_distance` gives q_pos - k_pos.
@@ -64,8 +88,19 @@ class PositionScheme(nn.Module):
     def span_scale_rows(self, positions: torch.Tensor) -> int | None:
         """None: `rotate` applies the scheme's q/k scales (if any) over the whole sequence. An int:
         one reference for all these positions would take the scales out of float32 range, so
-        attention applies `span_scales` per span of at most that many queries (xPos, long inputs)."""
+        attention applies `span_scales` per span of at most that many queries (xPos, long inputs),
+        to q and k that `rotate_unscaled` turned."""
         return None
+
+    def span_scales(self, q_pos, k_pos) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(q_scale, k_scale) of one span of a plan cut by `span_scale_rows`, broadcastable to its
+        (B, H, T, hd) q and k; (None, None): no scales."""
+        return None, None
+
+    def rotate_unscaled(self, q, k, q_pos, k_pos) -> tuple[torch.Tensor, torch.Tensor]:
+        """`rotate` without the q/k scales that `span_scales` applies per span instead. A scheme
+        without scales rotates as always."""
+        return self.rotate(q, k, q_pos, k_pos)
 
 
 def make_options(scheme: str, options_cls: type, options: dict | None):

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from .base import PositionScheme
+from .base import NAME_PATTERN, PositionScheme
 
 _LOADED: dict[str, ModuleType] = {}
 
@@ -49,6 +49,9 @@ def load_scheme_module(module: str, registry: dict) -> ModuleType:
     if not found:
         raise ValueError(f"position scheme module {module!r} defines no PositionScheme subclass with a `name`")
     for cls in found:
+        if not NAME_PATTERN.match(cls.name):
+            raise ValueError(f"position scheme {cls.name!r} of module {module!r}: a scheme name is letters, digits, "
+                             "'_' and '-' (it names preset keys, variants' schemes and files)")
         taken = registry.get(cls.name)
         if taken is not None and taken is not cls:
             raise ValueError(f"position scheme {cls.name!r} of module {module!r} clashes with "

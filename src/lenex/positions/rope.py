@@ -62,10 +62,10 @@ class RotaryPositions(PositionScheme):
     name = "rope"
     Options = RotaryOptions
 
-    def __init__(self, options, **sizes):
-        super().__init__(options, **sizes)
-        if self.head_dim % 2:
-            raise ValueError(f"position scheme {self.name!r} needs an even head dimension, got {self.head_dim}")
+    @classmethod
+    def check_sizes(cls, *, head_dim, **sizes):
+        if head_dim % 2:  # channels turn in pairs
+            raise ValueError(f"position scheme {cls.name!r} needs an even head dimension, got {head_dim}")
 
     def angles(self, positions: torch.Tensor) -> torch.Tensor:
         return rotary_angles(positions, self.head_dim, self.options.base)
