@@ -49,4 +49,4 @@ onerror:
 rule all:
     default_target: True
     input:
-        pipeline.all_inputs(config["preset"]),
+        pipeline.targets.all_inputs(config["preset"]),

@@ -1,9 +1,9 @@
 """What the rules read: the workflow's config (config/config.yaml, checked against its schema),
 the presets and each paper's experiment file, each checked when first read, and the papers.
 
-`Settings` holds them for one run of the workflow (`workflow/rules/common.smk` makes the one
-instance, `pipeline`); `lenex.pipeline.workflow.Pipeline` adds the corpora, resources, recorded
-files and targets on top of it. Nothing here imports Snakemake but its schema validator.
+`Settings` holds them for one run of the workflow: the first part of `lenex.pipeline.workflow.Pipeline`
+(`pipeline.settings`), which every other part reads. Nothing here imports Snakemake but its schema
+validator.
 """
 
 from __future__ import annotations
