@@ -281,6 +281,10 @@ def test_whole_paper_targets(pipeline):
         "results/tiny/claims/lex.json", "results/tiny/claims/receptive-field.json", "results/tiny/claims/segmented.json",
         "results/tiny/claims.md"]
     assert pipeline.recorded.raw_files("tiny")[0] == "results/tiny/raw/lex.jsonl"
+    # what a paper's plan page costs (its tables) and what the claims summary reads
+    assert pipeline.targets.plan_tables("tiny", "segmented") == pipeline.targets.paper_tables("tiny", "segmented")[::2]
+    assert pipeline.targets.claims_summary_inputs("tiny") == [f"results/tiny/claims/{paper}.json"
+                                                              for paper in ("lex", "receptive-field", "segmented")]
     every = pipeline.targets.all_targets("tiny")
     assert every[-3:] == pipeline.recorded.raw_files("tiny") and "results/tiny/data/pg22/CARD.md" in every
 

@@ -4,11 +4,12 @@ facts, figure cells), and the fairseq cross-check's settings (lenex.fairseq_back
 import re
 
 import pytest
+import yaml
 
 from lenex.fairseq_backend import workflow as fairseq
 from lenex.pipeline import papers
-from lenex.pipeline.papers import Paper, paper_named, registered
-from test_pipeline import pipeline, repo_config  # noqa: F401 - the module's fixture
+from lenex.pipeline.papers import Paper, check_claims_paper, paper_named, registered, rule_file
+from test_pipeline import REPO, TINY, pipeline, repo_config, scratch_config  # noqa: F401 - the module's fixture
 
 
 def test_the_registry_holds_each_paper_its_package_declares():
@@ -18,6 +19,32 @@ def test_the_registry_holds_each_paper_its_package_declares():
     with pytest.raises(ValueError, match="unknown paper 'sandwich'; registered: lex, receptive-field, segmented "
                                          r"\(a paper declares itself under the entry points `lenex.papers`"):
         paper_named("sandwich")
+
+
+def test_each_configured_papers_rule_file_is_found_through_the_registry(pipeline):  # noqa: F811
+    """The Snakefile includes what paper_rule_files lists, and names no paper itself."""
+    assert rule_file("receptive-field") == "workflow/rules/receptive_field.smk"
+    assert pipeline.settings.paper_rule_files() == [
+        "workflow/rules/lex.smk", "workflow/rules/receptive_field.smk", "workflow/rules/segmented.smk"]
+    snakefile = (REPO / "Snakefile").read_text()
+    assert "pipeline.settings.paper_rule_files()" in snakefile
+    assert not [name for name in registered() if rule_file(name).rpartition("/")[2] in snakefile]
+
+
+def test_a_claims_file_names_its_own_registered_paper(tmp_path):
+    """The claims schema takes any name (no list of papers to edit); the registry decides, when the DAG is built."""
+    schema = yaml.safe_load((REPO / "workflow/schemas/claims.schema.yaml").read_text())
+    assert "enum" not in schema["properties"]["paper"]
+    check_claims_paper("lex", "lex", "config/claims/lex.yaml")
+    with pytest.raises(ValueError, match=r"^config/claims/lex.yaml: paper: unknown paper 'lexx'; registered: lex, "):
+        check_claims_paper("lexx", "lex", "config/claims/lex.yaml")
+    with pytest.raises(ValueError, match="'segmented' is not the paper these claims are read for, 'lex'"):
+        check_claims_paper("segmented", "lex", "config/claims/lex.yaml")
+    typo = scratch_config(tmp_path, TINY)
+    claims = tmp_path / "config/claims/lex.yaml"
+    claims.write_text(claims.read_text().replace("paper: lex\n", "paper: lexx\n", 1))
+    with pytest.raises(ValueError, match="config/claims/lex.yaml: paper: unknown paper 'lexx'"):
+        typo.checks.checked_claims("lex")
 
 
 def test_a_paper_must_answer_every_question():
@@ -116,6 +143,9 @@ def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
     assert seg.evaluation_extra(pipeline.settings, "tiny", "pythia", "ootb", "1") == {
         "model": "pythia", "run": "ootb", "seed": 1, "base_train_length": 32, "paper": "segmented", "preset": "tiny"}
     assert seg.attention_options(pipeline.settings, "paper", "pythia") == "--train-length 2048 --max-pieces 16"
+    # domain adaptation starts from the pretrained model (ootb) or from that seed's OOTB checkpoint (da)
+    assert seg.adapted_from("tiny", "gpt2", "ootb", "2") == "results/tiny/models/segmented/pretrained/gpt2.pt"
+    assert seg.adapted_from("tiny", "gpt2", "da", "2") == "results/tiny/models/segmented/gpt2/seed2/ootb.pt"
 
 
 def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  # noqa: F811
@@ -132,8 +162,6 @@ def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  
 
 
 def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
-    from test_pipeline import TINY, scratch_config
-
     own = re.sub(r"^crosscheck:\n(  .*\n)*", "", TINY, flags=re.M)  # tiny's own cross-check budget, replaced
     preset = scratch_config(tmp_path, own + "crosscheck:\n  train: {steps: 7, warmup: 1}\n")
     assert fairseq.crosscheck_budget(preset, "p") == {"steps": 7, "batch_size": 8, "lr": 0.003, "warmup": 1}

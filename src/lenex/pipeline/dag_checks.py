@@ -9,9 +9,10 @@ input functions.
   prepares it, that every split it samples windows from holds one window (check_split_sizes,
   from meta.json). A corpus prepared with other settings is prepared again first, so its
   sizes are checked by the training itself, before its first step.
-- A paper's claims (`checked_claims`): every ERF, check and figure reference names something
-  its tables and figures produce (lenex.claims.evaluate.check_produced); table cells are checked
-  against the cells files when the claims are evaluated.
+- A paper's claims (`checked_claims`): the file names its paper, a registered one
+  (lenex.pipeline.papers.check_claims_paper), and every ERF, check and figure reference names
+  something its tables and figures produce (lenex.claims.evaluate.check_produced); table cells
+  are checked against the cells files when the claims are evaluated.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from lenex.training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
+from .papers import check_claims_paper, registered
 from .settings import quoted_json
 from .user_errors import refuse
 
@@ -110,7 +112,13 @@ class DagChecks:
         def check() -> bool:
             from ..claims.evaluate import check_produced, load_claims
 
-            check_produced(load_claims(path, schema), set(produced), f"config/claims/{paper}.yaml")
+            claims = load_claims(path, schema)
+            try:
+                check_claims_paper(claims["paper"], paper, f"config/claims/{paper}.yaml")
+            except ValueError as err:
+                refuse(str(err))
+            check_produced(claims, set(produced), f"config/claims/{paper}.yaml")
             return True
 
-        remembered(self.settings.stamps, "claims-check", [path, schema, *code], check, extra="\n".join(produced))
+        remembered(self.settings.stamps, "claims-check", [path, schema, *code], check,
+                   extra="\n".join([*produced, *sorted(registered())]))

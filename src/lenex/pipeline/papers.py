@@ -6,8 +6,11 @@ under the entry points `lenex.papers`, named by the paper:
     [project.entry-points."lenex.papers"]
     lex = "lenex.lex.paper:PAPER"
 
-The registry is filled from there (`registered`): the library and the rules never list the
-papers, they ask for one by name (`paper_named`) or go over the configured ones. What a paper
+The registry is filled from there (`registered`): the library, the rules, the Snakefile and the
+tests never list the papers, they ask for one by name (`paper_named`) or go over the configured
+ones. A paper's own rules, if it has any, are `workflow/rules/<package>.smk` (`rule_file`), which the
+Snakefile includes for each configured paper (lenex.pipeline.settings.Settings.paper_rule_files);
+its claims file names it (`check_claims_paper`). What a paper
 tells the workflow: its models' configs, the recorded files (evaluations, corpus metas) each of
 its tables and figures reads, the files its table jobs read besides them, its table renderer's
 arguments, the header facts only it knows (through its renderer), and the figures that carry
@@ -129,6 +132,23 @@ def registered() -> dict[str, Paper]:
                             f"Paper named {point.name!r}")
         papers[point.name] = paper
     return papers
+
+
+def rule_file(name: str) -> str:
+    """The rule file of paper `name`'s own rules, relative to the Snakefile: workflow/rules/ and its
+    package's name (the paper's name with `-` as `_`)."""
+    return f"workflow/rules/{name.replace('-', '_')}.smk"
+
+
+def check_claims_paper(declared, paper: str, source: str) -> None:
+    """A claims file's `paper` is a registered paper, and the one whose claims it holds (`paper`):
+    one error naming the file otherwise (the claims schema takes any name; the registry decides)."""
+    try:
+        paper_named(declared)
+    except ValueError as err:
+        raise ValueError(f"{source}: paper: {err}") from None
+    if declared != paper:
+        raise ValueError(f"{source}: paper: {declared!r} is not the paper these claims are read for, {paper!r}")
 
 
 def paper_named(name: str) -> Paper:
