@@ -1,7 +1,9 @@
 """One interface per paper (lenex.pipeline.papers): the registry is filled by the packages' entry
 points, each paper answers the same questions (models, recorded inputs, table arguments, header
 facts, figure cells), and the fairseq cross-check's settings (lenex.fairseq_backend.workflow)."""
+import json
 import re
+import shlex
 
 import pytest
 import yaml
@@ -127,6 +129,20 @@ def test_lex_scores_its_cells_in_one_job_per_model_only_on_a_cpu_preset(pipeline
     # GPUs (gpu, paper): each cell its own job of the one-cell rules (evaluate, resolution)
     assert pipeline.evaluation.per_model_presets("lex") == ["tiny", "workstation"]
     assert lex.paper_head_dim(pipeline.settings) == 64  # 1024 / 16 (Table 7)
+
+
+def test_a_cells_arguments_come_from_one_place_on_both_evaluation_paths(pipeline):  # noqa: F811
+    """lenex.pipeline.evaluation: what the one-cell rules pass, the per-model jobs' cells pass too."""
+    from lenex.pipeline.evaluation import cell_extra
+
+    assert pipeline.evaluation.span("tiny", "lex") == 8 * pipeline.settings.train_length("tiny", "lex")  # span_multiple
+    assert pipeline.evaluation.setting("tiny", "lex", "max_tokens") == 1024
+    extra = cell_extra("tiny", "lex", "rope", "pg22", "2")
+    assert extra == {"variant": "rope", "corpus": "pg22", "seed": 2, "paper": "lex", "preset": "tiny"}
+    assert json.loads(shlex.split(pipeline.evaluation.extra("tiny", "lex", "rope", "pg22", "2"))[0]) == extra
+    [job] = [j for j in pipeline.settings.paper("lex").evaluation_jobs(pipeline.paths, "tiny")
+             if j.name == "lex_eval__tiny_rope_s2_pg22"]
+    assert all(cell["extra"] == extra for cell in job.cells)
 
 
 def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
