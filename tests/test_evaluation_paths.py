@@ -12,12 +12,8 @@ import shlex
 import shutil
 
 import pytest
-import torch
-from corpus_fixture import make_corpus
+from corpus_fixture import scored_model
 
-from lenex.config import ModelConfig
-from lenex.model import LanguageModel
-from lenex.records.checkpoint import save_checkpoint
 from test_workflow import REPO, scratch_workflow, snakemake
 
 #: A cell of LEX Table 2 (perplexity) and one of Table 3 (attention resolution), both on the
@@ -81,11 +77,7 @@ def test_both_paths_plan_the_same_arguments_for_a_cell(both_paths, stage):
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """A model and a prepared corpus to run the planned commands on (instead of tiny's trained ones)."""
-    root = tmp_path_factory.mktemp("toy")
-    data = make_corpus(root, n_docs=10, words_per_doc=700)
-    torch.manual_seed(0)
-    model = LanguageModel(ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="rope"))
-    save_checkpoint(root / "m.pt", model, step=0)
+    root, data = scored_model(tmp_path_factory.mktemp("toy"), "rope")
     return root / "m.pt", data
 
 
