@@ -6,10 +6,9 @@ inputs come from exists."""
 
 import importlib
 import re
-import shlex
 
 import pytest
-from test_workflow import REPO, scratch_workflow, snakemake
+from test_workflow import REPO, planned_jobs, scratch_workflow, snakemake
 from test_workflow_rules import RULES, rule_names
 
 DOC = REPO / "docs/architecture.md"
@@ -74,14 +73,9 @@ def planned(tmp_path_factory) -> dict[str, tuple[str, str]]:
     run = snakemake("-n", "--forceall", "-p", *TARGETS, cwd=scratch_workflow(tmp_path_factory.mktemp("trace")))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     writers = {}
-    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", run.stdout):
-        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
-        outputs = re.search(r"^\s+output: (.+)$", block, re.M)
-        command = re.search(r"^Shell command: (.+)$", block, re.M)
-        if rule and outputs and command:
-            words = shlex.split(command[1])
-            module = words[words.index("lenex.pipeline.launch") + 1]
-            writers.update({path: (rule[1], module) for path in outputs[1].split(", ")})
+    for rule, outputs, words in planned_jobs(run.stdout):
+        module = words[words.index("lenex.pipeline.launch") + 1]
+        writers.update({path: (rule, module) for path in outputs})
     return writers
 
 

@@ -8,13 +8,12 @@ same result file (all but the seconds it took)."""
 
 import json
 import re
-import shlex
 import shutil
 
 import pytest
 from corpus_fixture import scored_model
 
-from test_workflow import REPO, scratch_workflow, snakemake
+from test_workflow import REPO, planned_jobs, scratch_workflow, snakemake
 
 #: A cell of LEX Table 2 (perplexity) and one of Table 3 (attention resolution), both on the
 #: tables' path at tiny (tests/test_pipeline_papers.py lists those jobs).
@@ -27,16 +26,11 @@ def planned_commands(workdir) -> dict[str, tuple[str, str, dict]]:
     run = snakemake("-n", "--forceall", "-p", *CELLS.values(), cwd=workdir)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     planned = {}
-    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", run.stdout):
-        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
-        outputs = re.search(r"^\s+output: (.+)$", block, re.M)
-        command = re.search(r"^Shell command: (.+)$", block, re.M)
-        for cell in CELLS.values():
-            if rule and outputs and command and cell in outputs[1].split(", "):
-                words = shlex.split(command[1])
-                assert words[:3] == ["python", "-m", "lenex.pipeline.launch"], words[:4]
-                options = words[4:words.index(">")]
-                planned[cell] = rule[1], words[3], dict(zip(options[::2], options[1::2]))
+    for rule, outputs, words in planned_jobs(run.stdout):
+        for cell in set(CELLS.values()) & set(outputs):
+            assert words[:3] == ["python", "-m", "lenex.pipeline.launch"], words[:4]
+            options = words[4:words.index(">")]
+            planned[cell] = rule, words[3], dict(zip(options[::2], options[1::2]))
     assert set(planned) == set(CELLS.values()), run.stdout[-2000:]
     return planned
 
