@@ -91,6 +91,7 @@ def test_claims_budget_names_only_the_variants_the_claims_name(pipeline):
 
 def test_corpora(pipeline, monkeypatch):
     assert pipeline.paths.data_files("tiny", "pg22")[-1] == "results/tiny/data/pg22/meta.json"
+    assert pipeline.paths.training_data("tiny", "lex") == "results/tiny/data/train_mix"  # LEX trains on the mix
     with pytest.raises(ValueError, match="unknown corpus 'wiki'; configured: pg22, qmsum"):
         pipeline.paths.corpus_spec("tiny", "wiki")
     assert pipeline.paths.fetched_inputs("tiny", "pg22") == ["resources/shakespeare/SOURCE.json"]

@@ -49,12 +49,12 @@ use rule train as crosscheck_train with:
             fairseq.crosscheck_train_config(
                 pipeline, wc.preset, wc.paper, wc.backend, wc.seed
             ),
-            f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, wc.paper)}",
+            pipeline.paths.training_data(wc.preset, wc.paper),
         ),
         identity=lambda wc: pipeline.identities.identity(
             wc.preset, wc.paper, wc.variant, backend=wc.backend
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, wc.paper)}",
+        data=lambda wc: pipeline.paths.training_data(wc.preset, wc.paper),
         workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
         threads=1,
         launcher=lambda wc: fairseq.train_launcher(

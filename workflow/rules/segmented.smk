@@ -46,12 +46,12 @@ use rule train as segmented_pretrain with:
             SEG.name,
             wc.model,
             pipeline.settings.paper_preset(wc.preset, SEG.name)["train"],
-            f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, SEG.name)}",
+            pipeline.paths.training_data(wc.preset, SEG.name),
         ),
         identity=lambda wc: SEG.identity(
             pipeline.identities, wc.preset, wc.model, "pretrained"
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, SEG.name)}",
+        data=lambda wc: pipeline.paths.training_data(wc.preset, SEG.name),
         workdir="results/{preset}/train/segmented/pretrained/{model}",
         threads=pipeline.resources.process_threads(SEG.name),
         launcher=pipeline.resources.train_launcher_of("lenex.training.train", SEG.name),

@@ -46,12 +46,12 @@ rule train:
             pipeline.settings.paper(wc.paper).train_config(
                 pipeline.settings, wc.preset, wc.variant, wc.seed
             ),
-            f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, wc.paper)}",
+            pipeline.paths.training_data(wc.preset, wc.paper),
         ),
         identity=lambda wc: pipeline.identities.identity(
             wc.preset, wc.paper, wc.variant
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.paths.training_corpus(wc.preset, wc.paper)}",
+        data=lambda wc: pipeline.paths.training_data(wc.preset, wc.paper),
         workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
         threads=pipeline.resources.process_threads(),
         # lenex.training.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)

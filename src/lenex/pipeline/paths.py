@@ -139,11 +139,19 @@ class Paths:
         """The corpus role whose train split trains a preset's BPE (config `bpe_corpus`)."""
         return self.settings.config.get("bpe_corpus", "pg22")
 
+    def corpus_folder(self, preset_name: str, corpus: str) -> str:
+        """Where a corpus is prepared at a preset (a job's `--data`)."""
+        self.corpus_spec(preset_name, corpus)
+        return f"results/{preset_name}/data/{corpus}"
+
     def data_files(self, preset_name: str, corpus: str) -> list[str]:
         """A prepared corpus: its three token files and meta.json (last)."""
-        self.corpus_spec(preset_name, corpus)
-        folder = f"results/{preset_name}/data/{corpus}"
+        folder = self.corpus_folder(preset_name, corpus)
         return [f"{folder}/{name}" for name in ("train.bin", "valid.bin", "test.bin", "meta.json")]
+
+    def training_data(self, preset_name: str, paper: str) -> str:
+        """The prepared folder of the corpus a paper's models train on (a training's `--data`)."""
+        return self.corpus_folder(preset_name, self.training_corpus(preset_name, paper))
 
     def corpus_metas(self, preset_name: str, corpora) -> list[str]:
         """The prepared corpora's meta.json files (what a table header describes)."""
