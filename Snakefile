@@ -22,9 +22,15 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/plan.smk"
-include: "workflow/rules/lex.smk"
-include: "workflow/rules/receptive_field.smk"
-include: "workflow/rules/segmented.smk"
+
+
+# Each configured paper's own rules, workflow/rules/<package>.smk: the papers come from the registry
+# (entry points `lenex.papers`, lenex.pipeline.papers), so the Snakefile names none.
+for paper_rules in pipeline.settings.paper_rule_files():
+
+    include: paper_rules
+
+
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/raw.smk"
 include: "workflow/rules/report.smk"
@@ -49,4 +55,4 @@ onerror:
 rule all:
     default_target: True
     input:
-        pipeline.all_inputs(config["preset"]),
+        pipeline.targets.all_inputs(config["preset"]),

@@ -157,10 +157,37 @@ def test_no_file_over_400_lines():
 # pyproject.toml). A paper never imports another paper. A tool may use a paper's measure (the
 # Hugging Face profile reads LEX's attention resolution, the scale study scores with the
 # receptive-field protocol) and a paper a tool (the segmented paper reads the released checkpoints
-# through hf), as long as no import runs in a circle (test_no_import_cycle_in_lenex).
-PAPERS = ("lenex.lex", "lenex.receptive_field", "lenex.segmented")
+# through hf), as long as no import runs in a circle (test_no_import_cycle_in_lenex). The papers
+# are those the entry points register (paper_packages): a fourth paper is one by its entry point.
 TOOLS = ("lenex.hf", "lenex.scale_study", "lenex.fairseq_backend", "lenex.fairseq_plugin")
-UPPER = re.compile(r"\blenex\.(" + "|".join(p.split(".")[1] for p in PAPERS + TOOLS) + r")\b")
+
+
+def paper_package(entry_point_value: str) -> str:
+    """The package of the paper an entry point `lenex.papers` declares: `lenex.lex.paper:PAPER`
+    is lenex.lex's (a paper under lenex is lenex.<package>; one outside it, its top package)."""
+    parts = entry_point_value.split(":")[0].split(".")
+    return ".".join(parts[:2]) if parts[0] == "lenex" else parts[0]
+
+
+def paper_packages() -> tuple[str, ...]:
+    """Every registered paper's package, from the installed entry points (none is loaded)."""
+    from importlib.metadata import entry_points
+
+    from lenex.pipeline.papers import PAPER_ENTRY_POINTS
+
+    return tuple(sorted({paper_package(point.value) for point in entry_points(group=PAPER_ENTRY_POINTS)}))
+
+
+PAPERS = paper_packages()
+
+
+def test_the_papers_are_the_registered_ones():
+    """Read from the entry points without loading them, they are the packages of the loaded papers."""
+    from lenex.pipeline.papers import registered
+
+    assert PAPERS == tuple(sorted(paper_package(type(paper).__module__) for paper in registered().values()))
+    assert "lenex.lex" in PAPERS and not {"lenex", "lenex.pipeline"} & set(PAPERS)
+    assert paper_package("lenex.toy.paper:PAPER") == "lenex.toy" and paper_package("toy.paper:PAPER") == "toy"
 
 
 def _within(module: str, packages: tuple[str, ...]) -> bool:
@@ -171,12 +198,12 @@ def _package(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def upward_imports(edges: Edges) -> list[str]:
+def upward_imports(edges: Edges, papers: tuple[str, ...] = PAPERS) -> list[str]:
     """Imports of a paper or a tool by the library, and of a paper by another paper."""
     found = []
     for (a, b), where in edges.items():
-        library_up = _within(b, PAPERS + TOOLS) and not _within(a, PAPERS + TOOLS)
-        paper_to_paper = _within(a, PAPERS) and _within(b, PAPERS) and _package(a) != _package(b)
+        library_up = _within(b, papers + TOOLS) and not _within(a, papers + TOOLS)
+        paper_to_paper = _within(a, papers) and _within(b, papers) and _package(a) != _package(b)
         if library_up or paper_to_paper:
             found.append(f"{a} -> {b} ({where})")
     return sorted(found)
@@ -192,18 +219,19 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def upward_names(package_dir: Path) -> list[str]:
+def upward_names(package_dir: Path, papers: tuple[str, ...] = PAPERS) -> list[str]:
     """Strings a library module uses (docstrings aside) that name a module of a paper or a tool: a
     dependency an import-based check cannot see ("module:function" imported on use)."""
+    upper = re.compile(r"\b(" + "|".join(re.escape(p) for p in papers + TOOLS) + r")\b")
     found = []
     for module, path in module_files(package_dir).items():
-        if _within(module, PAPERS + TOOLS):
+        if _within(module, papers + TOOLS):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         documentation = _docstrings(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in documentation:
-                for match in UPPER.finditer(node.value):
+                for match in upper.finditer(node.value):
                     found.append(f"{module} names {match[0]} ({path.relative_to(package_dir.parent.parent)}:{node.lineno})")
     return found
 

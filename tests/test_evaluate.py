@@ -4,23 +4,14 @@ import json
 
 import numpy as np
 import pytest
-import torch
-from corpus_fixture import make_corpus
+from corpus_fixture import scored_model
 
-from lenex.records.checkpoint import save_checkpoint
-from lenex.config import ModelConfig
 from lenex.scoring.evaluate import pieces, position_profile, run, scored_span, span_means
-from lenex.model import LanguageModel
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    root = tmp_path_factory.mktemp("eval")
-    data = make_corpus(root, n_docs=10, words_per_doc=700)
-    torch.manual_seed(0)
-    model = LanguageModel(ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos"))
-    save_checkpoint(root / "m.pt", model, step=0)
-    return root, data
+    return scored_model(tmp_path_factory.mktemp("eval"), "xpos")
 
 
 def test_pieces_score_every_token_once():

@@ -155,7 +155,7 @@ def test_an_unknown_name_is_one_line_under_snakemake(capsys, pipeline):
     InputFunctionException and a traceback; the known tables unsorted."""
     one_line_errors()
     try:
-        for ask in (lambda: pipeline.table_spec("lex", 99), lambda: pipeline.hf_model("gpt5")):
+        for ask in (lambda: pipeline.settings.table_spec("lex", 99), lambda: pipeline.hf.model("gpt5")):
             with pytest.raises(SystemExit) as stop:
                 ask()
             assert stop.value.code == 1
@@ -240,12 +240,12 @@ def test_a_train_length_no_prepared_document_serves_fails_the_dry_run(tmp_path):
 
 def test_the_train_rule_refuses_a_train_length_no_document_serves(tmp_path, pipeline, monkeypatch):
     """The wiring: the train rules' params (DagChecks.checked_train) name the preset file and key."""
-    monkeypatch.setattr(type(pipeline), "shortest_eval_length", lambda self, preset: 100000)  # train_length 400000
+    monkeypatch.setattr(type(pipeline.paths), "shortest_eval_length", lambda self, preset: 100000)  # train_length 400000
     data = _meta(tmp_path / "data/pg22", [30, 900, 12])
-    train = pipeline.paper_preset("tiny", "lex")["train"]
+    train = pipeline.settings.paper_preset("tiny", "lex")["train"]
     with pytest.raises(ValueError, match=r"^config/presets/tiny.yaml: model.train_length \d+ \(paper lex\): "
                                          rf"{data}/meta.json: its longest document has 900 tokens"):
-        pipeline.checked_train("tiny", "lex", "rope", train, str(data))
+        pipeline.checks.checked_train("tiny", "lex", "rope", train, str(data))
 
 
 # -- no data lost by a failed job --------------------------------------------------------------------
@@ -259,10 +259,10 @@ def test_a_cut_component_meta_stops_the_dag_before_the_mix_is_removed(tmp_path, 
     monkeypatch.chdir(tmp_path)
     meta = _meta(tmp_path / "results/tiny/data/pg22", [30, 900]) / "meta.json"
     good = meta.read_text()
-    assert "results/tiny/data/pg22/meta.json" in pipeline.corpus_inputs("tiny", "train_mix")
+    assert "results/tiny/data/pg22/meta.json" in pipeline.paths.corpus_inputs("tiny", "train_mix")
     meta.write_text(good[: len(good) // 2])
     with pytest.raises(ValueError) as err:
-        pipeline.corpus_inputs("tiny", "train_mix")
+        pipeline.paths.corpus_inputs("tiny", "train_mix")
     said = str(err.value)
     assert said.startswith("results/tiny/data/pg22/meta.json: line 1 column ") and "\n" not in said
     assert ("results/tiny/data/train_mix is prepared from it and is kept as it is: rebuild "

@@ -120,11 +120,11 @@ def test_every_claims_reference_of_the_papers_names_what_they_produce():
     config = {**yaml.safe_load((REPO / "config/config.yaml").read_text()), "extra_schemes": {}}
     pipeline = Pipeline(config, REPO)
     for paper in config["papers"]:
-        produced = pipeline.paper(paper).produced_references(pipeline)
+        produced = pipeline.settings.paper(paper).produced_references(pipeline.settings)
         check_produced(load_claims(REPO / "config/claims" / f"{paper}.yaml"), produced, paper)
-    produced = pipeline.paper("receptive-field").produced_references(pipeline)
+    produced = pipeline.settings.paper("receptive-field").produced_references(pipeline.settings)
     assert {"t1/erf/arxiv/window-40", "t4/erf/openwebtext2/alibi-shift-6", "t5/check/min_speedup"} <= produced
-    assert pipeline.paper("segmented").produced_references(pipeline) == {"f3/before_mean_median", "f3/after_mean_median"}
+    assert pipeline.settings.paper("segmented").produced_references(pipeline.settings) == {"f3/before_mean_median", "f3/after_mean_median"}
 
 
 def test_n_head_not_dividing_d_model_fails_the_dry_run_and_keeps_the_old_model(tmp_path):

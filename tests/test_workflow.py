@@ -2,6 +2,7 @@
 the whole tiny run of LEX Table 2 end to end."""
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,15 +28,22 @@ def job_counts(output: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M) if m[1] != "total"}
 
 
-def job_outputs(output: str, rule_prefix: str) -> list[str]:
-    """The output files of every job of the dry-run printout whose rule starts with `rule_prefix`."""
-    files = []
+def planned_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
+    """(rule, output files, shell command's words) of every job of a dry-run printout (the words
+    where it was printed with -p, else none)."""
+    jobs = []
     for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", output):
         rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
         listed = re.search(r"^\s+output: (.+)$", block, re.M)
-        if rule and listed and rule[1].startswith(rule_prefix):
-            files += listed[1].split(", ")
-    return files
+        command = re.search(r"^Shell command: (.+)$", block, re.M)
+        if rule and listed:
+            jobs.append((rule[1], listed[1].split(", "), shlex.split(command[1]) if command else []))
+    return jobs
+
+
+def job_outputs(output: str, rule_prefix: str) -> list[str]:
+    """The output files of every job of the dry-run printout whose rule starts with `rule_prefix`."""
+    return [path for rule, files, _ in planned_jobs(output) if rule.startswith(rule_prefix) for path in files]
 
 
 def lex_cells(output: str, stage: str = "eval") -> tuple[int, int]:

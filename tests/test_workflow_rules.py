@@ -27,7 +27,10 @@ def test_the_only_ruleorder_puts_lex_evaluation_jobs_over_the_one_cell_rules():
     assert not [p.name for p in files if re.search(r"^\s*ruleorder:", p.read_text(), re.M)]
     orders = {p.name: re.findall(r"workflow\.ruleorder\((.*)\)", p.read_text()) for p in files}
     assert {name: found for name, found in orders.items() if found} == {
-        "lex.smk": ['_name, "evaluate" if _stage == "eval" else "resolution"']}
+        "lex.smk": ["_job.name, _job.one_cell_rule"]}
+    from lenex.pipeline.evaluation import ONE_CELL_RULES  # the job's measure's one-cell rule
+
+    assert ONE_CELL_RULES == {"eval": "evaluate", "resolution": "resolution"}
 
 
 def test_one_table_rule_renders_every_papers_tables_through_its_interface():

@@ -6,12 +6,12 @@
 
 rule paper_claims:
     input:
-        cells=lambda wc: pipeline.paper_cells(wc.preset, wc.paper),
+        cells=lambda wc: pipeline.targets.paper_cells(wc.preset, wc.paper),
         # every ERF, check and figure reference checked now (lenex.pipeline.dag_checks)
-        claims=lambda wc: pipeline.checked_claims(wc.paper),
+        claims=lambda wc: pipeline.checks.checked_claims(wc.paper),
         schema="workflow/schemas/claims.schema.yaml",
         study="results/scale-study/points.jsonl",
-        code=pipeline.code("lenex.claims.render"),
+        code=pipeline.code.stamp("lenex.claims.render"),
     output:
         md="results/{preset}/claims/{paper}.md",
         json="results/{preset}/claims/{paper}.json",
@@ -20,8 +20,10 @@ rule paper_claims:
     conda:
         ENV
     params:
-        budget=lambda wc: quoted_json(pipeline.claims_budget(wc.preset, wc.paper)),
-        tokenizer=lambda wc: pipeline.preset(wc.preset)["data"]["tokenizer"],
+        budget=lambda wc: quoted_json(
+            pipeline.settings.claims_budget(wc.preset, wc.paper)
+        ),
+        tokenizer=lambda wc: pipeline.settings.preset(wc.preset)["data"]["tokenizer"],
     shell:
         "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
@@ -31,11 +33,8 @@ rule paper_claims:
 
 rule claims_summary:
     input:
-        claims=lambda wc: [
-            f"results/{wc.preset}/claims/{p}.json"
-            for p in pipeline.rendered_papers(wc.preset)
-        ],
-        code=pipeline.code("lenex.claims.render"),
+        claims=lambda wc: pipeline.targets.claims_summary_inputs(wc.preset),
+        code=pipeline.code.stamp("lenex.claims.render"),
     output:
         "results/{preset}/claims.md",
     log:

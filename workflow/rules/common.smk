@@ -1,8 +1,9 @@
-# What every rule reads, as one object: `pipeline` (lenex.pipeline.workflow.Pipeline) holds the
-# config, presets, experiments, corpora, each job's resources, the recorded files and the
-# targets, and finds each paper's interface in the registry (lenex.pipeline.papers). The rule
-# files hold rules and thin calls into it; its functions are tested without Snakemake.
-from lenex.pipeline.corpora import FETCHABLE
+# What every rule reads, as named parts of one object: `pipeline` (lenex.pipeline.workflow.Pipeline)
+# has `settings` (config, presets, experiments, the papers from the registry, lenex.pipeline.papers),
+# `paths` (corpora and their files), `resources`, `evaluation`, `identities`, `checks`, `code`,
+# `recorded`, `targets`, `report` and `hf`. The rule files hold rules and thin calls
+# (`pipeline.<part>.<method>(...)`); the parts are tested without Snakemake.
+from lenex.pipeline.paths import FETCHABLE
 from lenex.pipeline.resources import (
     drop_local_rate_limit,
     start_fork_server,

@@ -35,7 +35,7 @@ rule fetch_debian:
 
 rule train_tokenizer:
     input:
-        lambda wc: pipeline.fetched_inputs(wc.preset, pipeline.bpe_corpus()),
+        lambda wc: pipeline.paths.fetched_inputs(wc.preset, pipeline.paths.bpe_corpus()),
     output:
         "results/{preset}/tokenizer/bpe-{vocab}.json",
     log:
@@ -43,12 +43,12 @@ rule train_tokenizer:
     conda:
         ENV
     resources:
-        **pipeline.data_resources(),
+        **pipeline.resources.data_resources(),
     params:
         spec=lambda wc: quoted_json(
-            pipeline.corpus_spec(wc.preset, pipeline.bpe_corpus())
+            pipeline.paths.corpus_spec(wc.preset, pipeline.paths.bpe_corpus())
         ),
-        data=lambda wc: pipeline.preset(wc.preset)["data"],
+        data=lambda wc: pipeline.settings.preset(wc.preset)["data"],
     shell:
         "python -m lenex.pipeline.launch lenex.data.bpe --source-spec {params.spec} --resources resources"
         " --seed {params.data[seed]} --valid-fraction {params.data[valid_fraction]}"
@@ -58,7 +58,7 @@ rule train_tokenizer:
 
 rule prepare_corpus:
     input:
-        lambda wc: pipeline.corpus_inputs(wc.preset, wc.corpus),
+        lambda wc: pipeline.paths.corpus_inputs(wc.preset, wc.corpus),
     output:
         multiext(
             "results/{preset}/data/{corpus}/",
@@ -72,12 +72,12 @@ rule prepare_corpus:
     conda:
         ENV
     resources:
-        **pipeline.data_resources(),
+        **pipeline.resources.data_resources(),
     params:
-        spec=lambda wc: quoted_json(pipeline.corpus_spec(wc.preset, wc.corpus)),
-        data=lambda wc: pipeline.preset(wc.preset)["data"],
-        tokenizer=lambda wc: pipeline.tokenizer_name(wc.preset),
-        min_doc_tokens=lambda wc: pipeline.shortest_eval_length(wc.preset),
+        spec=lambda wc: quoted_json(pipeline.paths.corpus_spec(wc.preset, wc.corpus)),
+        data=lambda wc: pipeline.settings.preset(wc.preset)["data"],
+        tokenizer=lambda wc: pipeline.paths.tokenizer_name(wc.preset),
+        min_doc_tokens=lambda wc: pipeline.paths.shortest_eval_length(wc.preset),
         out=lambda wc: f"results/{wc.preset}/data/{wc.corpus}",
     shell:
         "python -m lenex.pipeline.launch lenex.data.prepare --source-spec {params.spec} --resources resources"

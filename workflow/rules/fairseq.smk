@@ -6,7 +6,7 @@
 
 rule binarize_fairseq:
     input:
-        lambda wc: pipeline.data_files(wc.preset, wc.corpus),
+        lambda wc: pipeline.paths.data_files(wc.preset, wc.corpus),
     output:
         [
             f"results/{{preset}}/data-fairseq/{{corpus}}/{name}"
@@ -27,8 +27,8 @@ rule binarize_fairseq:
 # One cross-check model: the `train` rule with the backend and seed taken from the path.
 use rule train as crosscheck_train with:
     input:
-        lambda wc: pipeline.data_files(
-            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        lambda wc: pipeline.paths.data_files(
+            wc.preset, pipeline.paths.training_corpus(wc.preset, wc.paper)
         )
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper, wc.backend),
         code=lambda wc: fairseq.train_code(
@@ -40,21 +40,21 @@ use rule train as crosscheck_train with:
         "results/{preset}/logs/crosscheck/{backend}/s{seed}/train/{paper}/{variant}.log",
     params:
         model=lambda wc: quoted_json(
-            pipeline.model_config(wc.preset, wc.paper, wc.variant)
+            pipeline.settings.model_config(wc.preset, wc.paper, wc.variant)
         ),
-        train=lambda wc: pipeline.checked_train(
+        train=lambda wc: pipeline.checks.checked_train(
             wc.preset,
             wc.paper,
             wc.variant,
             fairseq.crosscheck_train_config(
                 pipeline, wc.preset, wc.paper, wc.backend, wc.seed
             ),
-            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+            pipeline.paths.training_data(wc.preset, wc.paper),
         ),
-        identity=lambda wc: pipeline.identity(
+        identity=lambda wc: pipeline.identities.identity(
             wc.preset, wc.paper, wc.variant, backend=wc.backend
         ),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+        data=lambda wc: pipeline.paths.training_data(wc.preset, wc.paper),
         workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
         threads=1,
         launcher=lambda wc: fairseq.train_launcher(

@@ -1,12 +1,14 @@
 # Extrapolation profile of a Hugging Face causal LM (config/hf_models.yaml, docs/hf-profile.md):
 #   snakemake --cores 2 results/tiny/hf/smollm2-135m/profile.md
 # Not part of rule all: at tiny it costs minutes of a 135M-parameter model on CPU.
-# Its settings (hf_model, hf_scale, hf_source): lenex.pipeline.hf_profile.
+# Its settings (pipeline.hf: model, scale, source): lenex.pipeline.hf_profile.
 
 
 rule hf_tokens:
     input:
-        lambda wc: pipeline.data_files(wc.preset, pipeline.hf_models_config()["corpus"]),
+        lambda wc: pipeline.paths.data_files(
+            wc.preset, pipeline.hf.models_config()["corpus"]
+        ),
     output:
         meta="results/{preset}/hf/{hf_name}/tokens/meta.json",
         test="results/{preset}/hf/{hf_name}/tokens/test.bin",
@@ -17,9 +19,9 @@ rule hf_tokens:
     conda:
         ENV
     params:
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.hf_models_config()['corpus']}",
-        source=lambda wc: pipeline.hf_source(wc.hf_name),
-        eot=lambda wc: pipeline.hf_eot_option(wc.hf_name),
+        data=lambda wc: f"results/{wc.preset}/data/{pipeline.hf.models_config()['corpus']}",
+        source=lambda wc: pipeline.hf.source(wc.hf_name),
+        eot=lambda wc: pipeline.hf.eot_option(wc.hf_name),
     shell:
         "python -m lenex.pipeline.launch lenex.segmented.retokenize --data {params.data} --source {params.source}"
         " --splits test {params.eot} --out results/{wildcards.preset}/hf/{wildcards.hf_name}/tokens"
@@ -37,10 +39,10 @@ rule hf_profile:
         hf_name=r"[A-Za-z0-9._-]+",
     conda:
         ENV
-    threads: lambda wc: pipeline.hf_scale(wc.preset)["threads"]
+    threads: lambda wc: pipeline.hf.scale(wc.preset)["threads"]
     params:
-        source=lambda wc: pipeline.hf_source(wc.hf_name),
-        scale=lambda wc: pipeline.hf_scale(wc.preset),
+        source=lambda wc: pipeline.hf.source(wc.hf_name),
+        scale=lambda wc: pipeline.hf.scale(wc.preset),
         extra=lambda wc: quoted_json({"preset": wc.preset}),
     shell:
         "python -m lenex.pipeline.launch lenex.hf.profile --name {wildcards.hf_name} --source {params.source}"

@@ -6,9 +6,9 @@
 
 rule plan:
     input:
-        preset_file=lambda wc: pipeline.preset_file(wc.preset),
-        experiment_file=lambda wc: pipeline.experiment_file(wc.paper),
-        cost=lambda wc: pipeline.cost_model_file(wc.preset),
+        preset_file=lambda wc: pipeline.settings.preset_file(wc.preset),
+        experiment_file=lambda wc: pipeline.settings.experiment_file(wc.paper),
+        cost=lambda wc: pipeline.resources.cost_model_file(wc.preset),
     output:
         md="results/{preset}/plan/{paper}.md",
         json="results/{preset}/plan/{paper}.json",
@@ -17,10 +17,7 @@ rule plan:
     conda:
         ENV
     params:
-        targets=lambda wc: [
-            f"results/{wc.preset}/tables/{wc.paper}/{key}.md"
-            for key in pipeline.experiment(wc.paper)["tables"]
-        ],
+        targets=lambda wc: pipeline.targets.plan_tables(wc.preset, wc.paper),
         cost=lambda wc, input: f"--cost {input.cost}" if input.cost else "",
     shell:
         "python -m lenex.pipeline.launch lenex.pipeline.plan --preset-file {input.preset_file} --paper {wildcards.paper}"

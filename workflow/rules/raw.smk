@@ -3,12 +3,12 @@
 # `from_raw` (make tables) the raw results are the inputs, so this rule is not defined there.
 
 
-if not pipeline.from_raw:
+if not pipeline.settings.from_raw:
 
     rule raw_results:
         input:
-            files=lambda wc: pipeline.raw_inputs(wc.preset, wc.paper),
-            code=pipeline.code("lenex.tables.raw_results"),
+            files=lambda wc: pipeline.recorded.raw_inputs(wc.preset, wc.paper),
+            code=pipeline.code.stamp("lenex.tables.raw_results"),
         output:
             "results/{preset}/raw/{paper}.jsonl",
         log:
@@ -22,8 +22,8 @@ if not pipeline.from_raw:
     # results of the part's corpora; `python -m lenex.tables.raw_results merge` joins the parts.
     use rule raw_results as raw_results_part with:
         input:
-            files=lambda wc: pipeline.raw_inputs(wc.preset, wc.paper, wc.part),
-            code=pipeline.code("lenex.tables.raw_results"),
+            files=lambda wc: pipeline.recorded.raw_inputs(wc.preset, wc.paper, wc.part),
+            code=pipeline.code.stamp("lenex.tables.raw_results"),
         output:
             "results/{preset}/raw/{paper}.part-{part}.jsonl",
         log:

@@ -6,15 +6,15 @@
 #   snakemake --cores 2 results/tiny/receptive-field.md         # the whole paper
 #   snakemake --cores 2 results/tiny/tables/receptive-field/table2.md
 
-RF = pipeline.paper("receptive-field")
+RF = pipeline.settings.paper("receptive-field")
 
 
 # One model per (corpus, variant, seed): the train rule with the seed's training config.
 use rule train as receptive_field_train with:
     input:
-        lambda wc: pipeline.data_files(wc.preset, wc.corpus)
-        + pipeline.scheme_files(RF.name, wc.variant),
-        code=lambda wc: pipeline.code(
+        lambda wc: pipeline.paths.data_files(wc.preset, wc.corpus)
+        + pipeline.settings.scheme_files(RF.name, wc.variant),
+        code=lambda wc: pipeline.code.stamp(
             "lenex.training.train", wc.preset, RF.name, wc.variant
         ),
     output:
@@ -23,27 +23,27 @@ use rule train as receptive_field_train with:
         "results/{preset}/logs/train/receptive-field/{corpus}/{variant}/seed{seed}.log",
     wildcard_constraints:
         seed=r"\d+",
-    threads: pipeline.stage_threads("train", RF.name)
+    threads: pipeline.resources.stage_threads("train", RF.name)
     resources:
-        **pipeline.stage_resources("train", RF.name),
+        **pipeline.resources.stage_resources("train", RF.name),
     params:
         model=lambda wc: quoted_json(
-            pipeline.model_config(wc.preset, RF.name, wc.variant)
+            pipeline.settings.model_config(wc.preset, RF.name, wc.variant)
         ),
-        train=lambda wc: pipeline.checked_train(
+        train=lambda wc: pipeline.checks.checked_train(
             wc.preset,
             RF.name,
             wc.variant,
-            RF.train_config(pipeline, wc.preset, wc.variant, wc.seed),
+            RF.train_config(pipeline.settings, wc.preset, wc.variant, wc.seed),
             f"results/{wc.preset}/data/{wc.corpus}",
         ),
-        identity=lambda wc: pipeline.identity(
+        identity=lambda wc: pipeline.identities.identity(
             wc.preset, RF.name, wc.variant, corpus=wc.corpus
         ),
         data="results/{preset}/data/{corpus}",
         workdir="results/{preset}/train/receptive-field/{corpus}/{variant}/seed{seed}",
-        threads=pipeline.process_threads(RF.name),
-        launcher=pipeline.train_launcher_of("lenex.training.train", RF.name),
+        threads=pipeline.resources.process_threads(RF.name),
+        launcher=pipeline.resources.train_launcher_of("lenex.training.train", RF.name),
 
 
 # Section 3.4: the same N last tokens scored at every L_ex of Tables 1-4, and Section 5.1: c_m
@@ -52,8 +52,8 @@ use rule train as receptive_field_train with:
 rule receptive_field_evaluate:
     input:
         model="results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
-        data=lambda wc: pipeline.data_files(wc.preset, wc.corpus),
-        code=lambda wc: pipeline.code(
+        data=lambda wc: pipeline.paths.data_files(wc.preset, wc.corpus),
+        code=lambda wc: pipeline.code.stamp(
             "lenex.receptive_field.evaluate", wc.preset, RF.name, wc.variant
         ),
     output:
@@ -65,25 +65,25 @@ rule receptive_field_evaluate:
         seed=r"\d+",
     conda:
         ENV
-    threads: pipeline.stage_threads("evaluate", RF.name)
+    threads: pipeline.resources.stage_threads("evaluate", RF.name)
     resources:
-        **pipeline.stage_resources("evaluate", RF.name),
+        **pipeline.resources.stage_resources("evaluate", RF.name),
     params:
         module="lenex.receptive_field.evaluate",
         data="results/{preset}/data/{corpus}",
-        train_length=lambda wc: pipeline.train_length(wc.preset, RF.name),
-        multiples=lambda wc: RF.multiples(pipeline, "last-token"),
+        train_length=lambda wc: pipeline.settings.train_length(wc.preset, RF.name),
+        multiples=lambda wc: RF.multiples(pipeline.settings, "last-token"),
         window_option="",
-        span=lambda wc: pipeline.experiment(RF.name)["span_multiple"],
-        segments=lambda wc: RF.view(pipeline, wc.preset, wc.variant)["experiment"][
-            "segments"
-        ],
+        span=lambda wc: pipeline.settings.experiment(RF.name)["span_multiple"],
+        segments=lambda wc: RF.view(pipeline.settings, wc.preset, wc.variant)[
+            "experiment"
+        ]["segments"],
         measure_options=lambda wc, output: RF.erf_options(
-            pipeline, wc.preset, wc.variant, output.erf
+            pipeline.settings, wc.preset, wc.variant, output.erf
         ),
-        batch_tokens=lambda wc: pipeline.paper_preset(wc.preset, RF.name)["eval"][
-            "batch_tokens"
-        ],
+        batch_tokens=lambda wc: pipeline.settings.paper_preset(wc.preset, RF.name)[
+            "eval"
+        ]["batch_tokens"],
         extra=lambda wc: quoted_json(
             {
                 "variant": wc.variant,
@@ -93,7 +93,9 @@ rule receptive_field_evaluate:
                 "preset": wc.preset,
             }
         ),
-        expect=lambda wc: RF.expect(pipeline, wc.preset, wc.corpus, wc.variant, wc.seed),
+        expect=lambda wc: pipeline.identities.expect(
+            wc.preset, RF.name, wc.variant, wc.seed, corpus=wc.corpus
+        ),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --train-length {params.train_length} --multiples {params.multiples}"
@@ -108,7 +110,7 @@ use rule receptive_field_evaluate as receptive_field_cache_window with:
     input:
         model=rules.receptive_field_evaluate.input.model,
         data=rules.receptive_field_evaluate.input.data,
-        code=lambda wc: pipeline.code(
+        code=lambda wc: pipeline.code.stamp(
             "lenex.receptive_field.cache_eval", wc.preset, RF.name, wc.variant
         ),
     output:
@@ -117,22 +119,23 @@ use rule receptive_field_evaluate as receptive_field_cache_window with:
         "results/{preset}/logs/eval/receptive-field/{corpus}/{variant}/seed{seed}/cache_window.log",
     params:
         module="lenex.receptive_field.cache_eval",
-        multiples=lambda wc: RF.multiples(pipeline, "cache-window"),
+        multiples=lambda wc: RF.multiples(pipeline.settings, "cache-window"),
         window_option=RF.window_option(),
-        measure_options=lambda wc: RF.timing_option(pipeline, wc.preset),
+        measure_options=lambda wc: RF.timing_option(pipeline.settings, wc.preset),
 
 
 # Figures 4-7 and 11-13 draw c_m of the figure's models (seed 1); 8-10 are exact, from Eq. (6).
 rule receptive_field_figure:
     input:
-        erf=pipeline.recorded(
-            lambda wc: RF.figure_recorded(pipeline, wc.preset, wc.figure), RF.name
+        erf=pipeline.recorded.inputs(
+            lambda wc: RF.figure_recorded(pipeline.paths, wc.preset, wc.figure),
+            RF.name,
         ),
-        code=pipeline.code("lenex.receptive_field.figures"),
+        code=pipeline.code.stamp("lenex.receptive_field.figures"),
     output:
         png=report(
             "results/{preset}/figures/receptive-field/figure{figure}.png",
-            **pipeline.figure_report("figure{figure}", RF.name),
+            **pipeline.report.figure_report("figure{figure}", RF.name),
         ),
         pdf="results/{preset}/figures/receptive-field/figure{figure}.pdf",
         # its numbers for the claims: ERF rows (Figures 4-7, 11-13) or Eq. (6)'s exact values (8-10)
@@ -144,11 +147,13 @@ rule receptive_field_figure:
     conda:
         ENV
     params:
-        kind=lambda wc: RF.figure_kind(pipeline, wc.figure),
-        title=lambda wc: pipeline.figure_title(RF.name, wc.figure),
-        erf=lambda wc: RF.figure_recorded(pipeline, wc.preset, wc.figure),
-        raw=pipeline.raw_env(RF.name),
-        expect=lambda wc: pipeline.results_expect(wc.preset, RF.name, workflow.rules),
+        kind=lambda wc: RF.figure_kind(pipeline.settings, wc.figure),
+        title=lambda wc: pipeline.settings.figure_title(RF.name, wc.figure),
+        erf=lambda wc: RF.figure_recorded(pipeline.paths, wc.preset, wc.figure),
+        raw=pipeline.recorded.raw_env(RF.name),
+        expect=lambda wc: pipeline.identities.results_expect(
+            wc.preset, RF.name, workflow.rules
+        ),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.receptive_field.figures {params.kind} --erf {params.erf}"
         " --title {params.title} --expect {params.expect} --out-png {output.png} --out-pdf {output.pdf}"

@@ -3,7 +3,7 @@
 # (subcategories Tables, Figures, Claims) and one for the dataset cards. Pages are Markdown,
 # which the report only offers as a download, so each is rendered to a self-contained HTML page
 # (lenex.tables.report_page); figures are flagged where their rules write them (report() with
-# pipeline.figure_report). Method notes: docs/report.md.
+# pipeline.report.figure_report). Method notes: docs/report.md.
 
 
 rule report_table:
@@ -13,10 +13,12 @@ rule report_table:
         html=report(
             "results/{preset}/report/tables/{paper}/table{table}.html",
             caption="../report/table.rst",
-            category=lambda wc: pipeline.paper_title(wc.paper),
+            category=lambda wc: pipeline.report.paper_title(wc.paper),
             subcategory="Tables",
             labels=lambda wc: {
-                "table": pipeline.result_label(wc.paper, "table", f"table{wc.table}")
+                "table": pipeline.report.result_label(
+                    wc.paper, "table", f"table{wc.table}"
+                )
             },
         ),
         caption="results/{preset}/report/tables/{paper}/table{table}.caption.html",
@@ -41,7 +43,7 @@ rule report_card:
             subcategory="Dataset cards",
             labels=lambda wc: {
                 "corpus": wc.corpus,
-                "stands in for": pipeline.corpus_spec(wc.preset, wc.corpus).get(
+                "stands in for": pipeline.paths.corpus_spec(wc.preset, wc.corpus).get(
                     "stands_in_for", "-"
                 ),
             },
@@ -63,9 +65,9 @@ use rule report_card as report_claims with:
         report(
             "results/{preset}/report/claims/{paper}.html",
             caption="../report/claims.rst",
-            category=lambda wc: pipeline.paper_title(wc.paper),
+            category=lambda wc: pipeline.report.paper_title(wc.paper),
             subcategory="Claims",
-            labels=lambda wc: {"claims": pipeline.paper_title(wc.paper)},
+            labels=lambda wc: {"claims": pipeline.report.paper_title(wc.paper)},
         ),
     log:
         "results/{preset}/logs/report/claims/{paper}.log",
@@ -76,7 +78,7 @@ use rule report_card as report_claims with:
 # which collapses the report's log-scale runtime chart.
 rule report_contents:
     input:
-        lambda wc: pipeline.report_files(wc.preset),
+        lambda wc: pipeline.report.report_files(wc.preset),
     output:
         "results/{preset}/report/contents.txt",
     log:

@@ -8,7 +8,7 @@
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 
-SEG = pipeline.paper("segmented")
+SEG = pipeline.settings.paper("segmented")
 
 
 wildcard_constraints:
@@ -21,11 +21,11 @@ wildcard_constraints:
 # Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
 use rule train as segmented_pretrain with:
     input:
-        lambda wc: pipeline.data_files(
-            wc.preset, pipeline.training_corpus(wc.preset, SEG.name)
+        lambda wc: pipeline.paths.data_files(
+            wc.preset, pipeline.paths.training_corpus(wc.preset, SEG.name)
         )
-        + pipeline.scheme_files(SEG.name, wc.model),
-        code=lambda wc: pipeline.code(
+        + pipeline.settings.scheme_files(SEG.name, wc.model),
+        code=lambda wc: pipeline.code.stamp(
             "lenex.training.train", wc.preset, SEG.name, wc.model
         ),
     output:
@@ -33,26 +33,28 @@ use rule train as segmented_pretrain with:
     log:
         "results/{preset}/logs/train/segmented/pretrained/{model}.log",
     wildcard_constraints:
-        preset=SEG.presets(pipeline, released=False),
-    threads: pipeline.stage_threads("train", SEG.name)
+        preset=SEG.presets(pipeline.settings, released=False),
+    threads: pipeline.resources.stage_threads("train", SEG.name)
     resources:
-        **pipeline.stage_resources("train", SEG.name),
+        **pipeline.resources.stage_resources("train", SEG.name),
     params:
         model=lambda wc: quoted_json(
-            pipeline.model_config(wc.preset, SEG.name, wc.model)
+            pipeline.settings.model_config(wc.preset, SEG.name, wc.model)
         ),
-        train=lambda wc: pipeline.checked_train(
+        train=lambda wc: pipeline.checks.checked_train(
             wc.preset,
             SEG.name,
             wc.model,
-            pipeline.paper_preset(wc.preset, SEG.name)["train"],
-            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
+            pipeline.settings.paper_preset(wc.preset, SEG.name)["train"],
+            pipeline.paths.training_data(wc.preset, SEG.name),
         ),
-        identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, "pretrained"),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, SEG.name)}",
+        identity=lambda wc: SEG.identity(
+            pipeline.identities, wc.preset, wc.model, "pretrained"
+        ),
+        data=lambda wc: pipeline.paths.training_data(wc.preset, SEG.name),
         workdir="results/{preset}/train/segmented/pretrained/{model}",
-        threads=pipeline.process_threads(SEG.name),
-        launcher=pipeline.train_launcher_of("lenex.training.train", SEG.name),
+        threads=pipeline.resources.process_threads(SEG.name),
+        launcher=pipeline.resources.train_launcher_of("lenex.training.train", SEG.name),
 
 
 # Paper scale: the released checkpoint itself (needs the hub, or its cache): run where Snakemake
@@ -67,11 +69,11 @@ rule segmented_fetch_hf:
     log:
         "results/{preset}/logs/train/segmented/pretrained/{model}.log",
     wildcard_constraints:
-        preset=SEG.presets(pipeline, released=True),
+        preset=SEG.presets(pipeline.settings, released=True),
     conda:
         ENV
     params:
-        name=lambda wc: SEG.hf_checkpoint(pipeline, wc.preset, wc.model),
+        name=lambda wc: SEG.hf_checkpoint(pipeline.settings, wc.preset, wc.model),
     shell:
         "python -m lenex.pipeline.launch lenex.hf.models --name {params.name} --out {output} > {log} 2>&1"
 
@@ -79,7 +81,7 @@ rule segmented_fetch_hf:
 # Paper scale: Pythia and Bloom read the arXiv text through their own tokenizers.
 rule segmented_retokenize:
     input:
-        lambda wc: pipeline.data_files(wc.preset, "arxiv"),
+        lambda wc: pipeline.paths.data_files(wc.preset, "arxiv"),
     output:
         "results/{preset}/data/segmented/arxiv-{model}/meta.json",
     log:
@@ -87,9 +89,9 @@ rule segmented_retokenize:
     conda:
         ENV
     resources:
-        **pipeline.data_resources(),
+        **pipeline.resources.data_resources(),
     params:
-        name=lambda wc: SEG.hf_checkpoint(pipeline, wc.preset, wc.model),
+        name=lambda wc: SEG.hf_checkpoint(pipeline.settings, wc.preset, wc.model),
         out="results/{preset}/data/segmented/arxiv-{model}",
     shell:
         "python -m lenex.pipeline.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
@@ -101,16 +103,11 @@ rule segmented_retokenize:
 # samples its epoch with its own seed, from the one pretrained model.
 rule segmented_adapt:
     input:
-        model=lambda wc: (
-            f"results/{wc.preset}/models/segmented/"
-            + (
-                f"pretrained/{wc.model}.pt"
-                if wc.run == "ootb"
-                else f"{wc.model}/seed{wc.seed}/ootb.pt"
-            )
+        model=lambda wc: SEG.adapted_from(wc.preset, wc.model, wc.run, wc.seed),
+        data=lambda wc: SEG.domain_data(
+            pipeline.settings, wc.preset, wc.model, meta=True
         ),
-        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
-        code=lambda wc: pipeline.code(
+        code=lambda wc: pipeline.code.stamp(
             "lenex.segmented.continued", wc.preset, SEG.name, wc.model
         ),
     output:
@@ -121,23 +118,27 @@ rule segmented_adapt:
         run="ootb|da",
     conda:
         ENV
-    threads: pipeline.stage_threads("train", SEG.name)
+    threads: pipeline.resources.stage_threads("train", SEG.name)
     resources:
-        **pipeline.stage_resources("train", SEG.name),
+        **pipeline.resources.stage_resources("train", SEG.name),
     params:
         method="full",
         extend_by=1,
         train=lambda wc: quoted_json(
-            SEG.continued_train_config(pipeline, wc.preset, wc.seed)
+            SEG.continued_train_config(pipeline.settings, wc.preset, wc.seed)
         ),
-        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
-        epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline, wc.preset),
+        data=lambda wc: SEG.domain_data(pipeline.settings, wc.preset, wc.model),
+        epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline.settings, wc.preset),
         workdir="results/{preset}/train/segmented/{model}/seed{seed}/{run}",
-        launcher=pipeline.train_launcher_of("lenex.segmented.continued", SEG.name),
-        threads=pipeline.process_threads(SEG.name),
-        identity=lambda wc: SEG.identity(pipeline, wc.preset, wc.model, wc.run),
+        launcher=pipeline.resources.train_launcher_of(
+            "lenex.segmented.continued", SEG.name
+        ),
+        threads=pipeline.resources.process_threads(SEG.name),
+        identity=lambda wc: SEG.identity(
+            pipeline.identities, wc.preset, wc.model, wc.run
+        ),
         expect=lambda wc: SEG.expect(
-            pipeline, wc.preset, wc.model, SEG.init_run(wc.run), wc.seed
+            pipeline.identities, wc.preset, wc.model, SEG.init_run(wc.run), wc.seed
         ),
     shell:
         "{params.launcher} --init {input.model} --method {params.method}"
@@ -151,7 +152,9 @@ rule segmented_adapt:
 use rule segmented_adapt as segmented_continue with:
     input:
         model="results/{preset}/models/segmented/{model}/seed{seed}/ootb.pt",
-        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
+        data=lambda wc: SEG.domain_data(
+            pipeline.settings, wc.preset, wc.model, meta=True
+        ),
         code=rules.segmented_adapt.input.code,
     output:
         "results/{preset}/models/segmented/{model}/seed{seed}/{method}-x{beta}.pt",
@@ -162,9 +165,11 @@ use rule segmented_adapt as segmented_continue with:
         extend_by="{beta}",
         workdir="results/{preset}/train/segmented/{model}/seed{seed}/{method}-x{beta}",
         identity=lambda wc: SEG.identity(
-            pipeline, wc.preset, wc.model, f"{wc.method}-x{wc.beta}"
+            pipeline.identities, wc.preset, wc.model, f"{wc.method}-x{wc.beta}"
         ),
-        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, "ootb", wc.seed),
+        expect=lambda wc: SEG.expect(
+            pipeline.identities, wc.preset, wc.model, "ootb", wc.seed
+        ),
 
 
 # Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);
@@ -172,8 +177,10 @@ use rule segmented_adapt as segmented_continue with:
 rule segmented_evaluate:
     input:
         model="results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
-        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model, meta=True),
-        code=lambda wc: pipeline.code(
+        data=lambda wc: SEG.domain_data(
+            pipeline.settings, wc.preset, wc.model, meta=True
+        ),
+        code=lambda wc: pipeline.code.stamp(
             "lenex.segmented.evaluate", wc.preset, SEG.name, wc.model
         ),
     output:
@@ -182,17 +189,21 @@ rule segmented_evaluate:
         "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/L{length}.log",
     conda:
         ENV
-    threads: pipeline.stage_threads("evaluate", SEG.name)
+    threads: pipeline.resources.stage_threads("evaluate", SEG.name)
     resources:
-        **pipeline.stage_resources("evaluate", SEG.name),
+        **pipeline.resources.stage_resources("evaluate", SEG.name),
     params:
         module="lenex.segmented.evaluate",
-        data=lambda wc: SEG.domain_data(pipeline, wc.preset, wc.model),
-        options=lambda wc: SEG.evaluation_options(pipeline, wc.preset),
+        data=lambda wc: SEG.domain_data(pipeline.settings, wc.preset, wc.model),
+        options=lambda wc: SEG.evaluation_options(pipeline.settings, wc.preset),
         extra=lambda wc: quoted_json(
-            SEG.evaluation_extra(pipeline, wc.preset, wc.model, wc.run, wc.seed)
+            SEG.evaluation_extra(
+                pipeline.settings, wc.preset, wc.model, wc.run, wc.seed
+            )
         ),
-        expect=lambda wc: SEG.expect(pipeline, wc.preset, wc.model, wc.run, wc.seed),
+        expect=lambda wc: SEG.expect(
+            pipeline.identities, wc.preset, wc.model, wc.run, wc.seed
+        ),
     shell:
         "python -m lenex.pipeline.launch {params.module} --checkpoint {input.model} --data {params.data}"
         " --length {wildcards.length} {params.options} --threads {threads}"
@@ -204,7 +215,7 @@ use rule segmented_evaluate as segmented_attention with:
     input:
         model=rules.segmented_evaluate.input.model,
         data=rules.segmented_evaluate.input.data,
-        code=lambda wc: pipeline.code(
+        code=lambda wc: pipeline.code.stamp(
             "lenex.segmented.attention", wc.preset, SEG.name, wc.model
         ),
     output:
@@ -213,7 +224,7 @@ use rule segmented_evaluate as segmented_attention with:
         "results/{preset}/logs/eval/segmented/{model}/seed{seed}/{run}/attention_L{length}.log",
     params:
         module="lenex.segmented.attention",
-        options=lambda wc: SEG.attention_options(pipeline, wc.preset, wc.model),
+        options=lambda wc: SEG.attention_options(pipeline.settings, wc.preset, wc.model),
         extra=lambda wc: quoted_json(
             {"model": wc.model, "run": wc.run, "seed": int(wc.seed)}
         ),
@@ -222,14 +233,14 @@ use rule segmented_evaluate as segmented_attention with:
 # Figure 2 (perplexity against length) and Figure 3 (attention past L_t, with its cells).
 rule segmented_figure2:
     input:
-        pipeline.recorded(
-            lambda wc: SEG.figure_recorded(pipeline, wc.preset, "2"), SEG.name
+        pipeline.recorded.inputs(
+            lambda wc: SEG.figure_recorded(pipeline.paths, wc.preset, "2"), SEG.name
         ),
-        code=pipeline.code("lenex.segmented.figures"),
+        code=pipeline.code.stamp("lenex.segmented.figures"),
     output:
         png=report(
             "results/{preset}/figures/segmented/figure2.png",
-            **pipeline.figure_report("figure2", SEG.name),
+            **pipeline.report.figure_report("figure2", SEG.name),
         ),
         pdf="results/{preset}/figures/segmented/figure2.pdf",
     log:
@@ -238,12 +249,14 @@ rule segmented_figure2:
         ENV
     params:
         figure="figure2",
-        title=lambda wc: pipeline.figure_title(SEG.name, 2),
-        results=lambda wc: SEG.figure_recorded(pipeline, wc.preset, "2"),
-        hf=lambda wc: SEG.hf_flag(pipeline, wc.preset),
-        raw=pipeline.raw_env(SEG.name),
+        title=lambda wc: pipeline.settings.figure_title(SEG.name, 2),
+        results=lambda wc: SEG.figure_recorded(pipeline.paths, wc.preset, "2"),
+        hf=lambda wc: SEG.hf_flag(pipeline.settings, wc.preset),
+        raw=pipeline.recorded.raw_env(SEG.name),
         cells_option="",
-        expect=lambda wc: pipeline.results_expect(wc.preset, SEG.name, workflow.rules),
+        expect=lambda wc: pipeline.identities.results_expect(
+            wc.preset, SEG.name, workflow.rules
+        ),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.segmented.figures {params.figure} --results {params.results}"
         " --title {params.title} --preset {wildcards.preset} {params.hf} --expect {params.expect} --out-png {output.png}"
@@ -252,14 +265,14 @@ rule segmented_figure2:
 
 use rule segmented_figure2 as segmented_figure3 with:
     input:
-        pipeline.recorded(
-            lambda wc: SEG.figure_recorded(pipeline, wc.preset, "3"), SEG.name
+        pipeline.recorded.inputs(
+            lambda wc: SEG.figure_recorded(pipeline.paths, wc.preset, "3"), SEG.name
         ),
-        code=pipeline.code("lenex.segmented.figures"),
+        code=pipeline.code.stamp("lenex.segmented.figures"),
     output:
         png=report(
             "results/{preset}/figures/segmented/figure3.png",
-            **pipeline.figure_report("figure3", SEG.name),
+            **pipeline.report.figure_report("figure3", SEG.name),
         ),
         pdf="results/{preset}/figures/segmented/figure3.pdf",
         cells="results/{preset}/figures/segmented/figure3.cells.json",
@@ -267,6 +280,6 @@ use rule segmented_figure2 as segmented_figure3 with:
         "results/{preset}/logs/figures/segmented/figure3.log",
     params:
         figure="figure3",
-        title=lambda wc: pipeline.figure_title(SEG.name, 3),
-        results=lambda wc: SEG.figure_recorded(pipeline, wc.preset, "3"),
+        title=lambda wc: pipeline.settings.figure_title(SEG.name, 3),
+        results=lambda wc: SEG.figure_recorded(pipeline.paths, wc.preset, "3"),
         cells_option=lambda wc, output: f" --out-cells {output.cells}",

@@ -9,15 +9,17 @@
 rule paper_table:
     input:
         unpack(
-            lambda wc: pipeline.paper(wc.paper).table_inputs(
-                pipeline, wc.preset, wc.table
+            lambda wc: pipeline.settings.paper(wc.paper).table_inputs(
+                pipeline.paths, wc.preset, wc.table
             )
         ),
-        recorded=pipeline.recorded(
-            lambda wc: pipeline.table_recorded(wc.paper, wc.preset, wc.table)
+        recorded=pipeline.recorded.inputs(
+            lambda wc: pipeline.recorded.table_recorded(wc.paper, wc.preset, wc.table)
         ),
         spec="config/experiments/{paper}.yaml",
-        code=lambda wc: pipeline.code(pipeline.paper(wc.paper).table_renderer),
+        code=lambda wc: pipeline.code.stamp(
+            pipeline.settings.paper(wc.paper).table_renderer
+        ),
     output:
         md="results/{preset}/tables/{paper}/table{table}.md",
         tex="results/{preset}/tables/{paper}/table{table}.tex",
@@ -27,14 +29,16 @@ rule paper_table:
     conda:
         ENV
     params:
-        renderer=lambda wc: pipeline.paper(wc.paper).table_renderer,
-        arguments=lambda wc: pipeline.paper(wc.paper).table_arguments(
-            pipeline, wc.preset, wc.table
+        renderer=lambda wc: pipeline.settings.paper(wc.paper).table_renderer,
+        arguments=lambda wc: pipeline.settings.paper(wc.paper).table_arguments(
+            pipeline.paths, wc.preset, wc.table
         ),
-        raw=pipeline.raw_env(),
-        schemes=lambda wc: pipeline.table_schemes(wc.paper, wc.table),
+        raw=pipeline.recorded.raw_env(),
+        schemes=lambda wc: pipeline.settings.table_schemes(wc.paper, wc.table),
         # a result file holding another cell's or model's result is an error, never a row
-        expect=lambda wc: pipeline.results_expect(wc.preset, wc.paper, workflow.rules),
+        expect=lambda wc: pipeline.identities.results_expect(
+            wc.preset, wc.paper, workflow.rules
+        ),
     shell:
         "{params.raw}python -m lenex.pipeline.launch {params.renderer} --spec {input.spec} --table-key table{wildcards.table}"
         " --extra-schemes {params.schemes} {params.arguments} --expect {params.expect}"
@@ -46,17 +50,18 @@ rule paper_table:
 # and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics.
 rule paper_diagnostics:
     input:
-        cells=lambda wc: pipeline.paper_cells(wc.preset, wc.paper),
-        recorded=pipeline.recorded(
-            lambda wc: pipeline.paper(wc.paper).diagnostic_recorded(
-                pipeline, wc.preset
+        cells=lambda wc: pipeline.targets.paper_cells(wc.preset, wc.paper),
+        recorded=pipeline.recorded.inputs(
+            lambda wc: pipeline.settings.paper(wc.paper).diagnostic_recorded(
+                pipeline.paths, wc.preset
             )
         ),
-        code=pipeline.code("lenex.tables.diagnostics"),
+        code=pipeline.code.stamp("lenex.tables.diagnostics"),
     output:
         md="results/{preset}/diagnostics/{paper}.md",
         png=report(
-            "results/{preset}/diagnostics/{paper}.png", **pipeline.diagnostics_report()
+            "results/{preset}/diagnostics/{paper}.png",
+            **pipeline.report.diagnostics_report(),
         ),
         pdf="results/{preset}/diagnostics/{paper}.pdf",
     log:
@@ -64,12 +69,14 @@ rule paper_diagnostics:
     conda:
         ENV
     params:
-        results=lambda wc: pipeline.paper(wc.paper).diagnostic_recorded(
-            pipeline, wc.preset
+        results=lambda wc: pipeline.settings.paper(wc.paper).diagnostic_recorded(
+            pipeline.paths, wc.preset
         ),
-        arguments=lambda wc: pipeline.diagnostic_arguments(wc.paper),
-        raw=pipeline.raw_env(),
-        expect=lambda wc: pipeline.results_expect(wc.preset, wc.paper, workflow.rules),
+        arguments=lambda wc: pipeline.targets.diagnostic_arguments(wc.paper),
+        raw=pipeline.recorded.raw_env(),
+        expect=lambda wc: pipeline.identities.results_expect(
+            wc.preset, wc.paper, workflow.rules
+        ),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.tables.diagnostics --paper {wildcards.paper} --preset {wildcards.preset}"
         " {params.arguments} --cells {input.cells} --results {params.results} --expect {params.expect}"
@@ -80,12 +87,12 @@ rule paper_diagnostics:
 # so `snakemake --cores 2 results/<preset>/<paper>.md` regenerates the whole paper.
 rule paper_report:
     input:
-        tables=lambda wc: pipeline.paper_tables(wc.preset, wc.paper),
-        figures=lambda wc: pipeline.paper_figures(wc.preset, wc.paper),
+        tables=lambda wc: pipeline.targets.paper_tables(wc.preset, wc.paper),
+        figures=lambda wc: pipeline.targets.paper_figures(wc.preset, wc.paper),
         claims="results/{preset}/claims/{paper}.md",
         diagnostics="results/{preset}/diagnostics/{paper}.md",
         spec="config/experiments/{paper}.yaml",
-        code=pipeline.code("lenex.tables.report"),
+        code=pipeline.code.stamp("lenex.tables.report"),
     output:
         "results/{preset}/{paper}.md",
     log:

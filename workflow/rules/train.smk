@@ -17,10 +17,10 @@ from lenex.fairseq_backend import workflow as fairseq
 
 rule train:
     input:
-        lambda wc: pipeline.data_files(
-            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        lambda wc: pipeline.paths.data_files(
+            wc.preset, pipeline.paths.training_corpus(wc.preset, wc.paper)
         )
-        + pipeline.scheme_files(wc.paper, wc.variant)
+        + pipeline.settings.scheme_files(wc.paper, wc.variant)
         + fairseq.backend_inputs(pipeline, wc.preset, wc.paper),
         code=lambda wc: fairseq.train_code(pipeline, wc.preset, wc.paper, wc.variant),
     output:
@@ -28,30 +28,32 @@ rule train:
     log:
         "results/{preset}/logs/train/{paper}/{variant}/seed{seed}.log",
     wildcard_constraints:
-        preset=pipeline.presets_by_nodes(one_node=True),
+        preset=pipeline.resources.presets_by_nodes(one_node=True),
     conda:
         ENV
-    threads: pipeline.stage_threads("train")
+    threads: pipeline.resources.stage_threads("train")
     resources:
-        **pipeline.stage_resources("train"),
+        **pipeline.resources.stage_resources("train"),
     params:
         model=lambda wc: quoted_json(
-            pipeline.model_config(wc.preset, wc.paper, wc.variant)
+            pipeline.settings.model_config(wc.preset, wc.paper, wc.variant)
         ),
         # checked now (lenex.pipeline.dag_checks): a bad config stops the DAG, the old model stays
-        train=lambda wc: pipeline.checked_train(
+        train=lambda wc: pipeline.checks.checked_train(
             wc.preset,
             wc.paper,
             wc.variant,
-            pipeline.paper(wc.paper).train_config(
-                pipeline, wc.preset, wc.variant, wc.seed
+            pipeline.settings.paper(wc.paper).train_config(
+                pipeline.settings, wc.preset, wc.variant, wc.seed
             ),
-            f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+            pipeline.paths.training_data(wc.preset, wc.paper),
         ),
-        identity=lambda wc: pipeline.identity(wc.preset, wc.paper, wc.variant),
-        data=lambda wc: f"results/{wc.preset}/data/{pipeline.training_corpus(wc.preset, wc.paper)}",
+        identity=lambda wc: pipeline.identities.identity(
+            wc.preset, wc.paper, wc.variant
+        ),
+        data=lambda wc: pipeline.paths.training_data(wc.preset, wc.paper),
         workdir="results/{preset}/train/{paper}/{variant}/seed{seed}",
-        threads=pipeline.process_threads(),
+        threads=pipeline.resources.process_threads(),
         # lenex.training.train, under torchrun for several GPUs, or fairseq-train (fairseq.smk)
         launcher=lambda wc: fairseq.train_launcher(pipeline, wc.preset, wc.paper),
     shell:
@@ -65,26 +67,26 @@ rule train:
 # one torchrun per node (multinode_launcher). Resources replace the train rule's (no `gpu`).
 use rule train as train_multinode with:
     input:
-        lambda wc: pipeline.data_files(
-            wc.preset, pipeline.training_corpus(wc.preset, wc.paper)
+        lambda wc: pipeline.paths.data_files(
+            wc.preset, pipeline.paths.training_corpus(wc.preset, wc.paper)
         )
-        + pipeline.scheme_files(wc.paper, wc.variant),
-        code=lambda wc: pipeline.code(
+        + pipeline.settings.scheme_files(wc.paper, wc.variant),
+        code=lambda wc: pipeline.code.stamp(
             "lenex.training.train", wc.preset, wc.paper, wc.variant
         ),
     wildcard_constraints:
-        preset=pipeline.presets_by_nodes(one_node=False),
+        preset=pipeline.resources.presets_by_nodes(one_node=False),
     resources:
-        mem_mb=pipeline.stage_setting("train", "mem_mb"),
-        runtime=pipeline.stage_setting("train", "runtime"),
-        nodes=pipeline.stage_setting("train", "nodes", 1),
-        tasks=pipeline.stage_setting("train", "nodes", 1),
+        mem_mb=pipeline.resources.stage_setting("train", "mem_mb"),
+        runtime=pipeline.resources.stage_setting("train", "runtime"),
+        nodes=pipeline.resources.stage_setting("train", "nodes", 1),
+        tasks=pipeline.resources.stage_setting("train", "nodes", 1),
         tasks_per_gpu=0,
-        gres=lambda wc: f"gpu:{pipeline.train_gpus(wc.preset, wc.paper)}",
-        cpus_per_gpu=lambda wc: pipeline.stage_resources_at(
+        gres=lambda wc: f"gpu:{pipeline.resources.train_gpus(wc.preset, wc.paper)}",
+        cpus_per_gpu=lambda wc: pipeline.resources.stage_resources_at(
             wc.preset, "train", wc.paper
         )["cpus_per_gpu"],
         mpi="srun",
-        slurm_extra=lambda wc: pipeline.train_slurm_extra(wc.preset, wc.paper),
+        slurm_extra=lambda wc: pipeline.resources.train_slurm_extra(wc.preset, wc.paper),
     params:
-        launcher=lambda wc: pipeline.multinode_launcher(wc.preset, wc.paper),
+        launcher=lambda wc: pipeline.resources.multinode_launcher(wc.preset, wc.paper),

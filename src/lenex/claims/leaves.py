@@ -19,7 +19,6 @@ contradicted otherwise. Without an interval the leaf is inconclusive.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .intervals import EXACT, Estimate
@@ -37,10 +36,6 @@ class Rule:
     contra: object
     contra_strict: bool
     signed: bool = True
-
-
-def _band(c):
-    return math.log1p(c)
 
 
 RULES = {

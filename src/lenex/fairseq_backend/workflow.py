@@ -1,6 +1,6 @@
 """What the rules of the fairseq backend and its cross-check read (rules in fairseq.smk; the
 `train` rule takes its launcher and inputs from here whichever the backend; docs/fairseq.md).
-Every function takes the workflow's `Pipeline` (lenex.pipeline.workflow)."""
+Every function takes the workflow's `Pipeline` (lenex.pipeline.workflow) and reads the parts it needs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
 
 
 def train_backend(pipeline, preset: str, paper: str) -> str:
-    return pipeline.paper_preset(preset, paper)["train"].get("backend", "lenex")
+    return pipeline.settings.paper_preset(preset, paper)["train"].get("backend", "lenex")
 
 
 def fairseq_data_files(pipeline, preset: str, corpus: str) -> list[str]:
@@ -26,7 +26,7 @@ def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None
     """Inputs a training job needs beyond lenex's token files: fairseq's binarized copy."""
     if (backend or train_backend(pipeline, preset, paper)) != "fairseq":
         return []
-    return fairseq_data_files(pipeline, preset, pipeline.training_corpus(preset, paper))
+    return fairseq_data_files(pipeline, preset, pipeline.paths.training_corpus(preset, paper))
 
 
 def train_module(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
@@ -39,30 +39,30 @@ def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None
     """The trainer's command up to its shared arguments (--model-config ... --threads)."""
     module = train_module(pipeline, preset, paper, backend)
     if module != "lenex.training.train":
-        folder = f"results/{preset}/data-fairseq/{pipeline.training_corpus(preset, paper)}"
+        folder = f"results/{preset}/data-fairseq/{pipeline.paths.training_corpus(preset, paper)}"
         return f"{launcher(module, 1)} --bin {folder}"
-    return train_command(module, pipeline.train_gpus(preset, paper))
+    return train_command(module, pipeline.resources.train_gpus(preset, paper))
 
 
 def train_code(pipeline, preset: str, paper: str, variant: str, backend: str | None = None) -> str:
     """The code stamp of a training (lenex.pipeline.code): its trainer's and its scheme's."""
-    return pipeline.code(train_module(pipeline, preset, paper, backend), preset, paper, variant)
+    return pipeline.code.stamp(train_module(pipeline, preset, paper, backend), preset, paper, variant)
 
 
 def crosscheck_spec(pipeline, preset: str) -> dict:
     """What the cross-check compares (config `crosscheck`, with the preset's `crosscheck` laid over
     it): its paper, corpus, variants, backends, seeds, multiples of L_tr and the variant also
     scored with blockwise attention beyond L_tr."""
-    own = {k: v for k, v in (pipeline.preset(preset).get("crosscheck") or {}).items() if k != "train"}
-    return {**pipeline.config["crosscheck"], **own}
+    own = {k: v for k, v in (pipeline.settings.preset(preset).get("crosscheck") or {}).items() if k != "train"}
+    return {**pipeline.settings.config["crosscheck"], **own}
 
 
 def crosscheck_train_config(pipeline, preset: str, paper: str, backend: str, seed) -> dict:
     """The preset's training (with its `crosscheck.train` laid over it), on `backend` with `seed`;
     the validation loss is measured at every logging interval (lenex's fixed validation windows),
     which is the curve the page compares."""
-    train = {**pipeline.paper_preset(preset, paper)["train"],
-             **(pipeline.preset(preset).get("crosscheck") or {}).get("train", {})}
+    train = {**pipeline.settings.paper_preset(preset, paper)["train"],
+             **(pipeline.settings.preset(preset).get("crosscheck") or {}).get("train", {})}
     return {**train, "backend": backend, "seed": int(seed), "eval_every": train["log_every"]}
 
 
@@ -72,7 +72,7 @@ def crosscheck_expect(pipeline, wildcards) -> str:
 
     seed = crosscheck_train_config(pipeline, wildcards.preset, wildcards.paper, wildcards.backend,
                                    wildcards.seed)["seed"]
-    return quoted_json(pipeline.expected_model(wildcards.preset, wildcards.paper, wildcards.variant, seed,
+    return quoted_json(pipeline.identities.expected_model(wildcards.preset, wildcards.paper, wildcards.variant, seed,
                                                backend=wildcards.backend))
 
 
@@ -85,7 +85,7 @@ def crosscheck_budget(pipeline, preset: str) -> dict:
 def crosscheck_page_spec(pipeline, preset: str) -> dict:
     """The page's arguments (lenex.fairseq_backend.crosscheck --spec)."""
     spec = crosscheck_spec(pipeline, preset)
-    return {**spec, "preset": preset, "train_length": pipeline.train_length(preset, spec["paper"]),
+    return {**spec, "preset": preset, "train_length": pipeline.settings.train_length(preset, spec["paper"]),
             "train": crosscheck_budget(pipeline, preset)}
 
 
@@ -107,10 +107,10 @@ def crosscheck_evaluations(pipeline, preset: str) -> list[str]:
     blockwise variant's also blockwise beyond L_tr."""
     files = []
     for root, spec in crosscheck_runs(pipeline, preset):
-        train_length = pipeline.train_length(preset, spec["paper"])
+        train_length = pipeline.settings.train_length(preset, spec["paper"])
         for variant in spec["variants"]:
             for multiple in spec["multiples"]:
-                length = pipeline.eval_length(preset, multiple, spec["paper"])
+                length = pipeline.settings.eval_length(preset, multiple, spec["paper"])
                 masks = ["causal"] + (["blockwise"] if variant == spec["bca_variant"] and length > train_length else [])
                 files += [f"{root}/eval/{spec['paper']}/{variant}/{spec['corpus']}/{mask}/L{length}.json"
                           for mask in masks]

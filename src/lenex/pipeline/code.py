@@ -215,16 +215,20 @@ def code_stamp(stamps: Path, module: str, position: str | None = None, module_fi
 
 
 class CodeInputs:
-    """The code stamp as a job's input. A mixin of `lenex.pipeline.workflow.Pipeline`."""
+    """The code stamp as a job's input: a part of `lenex.pipeline.workflow.Pipeline` (`pipeline.code`),
+    reading the settings for the model a job trains or scores."""
 
-    def code(self, module: str, preset_name: str | None = None, paper: str | None = None,
-             variant: str | None = None) -> str:
+    def __init__(self, settings):
+        self.settings = settings
+
+    def stamp(self, module: str, preset_name: str | None = None, paper: str | None = None,
+              variant: str | None = None) -> str:
         """The stamp of the code a job of entry point `module` runs; for a job that trains or reads
         the model of `variant` (at a preset), its position scheme's code counts too."""
         if variant is None:
-            return code_stamp(self.stamps, module)
+            return code_stamp(self.settings.stamps, module)
         from lenex.experiment.schemes import module_files
 
-        config = self.model_config(preset_name, paper, variant)
-        spec = self.experiment(paper)["variants"].get(variant, {})
-        return code_stamp(self.stamps, module, config.get("position"), module_files(spec))
+        config = self.settings.model_config(preset_name, paper, variant)
+        spec = self.settings.experiment(paper)["variants"].get(variant, {})
+        return code_stamp(self.settings.stamps, module, config.get("position"), module_files(spec))

@@ -1,6 +1,7 @@
 """Checks that run when Snakemake builds the DAG (issue 36), before any job starts and before
-Snakemake removes the old output of a job that could never succeed. A mixin of
-`lenex.pipeline.workflow.Pipeline`; the rules call these from their params and input functions.
+Snakemake removes the old output of a job that could never succeed. A part of
+`lenex.pipeline.workflow.Pipeline` (`pipeline.checks`); the rules call these from their params and
+input functions.
 
 - A training's configs (`checked_train`): the checks lenex.training.train makes before reading any data
   (lenex.training.checks.check_run_configs: bounds, unknown keys, n_head dividing d_model,
@@ -9,9 +10,10 @@ Snakemake removes the old output of a job that could never succeed. A mixin of
   prepares it, that every split it samples windows from holds one window (check_split_sizes,
   from meta.json). A corpus prepared with other settings is prepared again first, so its
   sizes are checked by the training itself, before its first step.
-- A paper's claims (`checked_claims`): every ERF, check and figure reference names something
-  its tables and figures produce (lenex.claims.evaluate.check_produced); table cells are checked
-  against the cells files when the claims are evaluated.
+- A paper's claims (`checked_claims`): the file names its paper, a registered one
+  (lenex.pipeline.papers.check_claims_paper), and every ERF, check and figure reference names
+  something its tables and figures produce (lenex.claims.evaluate.check_produced); table cells
+  are checked against the cells files when the claims are evaluated.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from lenex.training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
+from .papers import check_claims_paper, registered
 from .variants import check_model_once, variants_text
 from .settings import quoted_json
 from .user_errors import refuse
@@ -41,7 +44,7 @@ def longest_document(data: str | Path) -> int:
 
 def documents_problem(longest: int, shortest_kept: int) -> str | None:
     """Why no document could serve a preset that keeps documents of `shortest_kept` tokens or more
-    (L_tr / 4, lenex.pipeline.corpora.shortest_eval_length), or None."""
+    (L_tr / 4, lenex.pipeline.paths.Paths.shortest_eval_length), or None."""
     if longest >= shortest_kept:
         return None
     return (f"its longest document has {longest} tokens, and documents shorter than train_length / 4 = "
@@ -49,27 +52,33 @@ def documents_problem(longest: int, shortest_kept: int) -> str | None:
 
 
 class DagChecks:
+    """The checks, reading the settings (models, presets, claims files) and the paths (what a preset keeps)."""
+
+    def __init__(self, settings, paths):
+        self.settings, self.paths = settings, paths
+
     def checked_train(self, preset_name: str, paper: str, variant: str, train: dict, data: str) -> str:
         """`--train-config` of a training of `variant` on the corpus folder `data`, one shell word,
         once the model and train configs pass lenex.training.train's own checks and the corpus's splits
         (where it is prepared already) hold a training window. An error names the preset's file."""
-        model = self.model_config(preset_name, paper, variant)
+        model = self.settings.model_config(preset_name, paper, variant)
+        preset_file = self.settings.preset_file(preset_name)
         try:
             check_run_configs(model, train)
-            check_model_once(variants_text(model), self.stamps)
+            check_model_once(variants_text(model), self.settings.stamps)
         except ValueError as err:
-            refuse(f"{self.preset_file(preset_name)}: {paper} {variant}: {err}")
+            refuse(f"{preset_file}: {paper} {variant}: {err}")
         if self.prepared_as_preset(preset_name, data):
             try:
                 check_split_sizes(data, model["train_length"])
             except ValueError as err:
-                refuse(f"{self.preset_file(preset_name)}: model.train_length {model['train_length']} (paper {paper}): {err}")
+                refuse(f"{preset_file}: model.train_length {model['train_length']} (paper {paper}): {err}")
         elif (Path(data) / "meta.json").is_file():
             # To be prepared again: what the preparation keeps is known from what it kept before.
-            shortest = self.shortest_eval_length(preset_name)
+            shortest = self.paths.shortest_eval_length(preset_name)
             problem = documents_problem(longest_document(data), shortest)
             if problem:
-                refuse(f"{self.preset_file(preset_name)}: model.train_length {model['train_length']} "
+                refuse(f"{preset_file}: model.train_length {model['train_length']} "
                        f"(paper {paper}): {data}/meta.json: {problem}")
         return quoted_json(train)
 
@@ -81,12 +90,12 @@ class DagChecks:
 
         if not (Path(data) / "meta.json").is_file():
             return False
-        meta, settings = read_meta(data), self.preset(preset_name)["data"]
+        meta, settings = read_meta(data), self.settings.preset(preset_name)["data"]
         shortest = ((meta.get("skipped") or {}).get("too_short") or {}).get("min_tokens")
         return (str(meta.get("tokenizer", "")).startswith(settings["tokenizer"]) and meta.get("seed") == settings["seed"]
                 and meta.get("valid_fraction") == settings["valid_fraction"]
                 and meta.get("test_fraction") == settings["test_fraction"]
-                and shortest == self.shortest_eval_length(preset_name))
+                and shortest == self.paths.shortest_eval_length(preset_name))
 
     def checked_claims(self, paper: str) -> str:
         """The claims file of `paper` (an input of its claims job) once every ERF, check and figure
@@ -98,14 +107,21 @@ class DagChecks:
     def _check_claims(self, paper: str) -> None:
         """Checked once per content of the claims file, its schema, the claims code and what the
         paper produces (lenex.pipeline.memo): the check imports scipy and validates a long file."""
-        path, schema = self.config_dir / "claims" / f"{paper}.yaml", self.schemas / "claims.schema.yaml"
-        produced = sorted(self.paper(paper).produced_references(self))
+        path = self.settings.config_dir / "claims" / f"{paper}.yaml"
+        schema = self.settings.schemas / "claims.schema.yaml"
+        produced = sorted(self.settings.paper(paper).produced_references(self.settings))
         code = sorted((Path(__file__).resolve().parents[1] / "claims").glob("*.py"))
 
         def check() -> bool:
             from ..claims.evaluate import check_produced, load_claims
 
-            check_produced(load_claims(path, schema), set(produced), f"config/claims/{paper}.yaml")
+            claims = load_claims(path, schema)
+            try:
+                check_claims_paper(claims["paper"], paper, f"config/claims/{paper}.yaml")
+            except ValueError as err:
+                refuse(str(err))
+            check_produced(claims, set(produced), f"config/claims/{paper}.yaml")
             return True
 
-        remembered(self.stamps, "claims-check", [path, schema, *code], check, extra="\n".join(produced))
+        remembered(self.settings.stamps, "claims-check", [path, schema, *code], check,
+                   extra="\n".join([*produced, *sorted(registered())]))

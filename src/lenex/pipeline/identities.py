@@ -1,8 +1,8 @@
 """What a rule tells a job about the model it trains or reads (issue 36): the labels a training
 records in its checkpoint (`--identity`, lenex.records.provenance), the identity an evaluation,
 measurement or conversion expects of the checkpoint its target names (`--expect`), and what a
-table or figure job expects of the result files it reads. A mixin of
-`lenex.pipeline.workflow.Pipeline`.
+table or figure job expects of the result files it reads. A part of
+`lenex.pipeline.workflow.Pipeline` (`pipeline.identities`), reading the settings.
 
 An expectation is what the target path says: the labels (paper, preset, variant or model and
 run, the corpus of a receptive-field model), the seed the training ran with (the train config's:
@@ -32,12 +32,17 @@ RESULT_LAYOUT = re.compile(r"^results/\{preset\}/(eval|resolution)/.*\.json$")
 
 
 class Identities:
+    """What a job is told about its model, from the settings (each paper's models and labels)."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
     # -- labels ---------------------------------------------------------------------------------
     def model_labels(self, preset_name: str, paper: str, variant: str, **more) -> dict:
         """The labels a model of `variant` records (and its evaluations expect): the variant under
         its paper's name for it (`Paper.model_label`: the segmented paper's `model`); `more`: what
         else its path names (a receptive-field model's corpus, a segmented model's run)."""
-        return {"paper": paper, "preset": preset_name, self.paper(paper).model_label: variant, **more}
+        return {"paper": paper, "preset": preset_name, self.settings.paper(paper).model_label: variant, **more}
 
     def identity(self, preset_name: str, paper: str, variant: str, **more) -> str:
         """`--identity` of a training, one shell word."""
@@ -48,14 +53,14 @@ class Identities:
                        fields=EXPECTED_MODEL_FIELDS, **more) -> dict:
         """What the checkpoint of `variant` at a preset must record: its labels, the seed it trained
         with (`train_seed`, its train config's) and the model fields the rule trains it with."""
-        config = self.model_config(preset_name, paper, variant)
+        config = self.settings.model_config(preset_name, paper, variant)
         return {**self.model_labels(preset_name, paper, variant, **more), "seed": int(train_seed),
                 **{k: config[k] for k in fields if k in config}}
 
     def expect(self, preset_name: str, paper: str, variant: str, seed, **more) -> str:
         """`--expect` of a job that reads the model of `variant`, seed s (1..n: the path's seed<s>),
         one shell word; it trained with its paper's train config for seed s (`Paper.train_config`)."""
-        train_seed = self.paper(paper).train_config(self, preset_name, variant, seed)["seed"]
+        train_seed = self.settings.paper(paper).train_config(self.settings, preset_name, variant, seed)["seed"]
         return quoted_json(self.expected_model(preset_name, paper, variant, train_seed, **more))
 
     # -- expectations of result files (table and figure jobs) --------------------------------------

@@ -6,15 +6,22 @@ under the entry points `lenex.papers`, named by the paper:
     [project.entry-points."lenex.papers"]
     lex = "lenex.lex.paper:PAPER"
 
-The registry is filled from there (`registered`): the library and the rules never list the
-papers, they ask for one by name (`paper_named`) or go over the configured ones. What a paper
+The registry is filled from there (`registered`): the library, the rules, the Snakefile and the
+tests never list the papers, they ask for one by name (`paper_named`) or go over the configured
+ones. A paper's own rules, if it has any, are `workflow/rules/<package>.smk` (`rule_file`), which the
+Snakefile includes for each configured paper (lenex.pipeline.settings.Settings.paper_rule_files);
+its claims file names it (`check_claims_paper`). What a paper
 tells the workflow: its models' configs, the recorded files (evaluations, corpus metas) each of
 its tables and figures reads, the files its table jobs read besides them, its table renderer's
 arguments, the header facts only it knows (through its renderer), and the figures that carry
 numbers no table has (each writes its own cells file, which its claims read).
 
-A function of a preset takes the preset's name and, where it builds models, the preset as the
-paper sees it (`view`, lenex.experiment.presets.paper_view). Every model a claim compares is trained with
+A paper is given the part of the pipeline it needs, never the whole pipeline
+(lenex.pipeline.workflow): its file lists take `paths` (lenex.pipeline.paths.Paths: a preset's
+corpora and their files, with the settings as `paths.settings`), its models, training and claims
+take `settings` (lenex.pipeline.settings.Settings: the config, presets and experiment files). A
+function of a preset takes the preset's name and, where it builds models, the preset as the paper
+sees it (`view`, lenex.experiment.presets.paper_view). Every model a claim compares is trained with
 seeds 1..n (`seeds`: the view's `experiment.seeds`, or a budget group's), seed s with the
 preset's training seed + s - 1 (`train_seed`, `train_config`), so each cell is a mean over seeds
 and two cells pair seed by seed (lenex.tables.seeds, lenex.claims.intervals).
@@ -31,8 +38,8 @@ PAPER_ENTRY_POINTS = "lenex.papers"
 
 
 class Paper(ABC):
-    """One paper as the workflow sees it (see the module's docstring). `pipeline`, where a method
-    takes it, is the workflow's lenex.pipeline.workflow.Pipeline (config, presets, corpora)."""
+    """One paper as the workflow sees it (see the module's docstring): `paths` where a method lists
+    files, `settings` where it reads only the config, presets and experiment files."""
 
     #: The paper's one name: config/experiments/<name>.yaml, results/<preset>/.../<name>/, {paper}.
     name: str
@@ -62,53 +69,53 @@ class Paper(ABC):
         """The training seed of seed s (lenex.experiment.presets.train_seed): the preset's `train.seed` + s - 1."""
         return train_seed(view["train"].get("seed", 1), int(seed))
 
-    def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
+    def train_config(self, settings, preset: str, variant: str, seed) -> dict:
         """TrainConfig fields of one variant's model of seed s: the paper's training at the preset
         with seed s's training seed."""
-        view = pipeline.paper_preset(preset, self.name)
+        view = settings.paper_preset(preset, self.name)
         return {**view["train"], "seed": self.train_seed(view, seed)}
 
     @abstractmethod
-    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
+    def table_recorded(self, paths, preset: str, table: str) -> dict[str, list[str]]:
         """The recorded files one table reads, by role (results, metas, ...): its job's inputs,
         which under `from_raw` its raw results stand in for."""
 
     @abstractmethod
-    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
+    def figure_recorded(self, paths, preset: str, figure: str) -> list[str]:
         """The recorded files one figure reads."""
 
     @abstractmethod
-    def table_arguments(self, pipeline, preset: str, table: str) -> str:
+    def table_arguments(self, paths, preset: str, table: str) -> str:
         """The table renderer's own arguments, beyond the ones every renderer takes
         (lenex.tables.render.add_table_arguments): its results, header facts, corpora ..."""
 
-    def header_recorded(self, pipeline, preset: str) -> list[str]:
+    def header_recorded(self, paths, preset: str) -> list[str]:
         """Recorded files its headers read beyond each table's own (e.g. the training corpus's meta)."""
         return []
 
-    def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
+    def table_inputs(self, paths, preset: str, table: str) -> dict[str, str]:
         """A table job's inputs that are not recorded results (a header file, the preset file)."""
         return {}
 
-    def produced_references(self, pipeline) -> set[str]:
+    def produced_references(self, settings) -> set[str]:
         """What its tables and figures produce beyond table cells, as its claims name it (ERF rows
         t<N>/erf/<corpus>/<variant>, checks t<N>/check/<name>, figure numbers f<N>/<name>): a claim
         naming anything else is an error when the DAG is built (lenex.claims.evaluate.check_produced)."""
         return set()
 
-    def diagnostic_recorded(self, pipeline, preset: str) -> list[str]:
+    def diagnostic_recorded(self, paths, preset: str) -> list[str]:
         """The evaluations its diagnostics read (lenex.tables.diagnostics): every recorded file but the corpus metas."""
-        return [f for f in self.recorded(pipeline, preset) if not f.endswith("/meta.json")]
+        return [f for f in self.recorded(paths, preset) if not f.endswith("/meta.json")]
 
-    def recorded(self, pipeline, preset: str) -> list[str]:
+    def recorded(self, paths, preset: str) -> list[str]:
         """Every recorded file its tables, figures and headers read: its raw results."""
-        experiment = pipeline.experiment(self.name)
-        files = list(self.header_recorded(pipeline, preset))
+        experiment = paths.settings.experiment(self.name)
+        files = list(self.header_recorded(paths, preset))
         for key in experiment["tables"]:
-            for group in self.table_recorded(pipeline, preset, key.removeprefix("table")).values():
+            for group in self.table_recorded(paths, preset, key.removeprefix("table")).values():
                 files += group
         for key in experiment.get("figures", {}):
-            files += self.figure_recorded(pipeline, preset, key.removeprefix("figure"))
+            files += self.figure_recorded(paths, preset, key.removeprefix("figure"))
         return sorted(set(files))
 
 
@@ -125,6 +132,23 @@ def registered() -> dict[str, Paper]:
                             f"Paper named {point.name!r}")
         papers[point.name] = paper
     return papers
+
+
+def rule_file(name: str) -> str:
+    """The rule file of paper `name`'s own rules, relative to the Snakefile: workflow/rules/ and its
+    package's name (the paper's name with `-` as `_`)."""
+    return f"workflow/rules/{name.replace('-', '_')}.smk"
+
+
+def check_claims_paper(declared, paper: str, source: str) -> None:
+    """A claims file's `paper` is a registered paper, and the one whose claims it holds (`paper`):
+    one error naming the file otherwise (the claims schema takes any name; the registry decides)."""
+    try:
+        paper_named(declared)
+    except ValueError as err:
+        raise ValueError(f"{source}: paper: {err}") from None
+    if declared != paper:
+        raise ValueError(f"{source}: paper: {declared!r} is not the paper these claims are read for, {paper!r}")
 
 
 def paper_named(name: str) -> Paper:

@@ -1,10 +1,10 @@
 """Raw results (docs/raw-results.md): which recorded files (evaluations, corpus metas) each paper's
 render rules read, and how a render job is pointed at them or, under `from_raw`, at the raw
-results that hold them. A mixin of `lenex.pipeline.workflow.Pipeline`."""
+results that hold them. A part of `lenex.pipeline.workflow.Pipeline` (`pipeline.recorded`): it asks
+each paper for its files (lenex.pipeline.papers.Paper.recorded), giving it the paths."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..tables.raw_results import RAW_ENV, check_collected
@@ -33,16 +33,22 @@ def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -
 
 
 class Recorded:
+    """Each paper's recorded files and raw results, from the settings (the configured papers,
+    `from_raw`) and the papers' file lists over the paths."""
+
+    def __init__(self, settings, paths):
+        self.settings, self.paths = settings, paths
+
     def raw_file(self, preset_name: str, paper: str) -> str:
         return f"results/{preset_name}/raw/{paper}.jsonl"
 
     def raw_files(self, preset_name: str) -> list[str]:
-        return [self.raw_file(preset_name, paper.name) for paper in self.papers()]
+        return [self.raw_file(preset_name, paper.name) for paper in self.settings.papers()]
 
     def part_recorded(self, preset_name: str, paper: str, part: str) -> list[str]:
         """The recorded files of one part of a paper's reference run (the preset's
         `papers.<paper>.reference_parts`): rule raw_results_part's inputs."""
-        parts = self.paper_preset(preset_name, paper).get("reference_parts") or {}
+        parts = self.settings.paper_preset(preset_name, paper).get("reference_parts") or {}
         return recorded_in_part(self.paper_recorded(preset_name, paper), parts, part)
 
     def raw_inputs(self, preset_name: str, paper: str, part: str | None = None) -> list[str]:
@@ -58,30 +64,30 @@ class Recorded:
 
     def paper_recorded(self, preset_name: str, paper: str) -> list[str]:
         """Every recorded file the tables, figures and headers of one paper read: its raw results."""
-        return self.paper(paper).recorded(self, preset_name)
+        return self.settings.paper(paper).recorded(self.paths, preset_name)
 
     def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
         """Every recorded file one table's job reads."""
-        groups = self.paper(paper).table_recorded(self, preset_name, str(table))
+        groups = self.settings.paper(paper).table_recorded(self.paths, preset_name, str(table))
         return [path for group in groups.values() for path in group]
 
-    def recorded(self, paths, paper: str | None = None):
-        """Input function of a render job for recorded files: those `paths(wildcards)` names or,
+    def inputs(self, listed, paper: str | None = None):
+        """Input function of a render job for recorded files: those `listed(wildcards)` names or,
         under from_raw, the raw results that hold them (the job's {paper}, or `paper`)."""
 
-        def inputs(wildcards):
-            if self.from_raw:
+        def files(wildcards):
+            if self.settings.from_raw:
                 return self.raw_file(wildcards.preset, paper or wildcards.paper)
-            return paths(wildcards)
+            return listed(wildcards)
 
-        return inputs
+        return files
 
     def raw_env(self, paper: str | None = None):
         """Params function, the shell prefix of a render rule: under from_raw, LENEX_RAW names the
         raw results that lenex.tables.raw_results.read_recorded serves the recorded files from."""
 
         def prefix(wildcards):
-            if not self.from_raw:
+            if not self.settings.from_raw:
                 return ""
             return f"{RAW_ENV}={self.raw_file(wildcards.preset, paper or wildcards.paper)} "
 
@@ -91,22 +97,7 @@ class Recorded:
         """The papers whose pages and claims a run makes at a preset: every configured one, or under
         from_raw those whose raw results exist (a preset whose reference runs are not all made
         yet re-renders the papers it has run, and only those)."""
-        names = [paper.name for paper in self.papers()]
-        if not self.from_raw:
+        names = [paper.name for paper in self.settings.papers()]
+        if not self.settings.from_raw:
             return names
         return [name for name in names if Path(self.raw_file(preset_name, name)).exists()]
-
-    def rendered_from_raw(self, preset_name: str):
-        """The input of `all` under from_raw, checked only when `all` is built: what is rendered
-        from the raw results there are; the papers without any are named on stderr."""
-
-        def inputs(wildcards):
-            papers = self.rendered_papers(preset_name)
-            missing = [p.name for p in self.papers() if p.name not in papers]
-            if missing:
-                print(f"lenex: from_raw: no raw results of {', '.join(missing)} at preset {preset_name!r} "
-                      f"(not run there yet; a run writes them, rule raw_results): "
-                      + (f"re-rendering {', '.join(papers)} only" if papers else "nothing to render"), file=sys.stderr)
-            return self.paper_targets(preset_name, papers)
-
-        return inputs

@@ -4,8 +4,9 @@ stages takes them from here, so a new rule cannot drift from the others, and a c
 needs no rule's name to reach it: what a job asks SLURM for (GPUs, CPUs per GPU, memory, time,
 nodes) is declared by the rule itself.
 
-`Resources` is a mixin of `lenex.pipeline.workflow.Pipeline` (it reads `self.rule_resources`);
-its input functions take the job's {paper} wildcard unless a paper's own rule passes its paper.
+`Resources` is a part of `lenex.pipeline.workflow.Pipeline` (`pipeline.resources`, reading the
+settings' `rule_resources`); its input functions take the job's {paper} wildcard unless a paper's
+own rule passes its paper.
 Below it: the fork server a local run starts its jobs from (lenex.pipeline.launch), and the
 local run's job rate limit.
 """
@@ -51,11 +52,16 @@ def launcher(module: str, gpus: int) -> str:
 
 
 class Resources:
+    """Every train and evaluate job's threads, resources and launcher, from the settings' presets."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
     def stage_setting(self, stage: str, key: str, default=None, paper: str | None = None):
         """Input function: the preset's `resources: <stage>: <key>` for the job's paper (default:
         `default`, else the stage's STAGE_DEFAULTS)."""
         default = STAGE_DEFAULTS[stage].get(key) if default is None else default
-        return lambda wc: self.rule_resources(wc.preset, stage, key, default, paper or wc.paper)
+        return lambda wc: self.settings.rule_resources(wc.preset, stage, key, default, paper or wc.paper)
 
     def stage_threads(self, stage: str, paper: str | None = None):
         return self.stage_setting(stage, "threads", 1, paper)
@@ -69,7 +75,7 @@ class Resources:
 
     def data_resources(self) -> dict:
         """resources: of a corpus job (memory, runtime) from the preset's `resources: data:`."""
-        return {key: (lambda wc, key=key: self.rule_resources(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
+        return {key: (lambda wc, key=key: self.settings.rule_resources(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
                 for key in ("mem_mb", "runtime")}
 
     def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
@@ -80,11 +86,11 @@ class Resources:
         single-node (`torchrun --standalone`: a job spread over nodes with fewer GPUs would give
         ranks devices that do not exist). `slurm_extra` (train): `train_slurm_extra`."""
         defaults = STAGE_DEFAULTS[stage]
-        gpus = self.rule_resources(preset_name, stage, "gpus", 0, paper)
-        threads = self.rule_resources(preset_name, stage, "threads", 1, paper)
+        gpus = self.settings.rule_resources(preset_name, stage, "gpus", 0, paper)
+        threads = self.settings.rule_resources(preset_name, stage, "threads", 1, paper)
         declared = {
-            "mem_mb": self.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
-            "runtime": runs * self.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
+            "mem_mb": self.settings.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
+            "runtime": runs * self.settings.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
             "gpu": gpus,
             "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
             "nodes": 1,
@@ -98,29 +104,29 @@ class Resources:
         SIGTERM `signal_lead_s` before the time limit, so the state is saved before the kill
         (not `B:`, which would signal only the batch shell: the SLURM executor runs the job in an
         srun step, whose processes `--signal` reaches), and the nodes whole where it says `exclusive`."""
-        lead = self.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
-        exclusive = self.rule_resources(preset_name, "train", "exclusive", False, paper)
+        lead = self.settings.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
+        exclusive = self.settings.rule_resources(preset_name, "train", "exclusive", False, paper)
         return ("--exclusive " if exclusive else "") + f"--signal=TERM@{lead}"
 
     def cost_model_file(self, preset_name: str) -> list[str]:
         """The cost model's measurement of a preset on this machine (benchmarks.preset_cost), where
         there is one: a CPU preset's plan estimates its trainings' CPU-hours from it."""
-        path = self.root / "benchmarks" / "results" / "cpu" / f"preset_cost_{preset_name}.json"
+        path = self.settings.root / "benchmarks" / "results" / "cpu" / f"preset_cost_{preset_name}.json"
         return [os.path.relpath(path)] if path.is_file() else []
 
     def presets_by_nodes(self, one_node: bool) -> str:
         """The presets whose trainings span one node (or several), as a wildcard pattern: each
         preset's trainings go to one rule (train or train_multinode); "-" matches no preset."""
-        names = [name for name in self.preset_names
-                 if (self.preset(name)["resources"].get("train", {}).get("nodes", 1) == 1) == one_node]
+        names = [name for name in self.settings.preset_names
+                 if (self.settings.preset(name)["resources"].get("train", {}).get("nodes", 1) == 1) == one_node]
         return "|".join(names) or "-"
 
     def train_gpus(self, preset_name: str, paper: str) -> int:
-        return self.rule_resources(preset_name, "train", "gpus", 0, paper)
+        return self.settings.rule_resources(preset_name, "train", "gpus", 0, paper)
 
     def gpu_stage(self, preset_name: str, stage: str, paper: str) -> bool:
         """Whether the preset runs the stage's jobs on GPUs (a cluster or a GPU workstation)."""
-        return self.rule_resources(preset_name, stage, "gpus", 0, paper) > 0
+        return self.settings.rule_resources(preset_name, stage, "gpus", 0, paper) > 0
 
     def process_threads(self, paper: str | None = None):
         """Params function: torch CPU threads per training process, the job's cores shared among
@@ -133,7 +139,7 @@ class Resources:
 
     def multinode_launcher(self, preset_name: str, paper: str) -> str:
         """srun starting one torchrun per node; the torchruns meet at the allocation's first node."""
-        nodes = self.rule_resources(preset_name, "train", "nodes", 1, paper)
+        nodes = self.settings.rule_resources(preset_name, "train", "nodes", 1, paper)
         return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
                 f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
                 f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"

@@ -1,9 +1,9 @@
 """What the rules read: the workflow's config (config/config.yaml, checked against its schema),
 the presets and each paper's experiment file, each checked when first read, and the papers.
 
-`Settings` holds them for one run of the workflow (`workflow/rules/common.smk` makes the one
-instance, `pipeline`); `lenex.pipeline.workflow.Pipeline` adds the corpora, resources, recorded
-files and targets on top of it. Nothing here imports Snakemake but its schema validator.
+`Settings` holds them for one run of the workflow: the first part of `lenex.pipeline.workflow.Pipeline`
+(`pipeline.settings`), which every other part reads. Nothing here imports Snakemake but its schema
+validator.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..files import read_yaml
 from lenex.experiment.presets import eval_length, paper_view, position_blocks, scale_budget
 from lenex.experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
-from .papers import Paper, paper_named
+from .papers import Paper, paper_named, rule_file
 from .schema_errors import schema_message
 from .user_errors import known, quiet_refusals, refuse
 from .variants import check_variants_once
@@ -90,6 +90,12 @@ class Settings:
     def papers(self) -> list[Paper]:
         """The configured papers (config `papers`), in the config's order."""
         return [paper_named(name) for name in self.config["papers"]]
+
+    def paper_rule_files(self) -> list[str]:
+        """What the Snakefile includes for the configured papers: each one's own rule file
+        (lenex.pipeline.papers.rule_file), relative to the Snakefile, in the config's order. A paper
+        whose models, evaluations and tables the generic rules make has none."""
+        return [rule_file(paper.name) for paper in self.papers() if (self.root / rule_file(paper.name)).is_file()]
 
     # -- presets ------------------------------------------------------------------------------
     @property

@@ -1,22 +1,54 @@
-"""The helpers every rule calls, as one object: `Pipeline(config, root)` is made once by
-workflow/rules/common.smk (`pipeline`), and the tests make their own without Snakemake."""
+"""The helpers every rule calls, as named parts of one object: `Pipeline(config, root)` is made
+once by workflow/rules/common.smk (`pipeline`), and the tests make their own without Snakemake.
+A rule calls `pipeline.<part>.<method>(...)`; each part is a small class in its own module, built
+from the settings and the parts it reads, so what a rule asks for is found by its part's name."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .code import CodeInputs
-from .corpora import Corpora
 from .dag_checks import DagChecks
+from .evaluation import Evaluation
 from .hf_profile import HFProfile
 from .identities import Identities
+from .paths import Paths
 from .recorded import Recorded
+from .report import Report
 from .resources import Resources
 from .settings import Settings
 from .targets import Targets
 
 
-class Pipeline(Settings, Corpora, Resources, Recorded, Targets, HFProfile, Identities, DagChecks, CodeInputs):
-    """The config, presets and experiment files (Settings), the corpora, every job's resources,
-    the recorded files and raw results, the whole-paper targets and the report's contents, the HF
-    profile's settings; what each job is told about its model (Identities), the checks made when
-    the DAG is built (DagChecks) and the code each job runs (CodeInputs); the papers through their
-    registered `Paper` (lenex.pipeline.papers)."""
+class Pipeline:
+    """The workflow's parts, each reading only the parts it is given:
+
+    | part | module | what it holds |
+    |---|---|---|
+    | `settings` | settings | the config, presets, experiment files, each paper's model configs; the papers (registry) |
+    | `paths` | paths | a preset's corpora: which build here, their fetched and prepared files, the tokenizer |
+    | `resources` | resources | every train and evaluate job's threads, resources and launcher |
+    | `evaluation` | evaluation | a cell's two evaluation paths (one-cell, per-model) and what both pass |
+    | `identities` | identities | what a job is told about its model (`--identity`, `--expect`) |
+    | `checks` | dag_checks | the checks made when the DAG is built (trainings, claims) |
+    | `code` | code | the code stamp each job reads as an input |
+    | `recorded` | recorded | each paper's recorded files and raw results (`from_raw`) |
+    | `targets` | targets | whole-paper targets and rule all's inputs |
+    | `report` | report | what the Snakemake report shows and how it labels it |
+    | `hf` | hf_profile | the Hugging Face profile's models and scales |
+
+    A paper (lenex.pipeline.papers.Paper) is given `paths` for its file lists and `settings` for
+    its models, never the whole pipeline."""
+
+    def __init__(self, config: dict, root: str | Path, stamps: str | Path = Path(".snakemake") / "lenex"):
+        self.settings = Settings(config, root, stamps)
+        self.paths = Paths(self.settings)
+        self.resources = Resources(self.settings)
+        self.evaluation = Evaluation(self.settings, self.resources)
+        self.identities = Identities(self.settings)
+        self.checks = DagChecks(self.settings, self.paths)
+        self.code = CodeInputs(self.settings)
+        self.recorded = Recorded(self.settings, self.paths)
+        self.targets = Targets(self.settings, self.paths, self.recorded)
+        self.report = Report(self.settings, self.paths)
+        self.hf = HFProfile(self.settings)

@@ -29,66 +29,64 @@ class ReceptiveField(Paper):
         """The variant's budget group's seeds (targets.variant_seeds)."""
         return targets.variant_seeds(view, experiment, variant)
 
-    def view(self, pipeline, preset: str, variant: str) -> dict:
+    def view(self, settings, preset: str, variant: str) -> dict:
         """The preset as one variant's budget group sees it."""
-        return self.variant_view(pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name), variant)
+        return self.variant_view(settings.paper_preset(preset, self.name), settings.experiment(self.name), variant)
 
-    def train_config(self, pipeline, preset: str, variant: str, seed) -> dict:
+    def train_config(self, settings, preset: str, variant: str, seed) -> dict:
         """The variant's budget group's training with seed s's training seed (the paper's `train.seed`
         + s - 1, Paper.train_seed)."""
-        return {**self.view(pipeline, preset, variant)["train"],
-                "seed": self.train_seed(pipeline.paper_preset(preset, self.name), seed)}
+        return {**self.view(settings, preset, variant)["train"],
+                "seed": self.train_seed(settings.paper_preset(preset, self.name), seed)}
 
-    def expect(self, pipeline, preset: str, corpus: str, variant: str, seed) -> str:
-        """`--expect` of a job reading the model of (corpus, variant, seed s) (lenex.pipeline.identities)."""
-        return pipeline.expect(preset, self.name, variant, seed, corpus=corpus)
-
-    def multiples(self, pipeline, protocol: str) -> str:
+    def multiples(self, settings, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""
         lister = {"last-token": targets.last_token_multiples, "cache-window": targets.cache_multiples}[protocol]
-        return " ".join(str(m) for m in lister(pipeline.experiment(self.name)))
+        return " ".join(str(m) for m in lister(settings.experiment(self.name)))
 
-    def erf_options(self, pipeline, preset: str, variant: str, out: str) -> str:
+    def erf_options(self, settings, preset: str, variant: str, out: str) -> str:
         """Section 5.1's measurement beside the last-token protocol: c_m and the ERF when
         predicting the (4 x L_tr)-th token."""
-        segments = self.view(pipeline, preset, variant)["experiment"]["erf_segments"]
+        segments = self.view(settings, preset, variant)["experiment"]["erf_segments"]
         return f"--erf-out {out} --erf-multiple {targets.ERF_MULTIPLE} --erf-segments {segments}"
 
     def window_option(self) -> str:
         """Appendix B's cache window, w-bar = 4 x L_tr."""
         return f"--window-multiple {targets.CACHE_WINDOW_MULTIPLE} "
 
-    def timing_option(self, pipeline, preset: str) -> str:
-        return f"--timing-tokens {pipeline.paper_preset(preset, self.name)['experiment']['cache_timing_tokens']}"
+    def timing_option(self, settings, preset: str) -> str:
+        return f"--timing-tokens {settings.paper_preset(preset, self.name)['experiment']['cache_timing_tokens']}"
 
-    def figure_kind(self, pipeline, figure: str) -> str:
+    def figure_kind(self, settings, figure: str) -> str:
         """`erf` for a figure of models' c_m (it names variants), else the analytic figure's own name."""
-        return "erf" if pipeline.experiment(self.name)["figures"][f"figure{figure}"].get("variants") else f"figure{figure}"
+        return "erf" if settings.experiment(self.name)["figures"][f"figure{figure}"].get("variants") else f"figure{figure}"
 
-    def produced_references(self, pipeline) -> set[str]:
-        return targets.produced_references(pipeline.experiment(self.name))
+    def produced_references(self, settings) -> set[str]:
+        return targets.produced_references(settings.experiment(self.name))
 
-    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
+    def table_recorded(self, paths, preset: str, table: str) -> dict[str, list[str]]:
         """Its evaluations, the ERFs listed under it, the metas of its corpora."""
-        spec = pipeline.table_spec(self.name, table)
-        skip = pipeline.corpus_skip(preset)
-        view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)
+        settings = paths.settings
+        spec = settings.table_spec(self.name, table)
+        skip = paths.corpus_skip(preset)
+        view, experiment = settings.paper_preset(preset, self.name), settings.experiment(self.name)
         return {"results": targets.table_results(preset, spec, view, experiment, skip),
                 "erf": targets.table_erf_results(preset, spec, view, experiment, skip),
-                "metas": pipeline.corpus_metas(preset, targets.table_corpora(spec, skip))}
+                "metas": paths.corpus_metas(preset, targets.table_corpora(spec, skip))}
 
-    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
-        return targets.figure_results(preset, pipeline.experiment(self.name)["figures"][f"figure{figure}"])
+    def figure_recorded(self, paths, preset: str, figure: str) -> list[str]:
+        return targets.figure_results(preset, paths.settings.experiment(self.name)["figures"][f"figure{figure}"])
 
-    def table_inputs(self, pipeline, preset: str, table: str) -> dict[str, str]:
-        return {"preset_file": pipeline.preset_file(preset)}
+    def table_inputs(self, paths, preset: str, table: str) -> dict[str, str]:
+        return {"preset_file": paths.settings.preset_file(preset)}
 
-    def table_arguments(self, pipeline, preset: str, table: str) -> str:
-        recorded = self.table_recorded(pipeline, preset, table)
-        unavailable = targets.table_unavailable(pipeline.table_spec(self.name, table), pipeline.corpus_skip(preset))
-        return (f"--preset-file {pipeline.preset_file(preset)} --results {' '.join(recorded['results'])}"
+    def table_arguments(self, paths, preset: str, table: str) -> str:
+        settings = paths.settings
+        recorded = self.table_recorded(paths, preset, table)
+        unavailable = targets.table_unavailable(settings.table_spec(self.name, table), paths.corpus_skip(preset))
+        return (f"--preset-file {settings.preset_file(preset)} --results {' '.join(recorded['results'])}"
                 f" --erf {' '.join(recorded['erf'])} --metas {' '.join(recorded['metas'])}"
-                f" --corpora {quoted_json(pipeline.corpora(preset))} --unavailable {quoted_json(unavailable)}")
+                f" --corpora {quoted_json(paths.corpora(preset))} --unavailable {quoted_json(unavailable)}")
 
 
 PAPER = ReceptiveField()

@@ -96,10 +96,6 @@ def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: s
     return [1] if spec.get("seeds") == "first" else variant_seeds(preset_view, experiment, variant_name)
 
 
-def model_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
-    return f"results/{preset}/models/{PAPER}/{corpus}/{variant}/seed{seed}"
-
-
 def eval_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
     return f"results/{preset}/eval/{PAPER}/{corpus}/{variant}/seed{seed}"
 

@@ -25,105 +25,112 @@ class Segmented(Paper):
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(view, experiment, variant)
 
-    def view(self, pipeline, preset: str) -> dict:
-        return pipeline.paper_preset(preset, self.name)
+    def view(self, settings, preset: str) -> dict:
+        return settings.paper_preset(preset, self.name)
 
-    def presets(self, pipeline, released: bool) -> str:
+    def presets(self, settings, released: bool) -> str:
         """The presets whose models are the released checkpoints (fetched), or own stand-ins
         (pretrained), as a wildcard pattern ("-" matches no preset)."""
-        names = [p for p in pipeline.preset_names if targets.uses_hf(self.view(pipeline, p)) == released]
+        names = [p for p in settings.preset_names if targets.uses_hf(self.view(settings, p)) == released]
         return "|".join(names) or "-"
 
-    def hf_checkpoint(self, pipeline, preset: str, model: str) -> str:
+    def hf_checkpoint(self, settings, preset: str, model: str) -> str:
         """The released checkpoint that is `model` at the preset."""
-        return targets.hf_checkpoints(self.view(pipeline, preset))[model]
+        return targets.hf_checkpoints(self.view(settings, preset))[model]
 
-    def domain_data(self, pipeline, preset: str, model: str, meta: bool = False) -> str:
+    def domain_data(self, settings, preset: str, model: str, meta: bool = False) -> str:
         """The arXiv stand-in's prepared folder in the model's tokenizer (or its meta.json)."""
-        view = self.view(pipeline, preset)
+        view = self.view(settings, preset)
         return targets.domain_meta(preset, view, model) if meta else targets.domain_data(preset, view, model)
+
+    def adapted_from(self, preset: str, model: str, run: str, seed) -> str:
+        """The checkpoint a domain adaptation starts from: the pretrained model (`ootb`, one per
+        preset), or seed s's OOTB checkpoint (`da`, one more epoch)."""
+        if run == "ootb":
+            return f"results/{preset}/models/{self.name}/pretrained/{model}.pt"
+        return f"results/{preset}/models/{self.name}/{model}/seed{seed}/ootb.pt"
 
     def train_seed(self, view: dict, seed) -> int:
         """Seed s's training seed: the pretrained model is one per preset, the seeds are those of
         the runs after it (domain adaptation, continued pretraining)."""
         return targets.continued_train_config(view, int(seed))["seed"]
 
-    def continued_train_config(self, pipeline, preset: str, seed) -> dict:
+    def continued_train_config(self, settings, preset: str, seed) -> dict:
         """Domain adaptation's and continued pretraining's training for seed s (targets.continued_train_config)."""
-        return targets.continued_train_config(self.view(pipeline, preset), int(seed))
+        return targets.continued_train_config(self.view(settings, preset), int(seed))
 
-    def epoch_tokens(self, pipeline, preset: str) -> int:
+    def epoch_tokens(self, settings, preset: str) -> int:
         """Tokens of one epoch of adaptation or continued pretraining (0: the whole train split)."""
-        return self.view(pipeline, preset)["experiment"].get("epoch_tokens") or 0
+        return self.view(settings, preset)["experiment"].get("epoch_tokens") or 0
 
-    def identity(self, pipeline, preset: str, model: str, run: str) -> str:
+    def identity(self, identities, preset: str, model: str, run: str) -> str:
         """`--identity` of a training of `model` (run `pretrained`, `ootb`, `da` or a continued one)."""
-        return pipeline.identity(preset, self.name, model, run=run)
+        return identities.identity(preset, self.name, model, run=run)
 
-    def expect(self, pipeline, preset: str, model: str, run: str, seed) -> str:
+    def expect(self, identities, preset: str, model: str, run: str, seed) -> str:
         """`--expect` of a job reading the checkpoint of `model` after `run` (seed s): its labels and seed,
         and the model it was built as (the whole config when pretrained here; the shape, scheme
         included, once adaptation or continued pretraining changed its L_t). A released
         checkpoint records no identity: nothing is expected of it but what it is, by name."""
-        released = targets.uses_hf(self.view(pipeline, preset))
+        view = self.view(identities.settings, preset)  # the pretrained model is one per preset, the runs after it per seed
+        released = targets.uses_hf(view)
         if run == "pretrained" and released:
             return quoted_json({})
-        view = self.view(pipeline, preset)  # the pretrained model is one per preset, the runs after it per seed
         train_seed = view["train"].get("seed", TrainConfig().seed) if run == "pretrained" else self.train_seed(view, seed)
         fields = () if released else EXPECTED_MODEL_FIELDS if run == "pretrained" else SHAPE_FIELDS
-        return quoted_json(pipeline.expected_model(preset, self.name, model, train_seed, fields, run=run))
+        return quoted_json(identities.expected_model(preset, self.name, model, train_seed, fields, run=run))
 
     def init_run(self, run: str) -> str:
         """The run whose checkpoint a training of `run` starts from."""
         return "pretrained" if run == "ootb" else "ootb"
 
-    def evaluation_options(self, pipeline, preset: str) -> str:
-        view = self.view(pipeline, preset)
+    def evaluation_options(self, settings, preset: str) -> str:
+        view = self.view(settings, preset)
         return f"--max-tokens {view['eval']['max_tokens']} --batch-tokens {view['eval']['batch_tokens']}"
 
-    def evaluation_extra(self, pipeline, preset: str, model: str, run: str, seed) -> dict:
+    def evaluation_extra(self, settings, preset: str, model: str, run: str, seed) -> dict:
         """What every Section 4.5 result records besides its measurement."""
         return {"model": model, "run": run, "seed": int(seed),
-                "base_train_length": targets.base_train_length(self.view(pipeline, preset), model),
+                "base_train_length": targets.base_train_length(self.view(settings, preset), model),
                 "paper": self.name, "preset": preset}
 
-    def attention_options(self, pipeline, preset: str, model: str) -> str:
+    def attention_options(self, settings, preset: str, model: str) -> str:
         """Figure 3's statistic: queries past the model's L_t, over at most `attention_pieces` pieces."""
-        view = self.view(pipeline, preset)
+        view = self.view(settings, preset)
         return (f"--train-length {targets.base_train_length(view, model)}"
                 f" --max-pieces {view['experiment'].get('attention_pieces', 4)}")
 
-    def domain_meta(self, pipeline, preset: str) -> str:
+    def domain_meta(self, paths, preset: str) -> str:
         """The domain corpus's meta.json as prepared (GPT-2 tokens): what the headers describe."""
-        return pipeline.data_files(preset, DOMAIN)[-1]
+        return paths.data_files(preset, DOMAIN)[-1]
 
-    def produced_references(self, pipeline) -> set[str]:
+    def produced_references(self, settings) -> set[str]:
         """Figure 3's numbers (its cells file's `values`)."""
         return {f"f3/{name}" for name in targets.FIGURE3_VALUES.values()}
 
-    def table_recorded(self, pipeline, preset: str, table: str) -> dict[str, list[str]]:
-        view, experiment = pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name)
+    def table_recorded(self, paths, preset: str, table: str) -> dict[str, list[str]]:
+        view, experiment = self.view(paths.settings, preset), paths.settings.experiment(self.name)
         return {"results": targets.table_results(preset, view, experiment, f"table{table}"),
-                "metas": [self.domain_meta(pipeline, preset)]}
+                "metas": [self.domain_meta(paths, preset)]}
 
-    def figure_recorded(self, pipeline, preset: str, figure: str) -> list[str]:
+    def figure_recorded(self, paths, preset: str, figure: str) -> list[str]:
         lister = {"2": targets.figure2_results, "3": targets.figure3_results}
-        return lister[figure](preset, pipeline.paper_preset(preset, self.name), pipeline.experiment(self.name))
+        return lister[figure](preset, self.view(paths.settings, preset), paths.settings.experiment(self.name))
 
-    def header_recorded(self, pipeline, preset: str) -> list[str]:
-        return [self.domain_meta(pipeline, preset)]
+    def header_recorded(self, paths, preset: str) -> list[str]:
+        return [self.domain_meta(paths, preset)]
 
-    def hf_flag(self, pipeline, preset: str) -> str:
+    def hf_flag(self, settings, preset: str) -> str:
         """--hf where the preset's models are the released checkpoints."""
-        return "--hf" if targets.uses_hf(self.view(pipeline, preset)) else ""
+        return "--hf" if targets.uses_hf(self.view(settings, preset)) else ""
 
-    def table_arguments(self, pipeline, preset: str, table: str) -> str:
-        view = pipeline.paper_preset(preset, self.name)
-        models = quoted_json(targets.describe_models(view, pipeline.experiment(self.name)))
-        results = self.table_recorded(pipeline, preset, table)["results"]
-        return (f"--results {' '.join(results)} --preset-file {pipeline.preset_file(preset)} --models {models}"
-                f" --corpora {quoted_json(pipeline.corpora(preset))}"
-                f" --metas {self.domain_meta(pipeline, preset)} {self.hf_flag(pipeline, preset)}")
+    def table_arguments(self, paths, preset: str, table: str) -> str:
+        settings = paths.settings
+        models = quoted_json(targets.describe_models(self.view(settings, preset), settings.experiment(self.name)))
+        results = self.table_recorded(paths, preset, table)["results"]
+        return (f"--results {' '.join(results)} --preset-file {settings.preset_file(preset)} --models {models}"
+                f" --corpora {quoted_json(paths.corpora(preset))}"
+                f" --metas {self.domain_meta(paths, preset)} {self.hf_flag(settings, preset)}")
 
 
 PAPER = Segmented()

