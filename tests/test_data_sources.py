@@ -74,7 +74,7 @@ def test_an_unknown_source_in_a_presets_corpora_file_is_refused_when_the_dag_is_
     typo = scratch_config(tmp_path, WITH_CORPORA, yaml.safe_dump({"corpora": {"narrativeqa": entry}}))
     with pytest.raises(ValueError, match=r"config/corpora-p.yaml: corpus 'narrativeqa': unknown corpus source "
                                          r"'debian_austin'; known: chitchat, debian_austen, "):
-        typo.corpora("p")
+        typo.paths.corpora("p")
 
 
 def test_looking_sources_up_imports_only_the_named_ones():

@@ -197,7 +197,7 @@ def test_a_preset_lays_options_under_your_scheme_named_with_a_dash(tmp_path, mon
     saved = dict(POSITIONS)
     try:
         pipeline = Pipeline({**config, "extra_schemes": {"mine": entry}}, workdir, stamps=tmp_path / "stamps")
-        assert pipeline.model_config("p", "lex", "mine")["position_options"] == {"scale": 0.25}
+        assert pipeline.settings.model_config("p", "lex", "mine")["position_options"] == {"scale": 0.25}
     finally:
         POSITIONS.clear()
         POSITIONS.update(saved)
