@@ -2,6 +2,7 @@
 # ours, from the cells files the table rules write (so re-rendering the tables re-derives the claims).
 #   snakemake --cores 1 results/tiny/claims/lex.md     # one paper
 #   snakemake --cores 1 results/tiny/claims.md         # the summary over papers
+from lenex.claims import emergence as claims_emergence
 
 
 rule paper_claims:
@@ -11,6 +12,8 @@ rule paper_claims:
         claims=lambda wc: pipeline.checks.checked_claims(wc.paper),
         schema="workflow/schemas/claims.schema.yaml",
         study="results/scale-study/points.jsonl",
+        # the committed emergence records (issue 49): each claim's trends beside its verdict
+        emergence=claims_emergence.emergence_files(workflow.basedir),
         code=pipeline.code.stamp("lenex.claims.render"),
     output:
         md="results/{preset}/claims/{paper}.md",
@@ -28,6 +31,7 @@ rule paper_claims:
         "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
+        " --emergence {input.emergence}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
 

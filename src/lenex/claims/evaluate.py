@@ -238,10 +238,15 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
     return record
 
 
-def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None) -> list[dict]:
+def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None,
+                   emergence: dict[str, list[dict]] | None = None) -> list[dict]:
     """Every claim's record; a claim `given` others (a fix of a failure) is untestable on ours where
-    one of them does not hold on ours: a fix of an absent failure cannot be judged."""
+    one of them does not hold on ours: a fix of an absent failure cannot be judged. A claim that
+    `emergence` (lenex.claims.emergence.readings_by_claim) reads gains its trends, whatever its verdict."""
     records = [evaluate_claim(c, tables, budget) for c in claims["claims"]]
+    for record in records:
+        if (emergence or {}).get(record["id"]):
+            record["emergence"] = emergence[record["id"]]
     verdicts = {r["id"]: r["verdict"] for r in records}
     for claim, record in zip(claims["claims"], records):
         given = claim.get("given")

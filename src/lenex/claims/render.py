@@ -27,6 +27,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text
 from lenex.records.checks import check_finite
 from ..tables.formatting import md_escape
+from .emergence import emergence_text, readings_by_claim
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
@@ -103,6 +104,8 @@ def verdict_text(record: dict) -> str:
         verdict += f"; {power_text(record['power'], cost)}"
     if record.get("sweep"):
         verdict += f"; {sweep_text(record['sweep'])}"
+    if record.get("emergence"):
+        verdict += f"; {emergence_text(record['emergence'])}"
     return verdict
 
 
@@ -147,6 +150,8 @@ def main(argv=None) -> None:
     one.add_argument("--budget", type=json.loads, help='JSON {tokens, shape, by_variant: {variant: {tokens, shape}}}: '
                      "what this paper's models train on at this preset (lenex.experiment.presets.scale_budget)")
     one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
+    one.add_argument("--emergence", nargs="*", default=[], help="the committed emergence.json records "
+                     "(lenex.claims.emergence.emergence_files): each claim's trends beside its verdict")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -159,7 +164,7 @@ def main(argv=None) -> None:
             parser.error("--scale-study, --budget and --tokenizer go together")
         budget = (Budget.from_dict(args.budget, args.tokenizer, load_points(args.scale_study))
                   if args.scale_study else None)
-        records = evaluate_paper(claims, load_cells(args.cells), budget)
+        records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence))
         document = claims_document(claims["paper"], args.preset, records)
         atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         atomic_write_text(args.out_md, render_markdown(document))

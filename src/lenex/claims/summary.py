@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from statistics import median
 
+from .emergence import measured_reason
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, VERDICTS
 
 PAPER_SIDE = {True: "holds", False: "fails", None: "not printed"}
@@ -84,6 +85,9 @@ def reason_of(record: dict) -> str:
             return "contradicted at every budget the scale study tried"
         if scale.get("first_seen_tokens") is not None:
             return "contradicted within the scale at which the study shows its phenomenon"
+        measured = measured_reason(record.get("emergence") or [])
+        if measured:
+            return measured
         if record.get("sweep"):
             return f"contradicted, not yet measured: a {' and '.join(record['sweep']['variables'])} sweep would"
         return "contradicted, no sweep named"

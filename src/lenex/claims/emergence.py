@@ -1,0 +1,79 @@
+"""What the emergence curves say about a claim (issue 49, docs/emergence.md).
+
+The scale study's tools write `emergence.json` beside each emergence page: per effect, the claim it
+reads, where it was measured (`source`: a sweep of the claim's own models, or the scale study's
+budget series of its own schemes), the trend's class and slope per doubling, and the value at which
+the fitted line would reach the paper's effect. The claims read those committed records as files
+(no import of the tool that wrote them: the library sits below it) and put each claim's readings
+beside its verdict.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..files import read_json
+
+#: The committed records, relative to the checkout: the scale study's own series, then each sweep's.
+PATTERNS = ("results/scale-study/emergence.json", "results/scale-study/sweeps/*/emergence.json")
+SWEEP = "sweep "  # a reading's `source` starts so when the claim's own models were swept
+
+
+def emergence_files(root: str | Path = ".") -> list[str]:
+    """The records that exist under `root`, sorted (a sweep not yet run has none: its claims say
+    what it would cost instead)."""
+    root = Path(root)
+    return sorted(str(p.relative_to(root)) for pattern in PATTERNS for p in root.glob(pattern))
+
+
+def _checked(effect: dict, path) -> dict:
+    """One effect as the claims use it; a slope or crossing that is not a finite number is an error
+    naming the file and the claim (it would print as a trend)."""
+    numbers = [*(effect.get("trend") or {}).values(), *(v for v in (effect.get("crossing") or {}).values() if v is not None)]
+    if any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in numbers):
+        raise ValueError(f"{path}: the reading of {effect.get('claim')!r} has a non-finite trend or crossing: {numbers}")
+    keep = ("claim", "source", "subject", "variable", "paper", "class", "trend", "crossing", "note")
+    return {k: effect.get(k) for k in keep}
+
+
+def readings_by_claim(paths: list[str | Path]) -> dict[str, list[dict]]:
+    """claim id -> its readings, in the order of `paths` (each file's `effects`)."""
+    found: dict[str, list[dict]] = {}
+    for path in paths:
+        for effect in read_json(path)["effects"]:
+            found.setdefault(effect["claim"], []).append(_checked(effect, path))
+    return found
+
+
+def _g(x: float) -> str:
+    return f"{x:,.3g}"
+
+
+def reading_text(r: dict) -> str:
+    """'sweep rf-budget, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100,
+    +0.0058]); reaches the paper's: does not grow'."""
+    where = f"{r['source']}, {r['subject']}"
+    if r["trend"] is None:
+        return f"{where}: {r['note'] or 'no trend'}"
+    t, cross = r["trend"], r["crossing"]
+    reach = ("does not grow" if cross is None else
+             f"at {r['variable']} ≈ {_g(cross['value'])} ({_g(cross['low'])} to "
+             f"{'unbounded' if cross['high'] is None else _g(cross['high'])})")
+    return (f"{where}: {r['class']} with {r['variable']} (slope {t['slope']:+.4f} per doubling, 95% "
+            f"[{t['low']:+.4f}, {t['high']:+.4f}]); reaches the paper's: {reach}")
+
+
+def emergence_text(readings: list[dict]) -> str:
+    return "emergence: " + "; ".join(reading_text(r) for r in readings)
+
+
+def measured_reason(readings: list[dict]) -> str | None:
+    """The summary's group of a contradicted claim a sweep of its own models measured: the classes
+    of its trends, e.g. 'contradicted; a train_tokens sweep measured it: trend flat'.
+    None when only the scale study's series (other schemes) read it."""
+    own = [r for r in readings if r["source"].startswith(SWEEP) and r["class"]]
+    if not own:
+        return None
+    variables = " and ".join(dict.fromkeys(r["variable"] for r in own))
+    classes = " / ".join(dict.fromkeys(r["class"] for r in own))
+    return f"contradicted; a {variables} sweep measured it: trend {classes}"

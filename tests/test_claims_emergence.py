@@ -1,0 +1,81 @@
+"""The claims read the committed emergence records (issue 49): each claim's trends beside its
+verdict, and a contradicted claim that a sweep of its own models measured grouped by that trend."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lenex.claims import emergence as em
+from lenex.claims.summary import reason_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _reading(claim="c", source="sweep s", cls="flat", slope=-0.0021, low=-0.01, high=0.0058, crossing=None):
+    return {"claim": claim, "source": source, "subject": "rf-alibi", "variable": "train_tokens", "paper": 0.03,
+            "class": cls, "trend": {"slope": slope, "low": low, "high": high, "effects": 12},
+            "crossing": crossing, "note": "", "values": [1, 2], "points": []}
+
+
+def test_files_are_found_under_the_root_and_sorted(tmp_path):
+    assert em.emergence_files(tmp_path) == []
+    for rel in ("results/scale-study/sweeps/b/emergence.json", "results/scale-study/sweeps/a/emergence.json",
+                "results/scale-study/emergence.json", "results/scale-study/sweeps/a/emergence.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    assert em.emergence_files(tmp_path) == ["results/scale-study/emergence.json",
+                                            "results/scale-study/sweeps/a/emergence.json",
+                                            "results/scale-study/sweeps/b/emergence.json"]
+
+
+def test_readings_are_grouped_by_claim_in_file_order(tmp_path):
+    first, second = tmp_path / "1.json", tmp_path / "2.json"
+    first.write_text(json.dumps({"effects": [_reading("a", "the scale study's budget series"), _reading("b")]}))
+    second.write_text(json.dumps({"effects": [_reading("a", "sweep s2")]}))
+    found = em.readings_by_claim([first, second])
+    assert [r["source"] for r in found["a"]] == ["the scale study's budget series", "sweep s2"]
+    assert list(found) == ["a", "b"] and "points" not in found["b"][0]  # the per-value rows stay on the page
+
+
+def test_a_non_finite_slope_is_one_error_naming_file_and_claim(tmp_path):
+    bad = tmp_path / "e.json"
+    bad.write_text(json.dumps({"effects": [_reading("a", slope=math.nan)]}))
+    with pytest.raises(ValueError, match=r"e\.json: the reading of 'a' has a non-finite trend"):
+        em.readings_by_claim([bad])
+
+
+def test_reading_text_by_hand():
+    assert em.reading_text(_reading()) == (
+        "sweep s, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100, +0.0058]); "
+        "reaches the paper's: does not grow")
+    grows = _reading(cls="grows", slope=0.05, low=0.03, high=0.07,
+                     crossing={"value": 3.1e13, "low": 1.6e11, "high": None})
+    assert em.reading_text(grows).endswith("reaches the paper's: at train_tokens ≈ 3.1e+13 (1.6e+11 to unbounded)")
+    assert em.reading_text({**_reading(), "trend": None, "note": "not yet measured"}) == "sweep s, rf-alibi: not yet measured"
+
+
+def test_only_a_sweep_of_the_claims_own_models_gives_a_measured_reason():
+    contradicted = {"verdict": "contradicted", "sweep": {"variables": ["budget"], "why": "w"}}
+    study = {**contradicted, "emergence": [_reading(source="the scale study's budget series", cls="shrinks")]}
+    assert reason_of(study) == "contradicted, not yet measured: a budget sweep would"
+    swept = {**contradicted, "emergence": [_reading(), _reading(cls="flat"), _reading(cls="shrinks")]}
+    assert reason_of(swept) == "contradicted; a train_tokens sweep measured it: trend flat / shrinks"
+
+
+def test_the_committed_records_name_claims_that_exist():
+    """Every committed reading is of a claim in config/claims/ (a renamed claim would lose its trend)."""
+    ids = {c["id"] for p in (ROOT / "config" / "claims").glob("*.yaml")
+           for c in yaml.safe_load(p.read_text(encoding="utf-8"))["claims"]}
+    files = em.emergence_files(ROOT)
+    assert "results/scale-study/emergence.json" in files
+    found = em.readings_by_claim([ROOT / f for f in files])
+    assert found and set(found) <= ids, sorted(set(found) - ids)
+
+
+def test_the_verdict_carries_the_trend():
+    from lenex.claims.render import verdict_text
+
+    record = {"verdict": "contradicted", "emergence": [_reading()]}
+    assert verdict_text(record) == "contradicted; emergence: " + em.reading_text(_reading())
