@@ -194,7 +194,7 @@ def atomic_write_result(path: str | Path, result, cell: str = "", indent: int | 
     """Write an evaluator's JSON result; a NaN or infinity anywhere in it is an error naming the
     cell (what was evaluated) and the key, and nothing is written (JSON has no NaN; a table would
     print it as a number)."""
-    from lenex.records.checks import first_non_finite
+    from .records.checks import first_non_finite
 
     found = first_non_finite(result)
     if found:

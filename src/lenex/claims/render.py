@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text
-from lenex.records.checks import check_finite
+from ..records.checks import check_finite
 from ..tables.formatting import md_escape
 from .emergence import emergence_text, readings_by_claim
 from .evaluate import SCHEMA, evaluate_paper, load_claims

@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lenex.records.checks import check_record
-from lenex.records.scale_record import scores_of  # where a point keeps each protocol's scores
+from ..records.checks import check_record
+from ..records.scale_record import scores_of  # where a point keeps each protocol's scores
 from .predicates import threshold as threshold_value
 
 

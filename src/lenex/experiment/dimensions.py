@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from lenex.positions import alibi_slopes
+from ..positions import alibi_slopes
 
 
 def rotary_geometry(rotary_dims: int, base: float, train_length: int, reach: int = 8) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from lenex.config import DEFAULT_POSITION
+from ..config import DEFAULT_POSITION
 
 #: Sections a paper may override; everything else of the preset is shared by all papers.
 OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment", "reference_parts")

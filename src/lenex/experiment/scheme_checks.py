@@ -23,8 +23,8 @@ def check_scheme(name: str, position: str, options: dict | None = None) -> None:
     3 query and 5 key positions: one ValueError naming the entry and the shape it should return."""
     import torch
 
-    from lenex.positions import POSITIONS
-    from lenex.positions.base import make_options
+    from ..positions import POSITIONS
+    from ..positions.base import make_options
 
     cls = POSITIONS[position]
     heads, head_dim = PROBE["n_heads"], PROBE["head_dim"]

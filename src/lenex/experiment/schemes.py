@@ -115,8 +115,8 @@ def resolve_entries(extra: dict) -> dict:
     <position>.py gets that module recorded. An unknown scheme is one error naming the entry."""
     if not extra:
         return {}
-    from lenex.positions import scheme_module  # torch: only when a scheme is configured
-    from lenex.experiment.scheme_checks import check_scheme
+    from ..positions import scheme_module  # torch: only when a scheme is configured
+    from .scheme_checks import check_scheme
 
     resolved = {}
     for name, entry in check_entries(extra).items():

@@ -96,7 +96,7 @@ def fairseq_train_command(model: dict, train: dict, data_bin, save_dir, cpu: boo
 
 def preset_command(preset: str, paper: str, variant: str, config_dir="config", cpu: bool = False) -> list[str]:
     """The command a preset and an experiment variant map to (data and save paths as the rules use)."""
-    from lenex.experiment.presets import paper_view
+    from ..experiment.presets import paper_view
 
     view = paper_view(read_yaml(Path(config_dir) / "presets" / f"{preset}.yaml"), paper)
     variants = read_yaml(Path(config_dir) / "experiments" / f"{paper}.yaml")["variants"]

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import torch
 
-from lenex.records.checkpoint import FORMAT, save_checkpoint
+from ..records.checkpoint import FORMAT, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from ..model import LanguageModel
-from lenex.records.provenance import add_expect_argument, check_payload
+from ..records.provenance import add_expect_argument, check_payload
 
 PREFIX = "decoder.lm."
 N_SPECIAL = 4

@@ -23,8 +23,8 @@ from ..cli import run_cli
 from ..config import ModelConfig, TrainConfig
 from ..data.store import load_split, read_meta
 from ..files import atomic_write_text
-from lenex.records.provenance import training_identity
-from lenex.training.train import add_training_arguments, validation_loss
+from ..records.provenance import training_identity
+from ..training.train import add_training_arguments, validation_loss
 from . import require_fairseq
 from .command import fairseq_train_command
 from .convert import convert, lenex_model

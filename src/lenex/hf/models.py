@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lenex.records.checkpoint import CheckpointFormat, register_format, save_checkpoint
+from ..records.checkpoint import CheckpointFormat, register_format, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from .masked import masked_logits

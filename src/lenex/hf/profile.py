@@ -29,10 +29,10 @@ import torch
 
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
-from lenex.scoring.evaluate import pieces, scored_span
+from ..scoring.evaluate import pieces, scored_span
 from ..files import atomic_write_text
 from .masked import ScoreRecorder, masked_logits, recording
-from lenex.records.provenance import check_vocabulary_covers
+from ..records.provenance import check_vocabulary_covers
 from .models import load_causal_lm
 from ..masks import build_mask, default_mask_options
 from ..lex.resolution import summarize

@@ -12,7 +12,7 @@ import json
 
 from ..cli import run_cli
 from ..files import atomic_write, atomic_write_text, read_json
-from lenex.records.checks import check_finite
+from ..records.checks import check_finite
 
 MASK_LABELS = {"causal": "full causal", "blockwise": "BCA (blocks C/2)", "sliding": "sliding window (W = C)"}
 REQUIRED = ("model", "context_length", "rows", "check")

@@ -19,8 +19,8 @@ import logging
 
 from ..cli import run_cli, start_run
 from ..device import pick_device
-from lenex.scoring.evaluate import score as perplexity
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..scoring.evaluate import score as perplexity
+from ..records.provenance import add_expect_argument, load_checked
 from .resolution import score as resolution
 
 log = logging.getLogger("lenex.lex.evaluate_model")

@@ -11,7 +11,7 @@ import shlex
 from ..pipeline.evaluation import PerModelJob, cell_extra
 from ..pipeline.papers import Paper
 from ..pipeline.settings import quoted_json
-from lenex.experiment.presets import model_config, seed_list
+from ..experiment.presets import model_config, seed_list
 from . import targets
 
 

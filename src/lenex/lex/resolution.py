@@ -31,14 +31,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lenex.records.checkpoint import provenance
+from ..records.checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..device import autocast, pick_device
-from lenex.scoring.evaluate import pieces, scored_span
+from ..scoring.evaluate import pieces, scored_span
 from ..files import atomic_write_result
 from ..masks import build_mask, default_mask_options
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 
 log = logging.getLogger("lenex.lex.resolution")
 

@@ -227,7 +227,7 @@ class CodeInputs:
         the model of `variant` (at a preset), its position scheme's code counts too."""
         if variant is None:
             return code_stamp(self.settings.stamps, module)
-        from lenex.experiment.schemes import module_files
+        from ..experiment.schemes import module_files
 
         config = self.settings.model_config(preset_name, paper, variant)
         spec = self.settings.experiment(paper)["variants"].get(variant, {})

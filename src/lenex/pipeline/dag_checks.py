@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from lenex.training.checks import check_run_configs, check_split_sizes
+from ..training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
 from .papers import check_claims_paper, registered
 from .variants import check_model_once, variants_text

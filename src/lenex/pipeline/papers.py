@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 
-from lenex.experiment.presets import seed_list, train_seed
+from ..experiment.presets import seed_list, train_seed
 
 PAPER_ENTRY_POINTS = "lenex.papers"
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
-from lenex.experiment.presets import paper_view
+from ..experiment.presets import paper_view
 
 _RULE = re.compile(r"^(?:local)?rule (\w+):$")
 _FIELD = re.compile(r"^\s+(\w+): (.*)$")

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from ..files import read_yaml
-from lenex.experiment.presets import eval_length, paper_view, position_blocks, scale_budget
-from lenex.experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
+from ..experiment.presets import eval_length, paper_view, position_blocks, scale_budget
+from ..experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named, rule_file
 from .schema_errors import schema_message

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from lenex.files import read_yaml
+from ..files import read_yaml
 
 CONFIG = Path("config") / "config.yaml"
 VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")

@@ -29,13 +29,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lenex.scoring.cache_window import score_by_reencoding, score_with_cache
-from lenex.records.checkpoint import provenance
+from ..scoring.cache_window import score_by_reencoding, score_with_cache
+from ..records.checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 from ..masks import build_mask
 from .last_token import last_token_nll, last_token_segments, segment_ends, tokens_digest
 

@@ -16,12 +16,12 @@ import argparse
 import json
 import logging
 
-from lenex.records.checkpoint import provenance
+from ..records.checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 from .erf import measure, theoretical_receptive_field
 from .last_token import evaluate, last_token_segments, segment_ends
 from .targets import lengths as to_lengths

@@ -22,7 +22,7 @@ import torch
 
 from ..cli import run_cli
 from ..files import atomic_write_text, save_figure
-from lenex.records.provenance import check_result_paths
+from ..records.provenance import check_result_paths
 from ..tables.raw_results import read_recorded
 from ..positions.sandwich import sandwich_profile
 from ..positions.smoothed_sandwich import fit_log_curve

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..tables.header import build_header
-from lenex.experiment.presets import paper_view
+from ..experiment.presets import paper_view
 from ..tables.raw_results import read_recorded
 from ..tables.cells import significance_extra
 from ..tables.paper_results import load_paper_results

@@ -16,8 +16,8 @@ table whose spec says `seeds: first` reads seed 1 only. The c_m figures draw see
 
 from __future__ import annotations
 
-from lenex.experiment.presets import eval_length, group_view, seed_list
-from lenex.experiment.presets import model_config as build_model_config
+from ..experiment.presets import eval_length, group_view, seed_list
+from ..experiment.presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
 PAPER_TRAIN_LENGTH = 512

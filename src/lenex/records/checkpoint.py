@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
-from lenex.config import ModelConfig
-from lenex.files import atomic_write
-from lenex.model import LanguageModel
-from lenex.model.kernels import kernel_record
-from lenex.records.run_facts import run_facts
+from ..config import ModelConfig
+from ..files import atomic_write
+from ..model import LanguageModel
+from ..model.kernels import kernel_record
+from .run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
 #: Entry points of the installed packages' model families: format name -> the module registering it.

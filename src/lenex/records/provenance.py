@@ -36,8 +36,8 @@ CORPUS_FIELDS = ("tokenizer", "corpus_vocab_size", "corpus_meta_sha256")  # from
 def training_identity(model_config: dict, train_config: dict, data_dir, labels: dict | None = None) -> dict:
     """The identity a training records in its checkpoint: labels, seed and steps, the model
     config and the training corpus's tokenizer, vocabulary and meta.json sha256."""
-    from lenex.data.fetch import sha256_file
-    from lenex.data.store import meta_path, read_meta
+    from ..data.fetch import sha256_file
+    from ..data.store import meta_path, read_meta
 
     labels = check_labels(labels or {})
     meta = read_meta(data_dir)
@@ -50,7 +50,7 @@ def check_labels(labels) -> dict:
     """`--identity`'s labels: a JSON object of names to scalars (paper, variant, preset, ...);
     a label may not stand for a recorded field (seed is the train config's, vocab_size the
     model's...), which it would shadow."""
-    from lenex.config import ModelConfig
+    from ..config import ModelConfig
 
     labels = _json_object(labels, "--identity")
     recorded = {*TRAIN_FIELDS, *CORPUS_FIELDS, *(f.name for f in dataclasses.fields(ModelConfig)), "format"}
@@ -121,8 +121,8 @@ def corpus_problem(facts: dict, exact_vocabulary: bool, meta: dict) -> str | Non
 def check_payload(checkpoint, payload: dict, data=(), expect=None, target=None) -> None:
     """Refuse (one ValueError naming both files and the field) a checkpoint that cannot score
     the corpora `data` (folders with meta.json) or is not the model `expect` describes."""
-    from lenex.records.checkpoint import FORMAT
-    from lenex.data.store import meta_path, read_meta
+    from .checkpoint import FORMAT
+    from ..data.store import meta_path, read_meta
 
     facts, has_identity = recorded_facts(payload)
     problem = expectation_problem(facts, has_identity, parse_expect(expect))
@@ -137,7 +137,7 @@ def check_payload(checkpoint, payload: dict, data=(), expect=None, target=None) 
 def check_vocabulary_covers(model_name, vocab_size: int, data_dir) -> None:
     """A model without a recorded tokenizer (a released model read by name) has an embedding row
     for every token id of the corpus it scores."""
-    from lenex.data.store import meta_path, read_meta
+    from ..data.store import meta_path, read_meta
 
     problem = corpus_problem({"vocab_size": vocab_size}, False, read_meta(data_dir))
     if problem:
@@ -147,7 +147,7 @@ def check_vocabulary_covers(model_name, vocab_size: int, data_dir) -> None:
 def load_checked(checkpoint, data=(), expect=None, target=None, **config_overrides):
     """lenex.records.checkpoint.load_model, then check_payload (before the caller scores anything):
     (model, payload)."""
-    from lenex.records.checkpoint import load_model
+    from .checkpoint import load_model
 
     model, payload = load_model(checkpoint, **config_overrides)
     check_payload(checkpoint, payload, data, expect, target)

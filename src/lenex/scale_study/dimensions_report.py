@@ -19,10 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from lenex.experiment import dimensions as D
+from ..experiment import dimensions as D
 from ..cli import run_cli
 from ..files import atomic_write_text
-from lenex.experiment.presets import group_view, paper_view
+from ..experiment.presets import group_view, paper_view
 
 ROOT = Path(__file__).resolve().parents[3]
 PAPERS = ("lex", "receptive-field", "segmented")

@@ -12,7 +12,7 @@ import math
 import textwrap
 
 from ..files import atomic_write_text, save_figure
-from lenex.records.scale_record import scores_of
+from ..records.scale_record import scores_of
 from .emergence import LEVEL, effect_of, emergence, mean_interval
 
 

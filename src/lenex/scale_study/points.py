@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ..files import atomic_write_text
-from lenex.records.scale_record import PROTOCOL_FIELDS, scores_of
+from ..records.scale_record import PROTOCOL_FIELDS, scores_of
 
 
 def read_points(path: Path) -> dict[str, dict]:

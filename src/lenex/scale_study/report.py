@@ -9,8 +9,8 @@ from pathlib import Path
 from ..claims.predicates import threshold
 from ..claims.scale import first_showing, ratio_at
 from ..files import atomic_write_text, save_figure
-from lenex.experiment.dimensions import beyond_train_ppl, early_token_discount
-from lenex.records.scale_record import scores_of
+from ..experiment.dimensions import beyond_train_ppl, early_token_discount
+from ..records.scale_record import scores_of
 from .points import missing_multiples, missing_protocols
 
 PLOT, WRITEUP = "ratio.png", "README.md"

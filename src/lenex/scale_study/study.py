@@ -26,19 +26,19 @@ from pathlib import Path
 import jsonschema
 import torch
 
-from lenex.scoring import evaluate
+from ..scoring import evaluate
 from ..receptive_field import evaluate as rf_evaluate
-from lenex.records.checkpoint import read_checkpoint
+from ..records.checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..files import read_json, read_yaml
-from lenex.records.run_facts import run_facts
+from ..records.run_facts import run_facts
 from .points import (length_ratios, missing_multiples, missing_protocols, read_points, record_point,
                      with_added_scores)
 from .report import write_report
 from ..config import TrainConfig
-from lenex.training.train import train
-from lenex.training.vocabulary import model_config_for_corpus
+from ..training.train import train
+from ..training.vocabulary import model_config_for_corpus
 
 log = logging.getLogger("lenex.scale_study")
 ROOT = Path(__file__).resolve().parents[3]

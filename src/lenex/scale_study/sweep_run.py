@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
-from lenex.records.run_facts import run_facts
+from ..records.run_facts import run_facts
 from . import sweeps as sw
 from .emergence_report import read_effect, seed_effects, write_page
 from .points import read_points

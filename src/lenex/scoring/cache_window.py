@@ -24,8 +24,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from lenex.model import LanguageModel
-from lenex.positions import contiguous_positions
+from ..model import LanguageModel
+from ..positions import contiguous_positions
 
 
 def _check(idx: torch.Tensor, targets: torch.Tensor, window: int) -> None:

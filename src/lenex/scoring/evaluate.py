@@ -22,13 +22,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lenex.records.checkpoint import provenance
-from lenex.cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from lenex.data.store import load_split
-from lenex.device import autocast, pick_device
-from lenex.files import atomic_write_result
-from lenex.masks import build_mask, default_mask_options
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.checkpoint import provenance
+from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
+from ..data.store import load_split
+from ..device import autocast, pick_device
+from ..files import atomic_write_result
+from ..masks import build_mask, default_mask_options
+from ..records.provenance import add_expect_argument, load_checked
 
 log = logging.getLogger("lenex.scoring.evaluate")
 

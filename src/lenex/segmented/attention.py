@@ -20,12 +20,12 @@ import logging
 import numpy as np
 import torch
 
-from lenex.records.checkpoint import provenance
+from ..records.checkpoint import provenance
 from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 from .evaluate import ready_for, test_pieces
 
 log = logging.getLogger("lenex.segmented.attention")

@@ -26,10 +26,10 @@ import torch
 from ..cli import run_cli
 from ..data.store import load_split
 from ..data.tokens import document_pieces
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 from .segments import SegmentBatches, parse_method
 from ..config import TrainConfig
-from lenex.training.train import train
+from ..training.train import train
 from .models import extended, train_length_of
 
 log = logging.getLogger("lenex.segmented.continued")

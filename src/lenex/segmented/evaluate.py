@@ -25,14 +25,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lenex.records.checkpoint import provenance
+from ..records.checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
-from lenex.scoring.evaluate import position_profile
+from ..scoring.evaluate import position_profile
 from ..files import atomic_write_result
-from lenex.records.provenance import add_expect_argument, load_checked
+from ..records.provenance import add_expect_argument, load_checked
 from .models import extended
 
 log = logging.getLogger("lenex.segmented.evaluate")

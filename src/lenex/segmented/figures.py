@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from ..cli import run_cli  # noqa: E402
 from ..files import atomic_write_text, save_figure  # noqa: E402
 from ..tables.raw_results import read_recorded  # noqa: E402
-from lenex.records.provenance import check_result_paths  # noqa: E402
+from ..records.provenance import check_result_paths  # noqa: E402
 from .targets import FIGURE3_VALUES  # noqa: E402
 
 LABELS = {"learned": "APE (interpolated)", "rope": "RoPE", "alibi": "ALiBi"}

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..cli import run_cli
 from ..files import read_yaml
 from ..tables.header import RUN_FACTS, build_header, split_size, stand_in
-from lenex.experiment.presets import paper_view
+from ..experiment.presets import paper_view
 from ..tables.raw_results import read_recorded
 from ..tables.formatting import format_delta, format_metric
 from ..tables.paper_results import load_paper_results, paper_value_text

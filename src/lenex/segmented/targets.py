@@ -17,8 +17,8 @@ Paths (all under results/<preset>/):
 
 from __future__ import annotations
 
-from lenex.experiment.presets import model_config as build_model_config
-from lenex.experiment.presets import seed_list, train_seed
+from ..experiment.presets import model_config as build_model_config
+from ..experiment.presets import seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"

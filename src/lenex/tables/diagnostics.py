@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lenex.cli import run_cli
-from lenex.experiment.dimensions import beyond_train_ppl
-from lenex.files import atomic_write_text, read_json, save_figure
-from lenex.records.checks import check_finite
-from lenex.tables.render import load_results
+from ..cli import run_cli
+from ..experiment.dimensions import beyond_train_ppl
+from ..files import atomic_write_text, read_json, save_figure
+from ..records.checks import check_finite
+from .render import load_results
 
 PROTOCOLS = ("whole-piece", "last-token")
 

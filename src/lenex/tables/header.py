@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
-from lenex.experiment.presets import paper_view
+from ..experiment.presets import paper_view
 from .raw_results import read_recorded
 from .seeds import seeds_fact
-from lenex.records.run_facts import RUN_FACTS, recorded  # RUN_FACTS: which code, on which device, when
+from ..records.run_facts import RUN_FACTS, recorded  # RUN_FACTS: which code, on which device, when
 
 
 def split_size(meta: dict, split: str) -> tuple:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
-from lenex.records.checks import check_recorded
+from ..records.checks import check_recorded
 
 RAW_ENV = "LENEX_RAW"
 DIGEST = "record_sha256"

@@ -13,10 +13,10 @@ import jinja2
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
-from lenex.records.provenance import check_result_models, check_result_paths
+from ..records.provenance import check_result_models, check_result_paths
 from .cells import write_cells
 from .raw_results import read_recorded
-from lenex.experiment.schemes import with_extra_schemes
+from ..experiment.schemes import with_extra_schemes
 from .formatting import md_escape, multiple_md, multiple_tex, tex_escape
 from .paper_results import load_paper_results
 from .table_data import TableData, build_table

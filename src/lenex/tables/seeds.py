@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lenex.records.run_facts import RUN_FACTS
+from ..records.run_facts import RUN_FACTS
 
 #: What one seed's model has of its own: not a fact of the mean.
 PER_MODEL_FIELDS = ("seed", "checkpoint", "seconds")

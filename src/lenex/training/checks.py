@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from lenex.config import ModelConfig, TrainConfig
+from ..config import ModelConfig, TrainConfig
 
 TRAINING_SPLITS = ("train", "valid")  # the splits lenex.training.train samples windows from
 
@@ -44,7 +44,7 @@ def window_tokens(train_length: int) -> int:
 def check_split_sizes(data_dir, train_length: int, splits=TRAINING_SPLITS) -> None:
     """Each of `splits` of the prepared corpus holds one window of `train_length`, by meta.json's
     n_tokens; one ValueError naming the split, its token file and the sizes."""
-    from lenex.data.store import meta_path, read_meta
+    from ..data.store import meta_path, read_meta
 
     meta = read_meta(data_dir, require=("splits",))
     need = window_tokens(train_length)

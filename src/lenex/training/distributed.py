@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from lenex.device import pick_device
+from ..device import pick_device
 
 
 @dataclass(frozen=True)

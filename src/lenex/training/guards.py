@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from lenex.files import process_runs
+from ..files import process_runs
 
 log = logging.getLogger("lenex.training.train")
 LOCK_NAME = "train.lock"

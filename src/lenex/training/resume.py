@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
-from lenex.data.fetch import sha256_file as file_sha256
-from lenex.data.store import meta_path as corpus_meta_path, read_meta
-from lenex.files import atomic_write_text
+from ..data.fetch import sha256_file as file_sha256
+from ..data.store import meta_path as corpus_meta_path, read_meta
+from ..files import atomic_write_text
 
 log = logging.getLogger("lenex.training.train")
 SET_ASIDE_SUFFIX = ".set-aside"

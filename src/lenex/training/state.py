@@ -9,10 +9,10 @@ from pathlib import Path
 
 import torch
 
-from lenex.training import distributed
+from . import distributed
 
-from lenex.training import resume
-from lenex.files import atomic_write
+from . import resume
+from ..files import atomic_write
 
 log = logging.getLogger("lenex.training.train")
 

@@ -26,23 +26,23 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lenex.records.checkpoint import FORMAT, read_checkpoint, save_checkpoint
-from lenex.cli import run_cli
-from lenex.config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.training.train's callers
-from lenex.data.store import load_split
-from lenex.training import distributed
-from lenex.training import resume
-from lenex.device import autocast
-from lenex.model import LanguageModel
-from lenex.model.kernels import add_kernel_option, kernel_record, set_default_kernel
-from lenex.records.provenance import check_labels, training_identity
-from lenex.training.schedule import learning_rate
-from lenex.training.checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
-from lenex.training.guards import Guards, Terminated
-from lenex.training.state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
-from lenex.training.speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
+from ..records.checkpoint import FORMAT, read_checkpoint, save_checkpoint
+from ..cli import run_cli
+from ..config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.training.train's callers
+from ..data.store import load_split
+from . import distributed
+from . import resume
+from ..device import autocast
+from ..model import LanguageModel
+from ..model.kernels import add_kernel_option, kernel_record, set_default_kernel
+from ..records.provenance import check_labels, training_identity
+from .schedule import learning_rate
+from .checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
+from .guards import Guards, Terminated
+from .state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
+from .speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
                           sync_point)
-from lenex.training.vocabulary import check_vocabulary, model_config_for_corpus
+from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.training.train")
 

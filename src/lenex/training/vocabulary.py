@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lenex.config import ModelConfig
-from lenex.data.store import read_meta
+from ..config import ModelConfig
+from ..data.store import read_meta
 
 
 def corpus_vocab_size(data_dir: str | os.PathLike) -> int:
