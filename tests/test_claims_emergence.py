@@ -42,7 +42,7 @@ def test_readings_are_grouped_by_claim_in_file_order(tmp_path):
 def test_a_non_finite_slope_is_one_error_naming_file_and_claim(tmp_path):
     bad = tmp_path / "e.json"
     bad.write_text(json.dumps({"effects": [_reading("a", slope=math.nan)]}))
-    with pytest.raises(ValueError, match=r"e\.json: the reading of 'a' has a non-finite trend"):
+    with pytest.raises(ValueError, match=r"e\.json: the reading of 'a': trend\.slope is nan: not a finite number"):
         em.readings_by_claim([bad])
 
 

@@ -9,10 +9,10 @@ beside its verdict.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ..files import read_json
+from ..records.checks import check_finite
 
 #: The committed records, relative to the checkout: the scale study's own series, then each sweep's.
 PATTERNS = ("results/scale-study/emergence.json", "results/scale-study/sweeps/*/emergence.json")
@@ -27,13 +27,12 @@ def emergence_files(root: str | Path = ".") -> list[str]:
 
 
 def _checked(effect: dict, path) -> dict:
-    """One effect as the claims use it; a slope or crossing that is not a finite number is an error
-    naming the file and the claim (it would print as a trend)."""
-    numbers = [*(effect.get("trend") or {}).values(), *(v for v in (effect.get("crossing") or {}).values() if v is not None)]
-    if any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in numbers):
-        raise ValueError(f"{path}: the reading of {effect.get('claim')!r} has a non-finite trend or crossing: {numbers}")
+    """One effect as the claims use it, every number in it checked finite where it is read
+    (lenex.records.checks: a NaN slope would print as a trend)."""
     keep = ("claim", "source", "subject", "variable", "paper", "class", "trend", "crossing", "note")
-    return {k: effect.get(k) for k in keep}
+    reading = {k: effect.get(k) for k in keep}
+    check_finite(reading, f"{path}: the reading of {effect.get('claim')!r}")
+    return reading
 
 
 def readings_by_claim(paths: list[str | Path]) -> dict[str, list[dict]]:
