@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +40,14 @@ def source_json(folder: Path) -> dict | None:
     return read_json(path) if path.is_file() else None
 
 
-class Source:
-    """What a declaration answers: ``read`` a spec's documents, what it ``needs`` fetched into
-    resources/ first, and the ``record`` of what it read (None when there is nothing to say)."""
+class Source(ABC):
+    """What a declaration answers: ``read`` a spec's documents (every source says how), what it
+    ``needs`` fetched into resources/ first, and the ``record`` of what it read (None when there is
+    nothing to say)."""
 
+    @abstractmethod
     def read(self, spec: dict, resources_dir: Path) -> list[Document]:
-        raise NotImplementedError
+        """The documents of a corpus spec naming this source."""
 
     def needs(self, spec: dict) -> Needs:
         return no_needs()
