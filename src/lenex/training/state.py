@@ -9,10 +9,8 @@ from pathlib import Path
 
 import torch
 
-from . import distributed
-
-from . import resume
 from ..files import atomic_write
+from . import distributed, resume
 
 log = logging.getLogger("lenex.training.train")
 

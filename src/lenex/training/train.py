@@ -30,8 +30,7 @@ from ..records.checkpoint import FORMAT, read_checkpoint, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig, TrainConfig  # TrainConfig: re-exported for lenex.training.train's callers
 from ..data.store import load_split
-from . import distributed
-from . import resume
+from . import distributed, resume
 from ..device import autocast
 from ..model import LanguageModel
 from ..model.kernels import add_kernel_option, kernel_record, set_default_kernel
