@@ -83,3 +83,16 @@ def test_an_inconclusive_claim_on_seeded_cells_carries_its_power_on_its_page_lin
     assert record["verdict"] == "inconclusive"
     assert record["power"]["decides"] == "holds" and record["power"]["n"] == 3 and record["power"]["needed"] > 3
     assert power_text(record["power"]).startswith(f"hold needs {record['power']['needed']} seeds (now 3) at 95%")
+
+
+def test_a_claims_models_are_per_corpus_or_per_variant_as_its_paper_trains_them():
+    """LEX scores one model of a variant on every corpus: a claim reading two corpora of one variant
+    trains one model per seed there, two where each corpus trains its own (receptive-field)."""
+    from lenex.claims.evaluate import claim_models
+
+    tables = _tables(_cell("a", 1, 20.0, seeded(19.8, 29.7, 40.4)), _cell("b", 1, 21.0, seeded(20.0, 30.0, 40.0)))
+    other = {**tables["3"]["cells"][0], "dataset": "e", "corpus": "e"}
+    tables["3"]["cells"].append(other)
+    refs = ["t3/d/a@1", "t3/e/a@1", "t3/d/b@1"]
+    assert claim_models(refs, tables) == ["d/a", "d/b", "e/a"]
+    assert claim_models(refs, tables, per_variant=True) == ["a", "b"]

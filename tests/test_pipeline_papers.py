@@ -198,10 +198,10 @@ def test_every_paper_names_its_seeds_and_each_seeds_training_seed(pipeline):  # 
     the preset's seed + s - 1, so seed 1 is the run a preset without seeds makes."""
     lex, rf, seg = (pipeline.settings.paper(name) for name in ("lex", "receptive-field", "segmented"))
     view = pipeline.settings.paper_preset("tiny", "lex")
-    assert lex.seeds(view, pipeline.settings.experiment("lex"), "rope") == [1, 2] == lex.preset_seeds(pipeline.settings, "tiny")
+    assert lex.seeds(view, pipeline.settings.experiment("lex"), "rope") == [1, 2] == lex.preset_seeds(pipeline.settings, "tiny")("rope")
     assert [lex.train_config(pipeline.settings, "tiny", "rope", s)["seed"] for s in (1, 2)] == [1, 2]
     assert lex.model_path("tiny", "rope", "2") == "results/tiny/models/lex/rope/seed2.pt"
-    assert lex.preset_seeds(pipeline.settings, "paper") == [1]  # the paper trains each variant once
+    assert lex.preset_seeds(pipeline.settings, "paper")("alibi") == [1]  # the paper trains each variant once
     paper_rf = pipeline.settings.paper_preset("paper", "receptive-field")
     experiment = pipeline.settings.experiment("receptive-field")
     assert rf.seeds(paper_rf, experiment, "window-40") == [1]  # Tables 1, 2, 4: one run each in the paper
@@ -227,3 +227,39 @@ def test_a_budget_group_may_set_its_own_seed_count(pipeline):  # noqa: F811
     assert len(table1) == 17 * 2 and "results/tiny/eval/receptive-field/arxiv/window-40/seed2/erf.json" in table1
     with pytest.raises(ValueError, match="experiment.seeds must be a whole number of at least 1, got 0"):
         rf.seeds({**view, "experiment": {"seeds": 0}}, experiment, "window-40")
+
+
+def test_a_power_rerun_adds_seeds_to_the_variants_it_names_only(pipeline):  # noqa: F811
+    """`experiment.power_seeds` (docs/claims.md, "Power"): the named variants train seeds 1..n, the
+    others keep the preset's; the tables read every seed of each, so its cells pair over common seeds."""
+    from lenex.lex import targets as lex_targets
+
+    lex, experiment = pipeline.settings.paper("lex"), pipeline.settings.experiment("lex")
+    view = pipeline.settings.paper_preset("tiny", "lex")
+    powered = {**view, "experiment": {**view["experiment"], "seeds": 2, "power_seeds": {"alibi": 4}}}
+    assert lex.seeds(powered, experiment, "alibi") == [1, 2, 3, 4] and lex.seeds(powered, experiment, "rope") == [1, 2]
+    spec = experiment["tables"]["table5"]
+    of = lambda variant: lex.seeds(powered, experiment, variant)  # noqa: E731
+    paths = lex_targets.table_results("tiny", spec, 32, of)
+    alibi = [p for p in paths if "/lex/alibi/" in p]
+    assert {p.split("/")[5] for p in alibi} == {"seed1", "seed2", "seed3", "seed4"}
+    assert {p.split("/")[5] for p in paths if "/lex/xpos/" in p} == {"seed1", "seed2"}
+    jobs = lex_targets.job_cells({"table5": spec}, 32, of)
+    assert sorted(seed for variant, seed, *_ in jobs if variant == "alibi") == [1, 2, 3, 4]
+
+
+def test_a_power_rerun_that_names_no_variant_or_drops_seeds_is_refused(pipeline):  # noqa: F811
+    from lenex.experiment.presets import check_power_variants, seed_list
+    from lenex.segmented import targets as seg_targets
+
+    view = {"name": "p", "experiment": {"seeds": 3, "power_seeds": {"alibi": 2}}}
+    with pytest.raises(ValueError, match="power_seeds.alibi = 2 is fewer than experiment.seeds = 3"):
+        seed_list(view, "alibi")
+    with pytest.raises(ValueError, match="power_seeds.alibi must be a whole number"):
+        seed_list({"name": "p", "experiment": {"power_seeds": {"alibi": 0}}}, "alibi")
+    with pytest.raises(ValueError, match="power_seeds names 'alibbi', no lex variant; variants: alibi, rope"):
+        check_power_variants({"name": "p", "experiment": {"power_seeds": {"alibbi": 4}}}, {"alibi": {}, "rope": {}}, "lex")
+    seg_view = {**pipeline.settings.paper_preset("tiny", "segmented")}
+    seg_view["experiment"] = {**seg_view["experiment"], "power_seeds": {"gpt2": 4}}
+    with pytest.raises(ValueError, match="power_seeds is not built for segmented"):
+        seg_targets.table_results("tiny", seg_view, pipeline.settings.experiment("segmented"), "table2")

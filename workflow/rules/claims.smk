@@ -27,9 +27,10 @@ rule paper_claims:
             pipeline.settings.claims_budget(wc.preset, wc.paper)
         ),
         tokenizer=lambda wc: pipeline.settings.preset(wc.preset)["data"]["tokenizer"],
+        models=lambda wc: pipeline.settings.paper(wc.paper).claims_arguments(),
     shell:
         "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
-        " --preset {wildcards.preset} --cells {input.cells}"
+        " --preset {wildcards.preset} --cells {input.cells} {params.models}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
         " --emergence {input.emergence}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"

@@ -168,7 +168,8 @@ def _holds(check, values, words) -> bool:
     return func(values[args[0]].mark, args[1])  # mark
 
 
-def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None) -> dict:
+def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None = None,
+                   per_variant: bool = False) -> dict:
     """One claim's record: id, statement, source, on_paper (the paper's printed numbers, two-valued),
     the verdict on ours (one of lenex.claims.verdicts.VERDICTS) with its deciding interval, level,
     test, direction, significance, effect fraction and every leaf (`parts`), on_ours (true only
@@ -217,7 +218,7 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
     for key in ("narrowed", "by_construction", "thresholds", "smallest_effect", "given"):
         if claim.get(key):
             record[key] = claim[key]
-    models, tokens = claim_models(references(check), tables), budget.tokens if budget is not None else None
+    models, tokens = claim_models(references(check), tables, per_variant), budget.tokens if budget is not None else None
     if claim.get("smallest_effect") and outcome is not None:
         why = negligible(record["parts"], float(claim["smallest_effect"]["value"]))
         if why:
@@ -226,10 +227,11 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
     if verdict == INCONCLUSIVE:
         record["power"] = claim_power(record["parts"])
         if record["power"] is not None:
-            record["power"]["cost"] = seeds_cost(record["power"], models, tokens or 0) if tokens else None
+            record["power"]["cost"] = seeds_cost(record["power"], len(models), tokens or 0) if tokens else None
+            record["power"]["models"] = models
     if verdict == CONTRADICTED and claim.get("sweep"):
-        record["sweep"] = {**claim["sweep"], "models": models,
-                           "tokens": {v: sweep_tokens(v, models, tokens) for v in claim["sweep"]["variables"]}
+        record["sweep"] = {**claim["sweep"], "models": len(models),
+                           "tokens": {v: sweep_tokens(v, len(models), tokens) for v in claim["sweep"]["variables"]}
                            if tokens and models else None}
     cells = [describe(ref, tables) for ref in dict.fromkeys(references(check))]
     record["evidence"] = "; ".join(cells + notes)
@@ -239,11 +241,13 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
 
 
 def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None,
-                   emergence: dict[str, list[dict]] | None = None) -> list[dict]:
+                   emergence: dict[str, list[dict]] | None = None, per_variant: bool = False) -> list[dict]:
     """Every claim's record; a claim `given` others (a fix of a failure) is untestable on ours where
     one of them does not hold on ours: a fix of an absent failure cannot be judged. A claim that
-    `emergence` (lenex.claims.emergence.readings_by_claim) reads gains its trends, whatever its verdict."""
-    records = [evaluate_claim(c, tables, budget) for c in claims["claims"]]
+    `emergence` (lenex.claims.emergence.readings_by_claim) reads gains its trends, whatever its verdict.
+    `per_variant`: one model of a variant is scored on every corpus (LEX), so more seeds of a claim
+    train one model per variant its cells read, not one per corpus and variant."""
+    records = [evaluate_claim(c, tables, budget, per_variant) for c in claims["claims"]]
     for record in records:
         if (emergence or {}).get(record["id"]):
             record["emergence"] = emergence[record["id"]]
@@ -276,14 +280,15 @@ def negligible(parts: list[dict], smallest: float) -> str | None:
     return f"every effect's interval lies within ±{widest:.2g} on the log scale, inside ±ln(1 + {smallest:g})"
 
 
-def claim_models(refs: list[str], tables: dict[str, dict]) -> int:
-    """How many models (corpus, variant) a claim's cells read: what one more seed of it trains."""
+def claim_models(refs: list[str], tables: dict[str, dict], per_variant: bool = False) -> list[str]:
+    """The models a claim's cells read, what one more seed of it trains: `corpus/variant` where each
+    corpus trains its own, the variant alone where one model is scored on every corpus (`per_variant`)."""
     found = set()
     for ref in refs:
         got = model_of(ref, tables)
         if got:
-            found.add(got)
-    return len(found)
+            found.add(got[1] if per_variant else "/".join(got))
+    return sorted(found)
 
 
 def check_produced(claims: dict, produced: set[str], where) -> None:

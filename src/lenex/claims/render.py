@@ -143,6 +143,9 @@ def main(argv=None) -> None:
     one.add_argument("--schema", default=str(SCHEMA))
     one.add_argument("--preset", required=True)
     one.add_argument("--cells", nargs="+", required=True, help="every table's cells file")
+    one.add_argument("--one-model-per-variant", action="store_true",
+                     help="one model of a variant is scored on every corpus (LEX): a claim's models, what more "
+                          "seeds of it train, are its variants (lenex.pipeline.papers.Paper.models_per_corpus)")
     one.add_argument("--out-md", required=True)
     one.add_argument("--out-json", required=True)
     one.add_argument("--scale-study", help="the scale study's points.jsonl: with --budget and --tokenizer, "
@@ -164,7 +167,8 @@ def main(argv=None) -> None:
             parser.error("--scale-study, --budget and --tokenizer go together")
         budget = (Budget.from_dict(args.budget, args.tokenizer, load_points(args.scale_study))
                   if args.scale_study else None)
-        records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence))
+        records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence),
+                                 per_variant=args.one_model_per_variant)
         document = claims_document(claims["paper"], args.preset, records)
         atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         atomic_write_text(args.out_md, render_markdown(document))

@@ -68,15 +68,41 @@ def group_view(view: dict, group: str | None) -> dict:
     return merged
 
 
-def seed_list(view: dict) -> list[int]:
+def seed_list(view: dict, variant: str | None = None) -> list[int]:
     """Seeds 1..n of every model a paper's claims compare, n = `experiment.seeds` of the view (a
     paper's, or a budget group's through `group_view`; default 1): each is a separately trained
-    model of the same variant, so a cell is the mean over them and comparisons pair by seed."""
-    count = (view.get("experiment") or {}).get("seeds", 1)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise ValueError(f"preset {view.get('name')!r}: experiment.seeds must be a whole number of at least 1, "
-                         f"got {count!r}")
+    model of the same variant, so a cell is the mean over them and comparisons pair by seed. A
+    variant named in `experiment.power_seeds` trains seeds 1..its count instead: a power rerun
+    (docs/claims.md, "Power"), the seeds a power analysis named for an inconclusive claim's cells."""
+    experiment = view.get("experiment") or {}
+    count = _seed_count(view, "experiment.seeds", experiment.get("seeds", 1))
+    power = experiment.get("power_seeds") or {}
+    if variant is not None and variant in power:
+        more = _seed_count(view, f"experiment.power_seeds.{variant}", power[variant])
+        if more < count:
+            raise ValueError(f"preset {view.get('name')!r}: experiment.power_seeds.{variant} = {more} is fewer than "
+                             f"experiment.seeds = {count}; a power rerun adds seeds, it never drops any")
+        count = more
     return list(range(1, count + 1))
+
+
+def power_variants(view: dict) -> list[str]:
+    """The variants a preset's power reruns add seeds to (`experiment.power_seeds`), sorted."""
+    return sorted((view.get("experiment") or {}).get("power_seeds") or {})
+
+
+def check_power_variants(view: dict, variants, paper: str) -> None:
+    """A power rerun names only variants the paper trains (a misspelt one would add no seeds)."""
+    unknown = [name for name in power_variants(view) if name not in variants]
+    if unknown:
+        raise ValueError(f"preset {view.get('name')!r}: experiment.power_seeds names {unknown[0]!r}, "
+                         f"no {paper} variant; variants: {', '.join(sorted(variants))}")
+
+
+def _seed_count(view: dict, where: str, count) -> int:
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ValueError(f"preset {view.get('name')!r}: {where} must be a whole number of at least 1, got {count!r}")
+    return count
 
 
 def train_seed(base_seed: int, seed: int) -> int:

@@ -11,7 +11,7 @@ import shlex
 from ..pipeline.evaluation import PerModelJob, cell_extra
 from ..pipeline.papers import Paper
 from ..pipeline.settings import quoted_json
-from ..experiment.presets import model_config, seed_list
+from ..experiment.presets import check_power_variants, model_config, seed_list
 from . import targets
 
 
@@ -19,14 +19,18 @@ class Lex(Paper):
     name = targets.PAPER
     table_renderer = "lenex.tables.render"
     same_tokens = True  # lenex.scoring.evaluate: every length scores the same span of tokens
+    models_per_corpus = False  # one model per variant, trained on the mix, scored on every corpus
     figure_cells = ("figure2",)  # Figure 2's curves are computed exactly: its claim reads their numbers
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return model_config(view, variant, experiment["variants"][variant])
 
-    def preset_seeds(self, settings, preset: str) -> list[int]:
-        """The seeds of every LEX model at a preset: its variants share one budget (no groups)."""
-        return seed_list(settings.paper_preset(preset, self.name))
+    def preset_seeds(self, settings, preset: str):
+        """The seeds of each LEX variant's models at a preset, a function of the variant: its
+        variants share one budget (no groups), and a power rerun adds seeds to those it names."""
+        view = settings.paper_preset(preset, self.name)
+        check_power_variants(view, settings.experiment(self.name)["variants"], self.name)
+        return lambda variant: seed_list(view, variant)
 
     def model_path(self, preset: str, variant: str, seed) -> str:
         return targets.model_path(preset, variant, int(seed))

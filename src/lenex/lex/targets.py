@@ -3,8 +3,8 @@ definition (config/experiments/lex.yaml) and a preset's L_tr (the rules in workf
 and the tests both call these; lenex.receptive_field.targets and lenex.segmented.targets are the
 other papers').
 
-Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, lenex.experiment.presets.
-seed_list), and every seed's model is scored on the same tokens, so a table cell is the mean over
+Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, or a power rerun's
+`power_seeds` for its variant: lenex.experiment.presets.seed_list), and every seed's model is scored on the same tokens, so a table cell is the mean over
 seeds and two cells pair seed by seed. Paths (all under results/<preset>/), one file per model and
 cell, written by one job per model, measure and corpus (job_cells):
   models/lex/<variant>/seed<s>.pt                                   the model of seed s
@@ -14,6 +14,8 @@ A row's mask is `mask`, or beyond L_tr its `mask_beyond_train` (lenex.tables.tab
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from lenex.experiment.presets import eval_length
 from lenex.tables.table_data import evaluation_mask
@@ -54,27 +56,39 @@ def cell_path(preset: str, cell: tuple, seed: int, paper: str = PAPER) -> str:
     return f"results/{preset}/{stage}/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json"
 
 
-def table_results(preset: str, spec: dict, train_length: int, seeds: list[int], skip_corpus=lambda corpus: False,
+#: The seeds of each variant's models: one list for every variant, or a function of the variant
+#: (a preset with power reruns gives some variants more seeds than others).
+Seeds = list[int] | Callable[[str], list[int]]
+
+
+def seeds_of(seeds: Seeds) -> Callable[[str], list[int]]:
+    """The seeds of a variant, from either form of `Seeds`."""
+    return seeds if callable(seeds) else (lambda variant: seeds)
+
+
+def table_results(preset: str, spec: dict, train_length: int, seeds: Seeds, skip_corpus=lambda corpus: False,
                   paper: str = PAPER) -> list[str]:
     """Every result file one table reads: each of its cells (table_cells) of every seed."""
-    return sorted(cell_path(preset, c, s, paper) for c in table_cells(spec, train_length, skip_corpus) for s in seeds)
+    of = seeds_of(seeds)
+    return sorted(cell_path(preset, c, s, paper) for c in table_cells(spec, train_length, skip_corpus) for s in of(c[1]))
 
 
-def job_cells(tables: dict, train_length: int, seeds: list[int],
+def job_cells(tables: dict, train_length: int, seeds: Seeds,
               skip_corpus=lambda corpus: False) -> dict[tuple, list[tuple]]:
     """Every cell the paper's tables read, grouped as its evaluation jobs score them: one job per
     (variant, seed, stage, corpus), loading that model once (lenex.lex.evaluate_model). One model's
     cells of one corpus and measure go together; a table or figure that reads one corpus or one
     measure (Figure 1, Table 3) starts only the jobs it needs."""
     jobs: dict[tuple, list[tuple]] = {}
+    of = seeds_of(seeds)
     for cell in sorted(set().union(*(table_cells(spec, train_length, skip_corpus) for spec in tables.values()))):
         stage, variant, corpus = cell[:3]
-        for seed in seeds:
+        for seed in of(variant):
             jobs.setdefault((variant, seed, stage, corpus), []).append(cell)
     return jobs
 
 
-def section_results(preset: str, spec: dict, train_length: int, corpus: str, seeds: list[int],
+def section_results(preset: str, spec: dict, train_length: int, corpus: str, seeds: Seeds,
                     skip_corpus=lambda corpus: False) -> list[str]:
     """The result files of one section (corpus) of a table, every seed, e.g. for a figure drawn from it."""
     return [p for p in table_results(preset, spec, train_length, seeds, skip_corpus) if f"/{corpus}/" in p]

@@ -54,6 +54,13 @@ class Paper(ABC):
     protocol: str = "whole-piece"
     #: Whether every evaluation length scores the same tokens (the beyond-L_tr step is then exact).
     same_tokens: bool = False
+    #: Whether each corpus its cells are scored on trains its own models (a claim's cells of two corpora
+    #: read two models), or one model of a variant is scored on every corpus (LEX's, trained on one mix).
+    models_per_corpus: bool = True
+
+    def claims_arguments(self) -> str:
+        """lenex.claims.render's arguments that follow from how the paper trains its models."""
+        return "" if self.models_per_corpus else "--one-model-per-variant"
 
     @abstractmethod
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
@@ -62,8 +69,9 @@ class Paper(ABC):
 
     def seeds(self, view: dict, experiment: dict, variant: str) -> list[int]:
         """The seeds of one variant's models at a preset: 1..`experiment.seeds` of the view
-        (lenex.experiment.presets.seed_list); a paper with budget groups reads the variant's group."""
-        return seed_list(view)
+        (lenex.experiment.presets.seed_list), or a power rerun's `power_seeds` of the variant; a
+        paper with budget groups reads the variant's group."""
+        return seed_list(view, variant)
 
     def train_seed(self, view: dict, seed) -> int:
         """The training seed of seed s (lenex.experiment.presets.train_seed): the preset's `train.seed` + s - 1."""

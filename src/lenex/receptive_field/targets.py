@@ -16,7 +16,7 @@ table whose spec says `seeds: first` reads seed 1 only. The c_m figures draw see
 
 from __future__ import annotations
 
-from ..experiment.presets import eval_length, group_view, seed_list
+from ..experiment.presets import check_power_variants, eval_length, group_view, seed_list
 from ..experiment.presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
@@ -87,8 +87,9 @@ def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict
 
 def variant_seeds(preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
     """Seeds 1..n of one variant's models: its budget group's `experiment.seeds` (the paper's
-    where the group sets none)."""
-    return seed_list(variant_view(preset_view, experiment, variant_name))
+    where the group sets none), or a power rerun's `power_seeds` of the variant."""
+    check_power_variants(preset_view, experiment["variants"], PAPER)
+    return seed_list(variant_view(preset_view, experiment, variant_name), variant_name)
 
 
 def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: str) -> list[int]:

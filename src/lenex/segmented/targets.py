@@ -18,7 +18,7 @@ Paths (all under results/<preset>/):
 from __future__ import annotations
 
 from ..experiment.presets import model_config as build_model_config
-from ..experiment.presets import seed_list, train_seed
+from ..experiment.presets import power_variants, seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"
@@ -90,8 +90,17 @@ def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> 
                     continue
                 length = round(multiple * base_train_length(view, model))
                 paths += [eval_path(preset, model, run_name(row["method"], multiple), length, seed)
-                          for seed in seed_list(view)]
+                          for seed in run_seeds(view)]
     return sorted(set(paths))
+
+
+def run_seeds(view: dict) -> list[int]:
+    """The seeds of every continued run. A power rerun's `power_seeds` is refused here: its keys
+    are variants, and one segmented model's runs (every method of it) would all take the seeds."""
+    if power_variants(view):
+        raise ValueError(f"preset {view.get('name')!r}: experiment.power_seeds is not built for {PAPER} "
+                         f"(its seeds are per model, every method's run with them); remove it")
+    return seed_list(view)
 
 
 def figure2_results(preset: str, view: dict, experiment: dict) -> list[str]:

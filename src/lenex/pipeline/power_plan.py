@@ -1,0 +1,182 @@
+"""The power reruns of a preset (issue 49), planned before any of them runs: for each inconclusive
+claim, the seeds its power analysis names (lenex.claims.power), what they cost on this machine,
+and whether they are affordable, by a rule fixed here before the plan was first written:
+
+    a claim's rerun is affordable when its extra seeds' jobs, at their measured times, fit one
+    recorded part: at most PART_HOURS x PACK of wall time with JOBS_SIDE_BY_SIDE jobs at a time.
+    A paper's power part takes its affordable claims cheapest first while the part, every model
+    at the most seeds its claims name, still fits; the rest wait for a later part.
+
+PART_HOURS is the reference-run limit (2.5 hours a part); PACK the margin the sweeps' parts keep
+(results/scale-study/sweeps/plan.md: jobs run side by side and machines differ from session to
+session); the times are the reference run's own jobs (lenex.pipeline.job_times), each model's mean
+over its recorded seeds, measured two at a time as a part runs them. The affordable claims of a
+paper become its preset's `experiment.power_seeds` (each model the most seeds any of them names)
+and one recorded part, `power`. A claim whose paper cannot yet add seeds to one model alone is
+listed with why it is not run (NOT_BUILT).
+
+    python -m lenex.pipeline.power_plan --preset workstation   # writes results/<preset>/power/plan.{md,json}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from datetime import date
+from pathlib import Path
+
+from ..files import atomic_write_text
+from .job_times import run_model_seconds
+
+PART_HOURS = 2.5
+PACK = 0.6
+JOBS_SIDE_BY_SIDE = 2
+#: Papers whose presets cannot yet add seeds to chosen models (the reason is printed in the plan).
+NOT_BUILT = {
+    "segmented": "its seeds are per model, every method's continued run with them "
+                 "(lenex.segmented.targets.run_seeds): no power_seeds",
+    "receptive-field": "power_seeds names variants while its models are per corpus, and its recorded parts "
+                       "select files by corpus and seed, so a power part's seeds 4-5 would fall in part "
+                       "arxiv-seeds45",
+}
+BUDGET_JOB_HOURS = PART_HOURS * PACK * JOBS_SIDE_BY_SIDE
+
+
+def seed_seconds(measured: dict[str, dict[int, float]], model: str) -> float | None:
+    """A model's measured seconds per seed (mean over its recorded seeds); None when unmeasured."""
+    seeds = measured.get(model)
+    return sum(seeds.values()) / len(seeds) if seeds else None
+
+
+def claim_entry(paper: str, record: dict, measured: dict[str, dict[int, float]]) -> dict:
+    """One inconclusive claim's line of the plan: its power, models, measured cost and whether it
+    is affordable (the module's rule), or why it is not run."""
+    power = record["power"]
+    entry = {"paper": paper, "id": record["id"], "decides": power["decides"], "needed": power["needed"],
+             "n": power["n"], "unit": power["unit"], "models": power.get("models", [])}
+    if power["needed"] is None or power["unit"] != "seed":
+        return {**entry, "job_hours": None, "affordable": False,
+                "why": "no number of seeds decides it" if power["needed"] is None
+                else f"decided by more scored {power['unit']}s, not by seeds"}
+    more = power["needed"] - power["n"]
+    seconds = [seed_seconds(measured, m) for m in entry["models"]]
+    if not entry["models"] or None in seconds:
+        missing = [m for m, s in zip(entry["models"], seconds) if s is None] or ["its models"]
+        why = NOT_BUILT.get(paper, f"no measured job of {missing[0]} in the reference run")
+        return {**entry, "job_hours": None, "affordable": False, "why": f"not run: {why}"}
+    hours = more * sum(seconds) / 3600
+    entry["job_hours"] = round(hours, 3)
+    if hours > BUDGET_JOB_HOURS:
+        return {**entry, "affordable": False,
+                "why": f"{hours:.2f} job-hours, over a part's {BUDGET_JOB_HOURS:.1f}"}
+    if paper in NOT_BUILT:
+        return {**entry, "affordable": True, "run": False, "why": f"affordable, not run: {NOT_BUILT[paper]}"}
+    return {**entry, "affordable": True, "run": True, "why": f"{hours:.2f} job-hours, inside a part's "
+                                                            f"{BUDGET_JOB_HOURS:.1f}"}
+
+
+def part_job_hours(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]]) -> float:
+    """The job-hours of running `entries` together: each model once, at the most seeds they name."""
+    more: dict[tuple[str, str], int] = {}
+    for e in entries:
+        for model in e["models"]:
+            key = (e["paper"], model)
+            more[key] = max(more.get(key, 0), e["needed"] - e["n"])
+    return sum(n * seed_seconds(measured[paper], model) for (paper, model), n in more.items()) / 3600
+
+
+def fill_parts(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]]) -> list[dict]:
+    """Each paper's affordable claims in its power part, cheapest first while the part fits; a claim
+    that would overfill it keeps `affordable` and waits (`run` false, the reason said)."""
+    chosen: dict[str, list[dict]] = {}
+    for entry in sorted((e for e in entries if e.get("run")), key=lambda e: (e["job_hours"], e["id"])):
+        taken = chosen.setdefault(entry["paper"], [])
+        hours = part_job_hours(taken + [entry], measured)
+        if hours <= BUDGET_JOB_HOURS:
+            taken.append(entry)
+        else:
+            entry.update(run=False, why=f"affordable alone; waits for a later part (with the cheaper ones the "
+                                        f"part would be {hours:.2f} job-hours)")
+    return entries
+
+
+def power_seeds(entries: list[dict]) -> dict[str, dict[str, int]]:
+    """paper -> model -> seeds, over the claims to run: each model the most seeds any names."""
+    seeds: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        if entry.get("run"):
+            for model in entry["models"]:
+                paper = seeds.setdefault(entry["paper"], {})
+                paper[model] = max(paper.get(model, 0), entry["needed"])
+    return seeds
+
+
+def plan(claims: dict[str, dict], measured: dict[str, dict[str, dict[int, float]]]) -> dict:
+    """The plan of one preset from its papers' claims documents and measured job times."""
+    entries = [claim_entry(paper, record, measured.get(paper, {}))
+               for paper, document in sorted(claims.items())
+               for record in document["claims"] if record["verdict"] == "inconclusive" and record.get("power")]
+    entries = fill_parts(entries, measured)
+    parts = {paper: round(part_job_hours([e for e in entries if e.get("run") and e["paper"] == paper], measured), 3)
+             for paper in sorted({e["paper"] for e in entries if e.get("run")})}
+    return {"rule": {"part_hours": PART_HOURS, "pack": PACK, "jobs_side_by_side": JOBS_SIDE_BY_SIDE,
+                     "budget_job_hours": BUDGET_JOB_HOURS},
+            "claims": entries, "power_seeds": power_seeds(entries), "part_job_hours": parts}
+
+
+def markdown(document: dict) -> str:
+    """The plan as a page: the rule, every inconclusive claim, and what the preset takes from it."""
+    rule = document["rule"]
+    lines = [f"# Power reruns at preset `{document['preset']}`: the plan", "",
+             f"Written at {document['revision']} on {document['written']} by `python -m lenex.pipeline.power_plan "
+             f"--preset {document['preset']}`, before any power rerun ran. For each inconclusive claim: the seeds "
+             "its power analysis names (docs/claims.md, \"Power\"), the jobs those seeds add at the reference run's "
+             "measured job times (each model's mean over its recorded seeds), and whether they are affordable: at "
+             f"most {rule['part_hours']} h x {rule['pack']} of wall with {rule['jobs_side_by_side']} jobs side by "
+             f"side, {rule['budget_job_hours']:.1f} job-hours (lenex.pipeline.power_plan).", "",
+             "| paper | claim | decides | seeds now | seeds needed | models | job-hours | affordable | why |",
+             "|---|---|---|---:|---:|---|---:|---|---|"]
+    for e in document["claims"]:
+        hours = "—" if e["job_hours"] is None else f"{e['job_hours']:.2f}"
+        needed = "—" if e["needed"] is None else str(e["needed"])
+        models = ", ".join(e["models"][:6]) + (f" (+{len(e['models']) - 6})" if len(e["models"]) > 6 else "")
+        lines.append(f"| {e['paper']} | {e['id']} | {e['decides']} | {e['n']} | {needed} | {models} | {hours} | "
+                     f"{'yes' if e['affordable'] else 'no'} | {e['why']} |")
+    lines += ["", "What the preset takes (`papers.<paper>.experiment.power_seeds`, a recorded part `power`):", ""]
+    for paper, seeds in sorted(document["power_seeds"].items()):
+        lines.append(f"- {paper}: " + ", ".join(f"{m}: {n}" for m, n in sorted(seeds.items()))
+                     + f" ({document['part_job_hours'][paper]:.2f} job-hours)")
+    if not document["power_seeds"]:
+        lines.append("- nothing: no affordable claim of a paper that can add seeds to one model")
+    return "\n".join(lines) + "\n"
+
+
+def _revision() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown revision"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", required=True)
+    parser.add_argument("--results", default="results", help="the results folder (results/<preset>/claims, runs)")
+    args = parser.parse_args(argv)
+    root = Path(args.results) / args.preset
+    claims = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((root / "claims").glob("*.json"))}
+    if not claims:
+        parser.error(f"no claims documents under {root / 'claims'}: render the preset's claims first")
+    measured = {paper: run_model_seconds(root / "runs" / paper, paper) for paper in claims}
+    document = {"preset": args.preset, "revision": _revision(), "written": date.today().isoformat(),
+                **plan(claims, measured)}
+    out = root / "power"
+    atomic_write_text(out / "plan.json", json.dumps(document, indent=1) + "\n")
+    atomic_write_text(out / "plan.md", markdown(document))
+    print(f"wrote {out / 'plan.md'}")
+
+
+if __name__ == "__main__":
+    main()
