@@ -2,6 +2,7 @@
 # ours, from the cells files the table rules write (so re-rendering the tables re-derives the claims).
 #   snakemake --cores 1 results/tiny/claims/lex.md     # one paper
 #   snakemake --cores 1 results/tiny/claims.md         # the summary over papers
+from lenex.claims import designed_sweeps
 from lenex.claims import emergence as claims_emergence
 
 
@@ -14,6 +15,10 @@ rule paper_claims:
         study="results/scale-study/points.jsonl",
         # the committed emergence records (issue 49): each claim's trends beside its verdict
         emergence=claims_emergence.emergence_files(workflow.basedir),
+        # the sweeps designed for its claims, their plan and the parts run so far
+        sweep_design=designed_sweeps.DESIGN,
+        sweep_plan=designed_sweeps.PLAN,
+        sweep_parts=designed_sweeps.part_files(workflow.basedir),
         code=pipeline.code.stamp("lenex.claims.render"),
     output:
         md="results/{preset}/claims/{paper}.md",
@@ -32,7 +37,8 @@ rule paper_claims:
         "python -m lenex.pipeline.launch lenex.claims.render paper --claims {input.claims} --schema {input.schema}"
         " --preset {wildcards.preset} --cells {input.cells} {params.models}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
-        " --emergence {input.emergence}"
+        " --emergence {input.emergence} --sweep-design {input.sweep_design} --sweep-plan {input.sweep_plan}"
+        " --sweep-parts {input.sweep_parts}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
 

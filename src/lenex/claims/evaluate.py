@@ -241,16 +241,20 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
 
 
 def evaluate_paper(claims: dict, tables: dict[str, dict], budget: Budget | None = None,
-                   emergence: dict[str, list[dict]] | None = None, per_variant: bool = False) -> list[dict]:
+                   emergence: dict[str, list[dict]] | None = None, per_variant: bool = False,
+                   designed: dict[str, list[dict]] | None = None) -> list[dict]:
     """Every claim's record; a claim `given` others (a fix of a failure) is untestable on ours where
     one of them does not hold on ours: a fix of an absent failure cannot be judged. A claim that
-    `emergence` (lenex.claims.emergence.readings_by_claim) reads gains its trends, whatever its verdict.
+    `emergence` (lenex.claims.emergence.readings_by_claim) reads gains its trends, whatever its verdict,
+    and one a sweep is designed for (`designed`, lenex.claims.designed_sweeps) that sweep's plan.
     `per_variant`: one model of a variant is scored on every corpus (LEX), so more seeds of a claim
     train one model per variant its cells read, not one per corpus and variant."""
     records = [evaluate_claim(c, tables, budget, per_variant) for c in claims["claims"]]
     for record in records:
         if (emergence or {}).get(record["id"]):
             record["emergence"] = emergence[record["id"]]
+        if (designed or {}).get(record["id"]):  # lenex.claims.designed_sweeps: the sweeps planned for it
+            record["designed_sweeps"] = designed[record["id"]]
     verdicts = {r["id"]: r["verdict"] for r in records}
     for claim, record in zip(claims["claims"], records):
         given = claim.get("given")

@@ -24,9 +24,10 @@ import json
 from pathlib import Path
 
 from ..cli import run_cli
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_json, read_yaml
 from ..records.checks import check_finite
 from ..tables.formatting import md_escape
+from .designed_sweeps import designed_by_claim, designed_text
 from .emergence import emergence_text, readings_by_claim
 from .evaluate import SCHEMA, evaluate_paper, load_claims
 from .predicates import THRESHOLDS
@@ -106,6 +107,8 @@ def verdict_text(record: dict) -> str:
         verdict += f"; {sweep_text(record['sweep'])}"
     if record.get("emergence"):
         verdict += f"; {emergence_text(record['emergence'])}"
+    if record.get("designed_sweeps"):
+        verdict += f"; {designed_text(record['designed_sweeps'])}"
     return verdict
 
 
@@ -155,6 +158,10 @@ def main(argv=None) -> None:
     one.add_argument("--tokenizer", help="this preset's tokenizer (gpt2, bpe-<vocab>)")
     one.add_argument("--emergence", nargs="*", default=[], help="the committed emergence.json records "
                      "(lenex.claims.emergence.emergence_files): each claim's trends beside its verdict")
+    one.add_argument("--sweep-design", help="config/sweeps.yaml: with --sweep-plan and --sweep-parts, each claim's "
+                     "designed sweeps, their planned cost and parts run (lenex.claims.designed_sweeps)")
+    one.add_argument("--sweep-plan", help="results/scale-study/sweeps/plan.json")
+    one.add_argument("--sweep-parts", nargs="*", default=[], help="the sweep parts' records so far")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -167,8 +174,11 @@ def main(argv=None) -> None:
             parser.error("--scale-study, --budget and --tokenizer go together")
         budget = (Budget.from_dict(args.budget, args.tokenizer, load_points(args.scale_study))
                   if args.scale_study else None)
+        designed = None
+        if args.sweep_design:
+            designed = designed_by_claim(read_yaml(args.sweep_design), read_json(args.sweep_plan), args.sweep_parts)
         records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence),
-                                 per_variant=args.one_model_per_variant)
+                                 per_variant=args.one_model_per_variant, designed=designed)
         document = claims_document(claims["paper"], args.preset, records)
         atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         atomic_write_text(args.out_md, render_markdown(document))

@@ -88,6 +88,8 @@ def reason_of(record: dict) -> str:
         measured = measured_reason(record.get("emergence") or [])
         if measured:
             return measured
+        if record.get("designed_sweeps"):
+            return "contradicted, not yet measured: a sweep designed for it is planned (config/sweeps.yaml)"
         if record.get("sweep"):
             return f"contradicted, not yet measured: a {' and '.join(record['sweep']['variables'])} sweep would"
         return "contradicted, no sweep named"
