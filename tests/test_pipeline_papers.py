@@ -263,3 +263,22 @@ def test_a_power_rerun_that_names_no_variant_or_drops_seeds_is_refused(pipeline)
     seg_view["experiment"] = {**seg_view["experiment"], "power_seeds": {"gpt2": 4}}
     with pytest.raises(ValueError, match="power_seeds is not built for segmented"):
         seg_targets.table_results("tiny", seg_view, pipeline.settings.experiment("segmented"), "table2")
+
+
+def test_a_receptive_field_power_rerun_names_the_corpus_of_each_model(pipeline):  # noqa: F811
+    """Every corpus trains its own receptive-field models: `arxiv/window-40` adds seeds to arxiv's
+    window-40 and to no other corpus's; a key without a corpus, or of no variant, is refused."""
+    from lenex.receptive_field import targets as rf_targets
+
+    experiment = pipeline.settings.experiment("receptive-field")
+    view = pipeline.settings.paper_preset("tiny", "receptive-field")
+    powered = {**view, "experiment": {**view["experiment"], "power_seeds": {"arxiv/window-40": 4}}}
+    assert rf_targets.variant_seeds(powered, experiment, "window-40", "arxiv") == [1, 2, 3, 4]
+    assert rf_targets.variant_seeds(powered, experiment, "window-40", "openwebtext2") == [1, 2]
+    table1 = rf_targets.table_erf_results("tiny", experiment["tables"]["table1"], powered, experiment)
+    assert "results/tiny/eval/receptive-field/arxiv/window-40/seed4/erf.json" in table1
+    assert not any("/openwebtext2/window-40/seed4/" in p for p in table1)
+    for key, message in (("window-40", "is <corpus>/<variant>"), ("arxiv/window-41", "names 'window-41'")):
+        bad = {**view, "experiment": {**view["experiment"], "power_seeds": {key: 4}}}
+        with pytest.raises(ValueError, match=message):
+            rf_targets.variant_seeds(bad, experiment, "window-40", "arxiv")

@@ -88,3 +88,18 @@ def test_the_workstation_preset_runs_exactly_the_seeds_its_committed_plan_names(
     in_preset = {paper: view["experiment"]["power_seeds"] for paper, view in preset["papers"].items()
                  if (view.get("experiment") or {}).get("power_seeds")}
     assert in_preset == committed["power_seeds"]
+
+
+def test_planning_one_paper_keeps_every_other_papers_rows_as_decided():
+    from lenex.pipeline.power_plan import merged
+
+    previous = {"revision": "r1", "written": "d1", "power_seeds": {"lex": {"a": 4}}, "part_job_hours": {"lex": 1.0},
+                "claims": [{"paper": "lex", "id": "x"}, {"paper": "rf", "id": "y", "why": "not built"}]}
+    fresh = {"rule": {}, "claims": [{"paper": "rf", "id": "y", "why": "run"}],
+             "power_seeds": {"rf": {"arxiv/w": 5}}, "part_job_hours": {"rf": 0.5}}
+    got = merged(previous, fresh, ["rf"], {"revision": "r2", "written": "d2"})
+    assert [(e["paper"], e.get("why")) for e in got["claims"]] == [("lex", None), ("rf", "run")]
+    assert got["power_seeds"] == {"lex": {"a": 4}, "rf": {"arxiv/w": 5}}
+    assert got["planned"] == {"lex": {"revision": "r1", "written": "d1"}, "rf": {"revision": "r2", "written": "d2"}}
+    first = merged(None, fresh, [], {"revision": "r0", "written": "d0"})
+    assert first["planned"] == {"rf": {"revision": "r0", "written": "d0"}}

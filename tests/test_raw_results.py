@@ -267,3 +267,15 @@ def test_a_mean_over_seeds_run_apart_names_every_seeds_run_in_the_header():
     assert (merged["ppl"], merged["git_rev"], merged["device"]) == (11.0, ["a1", "b2"], "cpu")
     header = build_header(preset, {}, {}, [merged, {**cell, "variant": "rope", "git_rev": "b2"}])
     assert (header["git_rev"], header["date"], header["device"]) == ("a1, b2", "2026-01-01, 2026-01-02", "cpu")
+
+
+def test_the_most_specific_selector_takes_a_file_selected_by_several_parts():
+    """A power rerun's part names one model's seed (`arxiv/window-40/seed4`) inside a part that
+    selects the corpus's seed 4 (`arxiv/seed4`): the file lies in the part of the longer selector."""
+    files = ["results/w/eval/rf/arxiv/alibi/seed4/last_token.json",
+             "results/w/eval/rf/arxiv/window-40/seed4/erf.json", "results/w/eval/rf/arxiv/window-40/seed1/erf.json"]
+    parts = {"seeds45": ["arxiv/seed4"], "power": ["arxiv/window-40/seed4"], "run": ["arxiv/seed1"]}
+    assert recorded_in_part(files, parts, "seeds45") == [files[0]]
+    assert recorded_in_part(files, parts, "power") == [files[1]]
+    with pytest.raises(ValueError, match=r"window-40/seed4/erf.json lies in parts \['a', 'b'\]"):
+        recorded_in_part(files, {"a": ["window-40/seed4"], "b": ["arxiv/seed4"], "run": ["seed1"]}, "a")

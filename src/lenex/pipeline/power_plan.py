@@ -13,9 +13,12 @@ session); the times are the reference run's own jobs (lenex.pipeline.job_times),
 over its recorded seeds, measured two at a time as a part runs them. The affordable claims of a
 paper become its preset's `experiment.power_seeds` (each model the most seeds any of them names)
 and one recorded part, `power`. A claim whose paper cannot yet add seeds to one model alone is
-listed with why it is not run (NOT_BUILT).
+listed with why it is not run (NOT_BUILT). A paper's rows are decided once, before its part runs:
+`--paper P` plans that paper alone and keeps every other paper's rows and seeds as the committed
+plan has them (each paper's line says at which revision it was planned).
 
     python -m lenex.pipeline.power_plan --preset workstation   # writes results/<preset>/power/plan.{md,json}
+    python -m lenex.pipeline.power_plan --preset workstation --paper receptive-field   # that paper only
 """
 
 from __future__ import annotations
@@ -36,9 +39,6 @@ JOBS_SIDE_BY_SIDE = 2
 NOT_BUILT = {
     "segmented": "its seeds are per model, every method's continued run with them "
                  "(lenex.segmented.targets.run_seeds): no power_seeds",
-    "receptive-field": "power_seeds names variants while its models are per corpus, and its recorded parts "
-                       "select files by corpus and seed, so a power part's seeds 4-5 would fall in part "
-                       "arxiv-seeds45",
 }
 BUDGET_JOB_HOURS = PART_HOURS * PACK * JOBS_SIDE_BY_SIDE
 
@@ -125,19 +125,35 @@ def plan(claims: dict[str, dict], measured: dict[str, dict[str, dict[int, float]
             "claims": entries, "power_seeds": power_seeds(entries), "part_job_hours": parts}
 
 
+def merged(previous: dict | None, fresh: dict, papers: list[str], stamp: dict) -> dict:
+    """`fresh`'s rows and seeds for `papers`, `previous`'s for every other paper (decided before)."""
+    if previous is None:
+        return {**fresh, "planned": {p: stamp for p in sorted({e["paper"] for e in fresh["claims"]} | set(papers))}}
+    earlier = previous.get("planned") or {p: {"revision": previous["revision"], "written": previous["written"]}
+                                          for p in {e["paper"] for e in previous["claims"]}}
+    keep = lambda mapping: {k: v for k, v in mapping.items() if k not in papers}  # noqa: E731
+    return {**fresh,
+            "claims": [e for e in previous["claims"] if e["paper"] not in papers] + fresh["claims"],
+            "power_seeds": {**keep(previous["power_seeds"]), **fresh["power_seeds"]},
+            "part_job_hours": {**keep(previous.get("part_job_hours") or {}), **fresh["part_job_hours"]},
+            "planned": {**keep(earlier), **{p: stamp for p in papers}}}
+
+
 def markdown(document: dict) -> str:
     """The plan as a page: the rule, every inconclusive claim, and what the preset takes from it."""
     rule = document["rule"]
+    planned = "; ".join(f"{paper} at {when['revision']} on {when['written']}"
+                        for paper, when in sorted(document["planned"].items()))
     lines = [f"# Power reruns at preset `{document['preset']}`: the plan", "",
-             f"Written at {document['revision']} on {document['written']} by `python -m lenex.pipeline.power_plan "
-             f"--preset {document['preset']}`, before any power rerun ran. For each inconclusive claim: the seeds "
+             f"Planned by `python -m lenex.pipeline.power_plan --preset {document['preset']}` (each paper's rows "
+             f"before its power part ran: {planned}). For each inconclusive claim: the seeds "
              "its power analysis names (docs/claims.md, \"Power\"), the jobs those seeds add at the reference run's "
              "measured job times (each model's mean over its recorded seeds), and whether they are affordable: at "
              f"most {rule['part_hours']} h x {rule['pack']} of wall with {rule['jobs_side_by_side']} jobs side by "
              f"side, {rule['budget_job_hours']:.1f} job-hours (lenex.pipeline.power_plan).", "",
              "| paper | claim | decides | seeds now | seeds needed | models | job-hours | affordable | why |",
              "|---|---|---|---:|---:|---|---:|---|---|"]
-    for e in document["claims"]:
+    for e in sorted(document["claims"], key=lambda e: e["paper"]):
         hours = "—" if e["job_hours"] is None else f"{e['job_hours']:.2f}"
         needed = "—" if e["needed"] is None else str(e["needed"])
         models = ", ".join(e["models"][:6]) + (f" (+{len(e['models']) - 6})" if len(e["models"]) > 6 else "")
@@ -164,15 +180,25 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", required=True)
     parser.add_argument("--results", default="results", help="the results folder (results/<preset>/claims, runs)")
+    parser.add_argument("--paper", action="append", default=[], help="plan only this paper (repeatable); the "
+                        "others keep the committed plan's rows and seeds")
     args = parser.parse_args(argv)
     root = Path(args.results) / args.preset
     claims = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((root / "claims").glob("*.json"))}
     if not claims:
         parser.error(f"no claims documents under {root / 'claims'}: render the preset's claims first")
-    measured = {paper: run_model_seconds(root / "runs" / paper, paper) for paper in claims}
-    document = {"preset": args.preset, "revision": _revision(), "written": date.today().isoformat(),
-                **plan(claims, measured)}
+    unknown = [p for p in args.paper if p not in claims]
+    if unknown:
+        parser.error(f"--paper {unknown[0]}: no claims document of it under {root / 'claims'}")
+    chosen = {p: d for p, d in claims.items() if not args.paper or p in args.paper}
+    measured = {paper: run_model_seconds(root / "runs" / paper, paper) for paper in chosen}
     out = root / "power"
+    committed = out / "plan.json"
+    previous = json.loads(committed.read_text(encoding="utf-8")) if args.paper and committed.exists() else None
+    if args.paper and previous is None:
+        parser.error(f"--paper re-plans one paper of a committed plan; there is none at {out / 'plan.json'}")
+    stamp = {"revision": _revision(), "written": date.today().isoformat()}
+    document = {"preset": args.preset, **merged(previous, plan(chosen, measured), args.paper, stamp)}
     atomic_write_text(out / "plan.json", json.dumps(document, indent=1) + "\n")
     atomic_write_text(out / "plan.md", markdown(document))
     print(f"wrote {out / 'plan.md'}")

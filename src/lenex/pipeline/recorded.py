@@ -14,16 +14,25 @@ from .user_errors import refuse
 def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -> list[str]:
     """The recorded files of one part of a reference run made in recorded parts. A part is a list
     of selectors, each one or more path segments joined by '/' (a corpus: `arxiv`; a corpus's
-    seeds: `arxiv/seed1`; a corpus's own files: `data/arxiv`); a file lies in a part when every
-    segment of one of its selectors is a segment of the file's path. Every file must lie in exactly
-    one part, so that the parts' raw results together are the paper's, each file once."""
+    seeds: `arxiv/seed1`; a corpus's own files: `data/arxiv`; one model's seed:
+    `arxiv/window-40/seed4`); a file lies in a part when every segment of one of its selectors is a
+    segment of the file's path, and where selectors of several parts select it, in the part of the
+    one with the most segments (a power rerun's `arxiv/window-40/seed4` before `arxiv/seed4`). Every
+    file must lie in exactly one part, so that the parts' raw results together are the paper's,
+    each file once."""
     if part not in parts:
         raise ValueError(f"no reference part {part!r}; declared: {', '.join(parts) or 'none'}")
 
-    def selects(selector: str, path: str) -> bool:
-        return set(selector.split("/")) <= set(Path(path).parts)
+    def specificity(selectors: list[str], path: str) -> int:
+        segments = set(Path(path).parts)
+        return max((len(s.split("/")) for s in selectors if set(s.split("/")) <= segments), default=0)
 
-    owners = {f: [name for name, selectors in parts.items() if any(selects(s, f) for s in selectors)] for f in files}
+    def owners_of(path: str) -> list[str]:
+        scores = {name: specificity(selectors, path) for name, selectors in parts.items()}
+        best = max(scores.values(), default=0)
+        return [name for name, score in scores.items() if score and score == best]
+
+    owners = {f: owners_of(f) for f in files}
     orphans = [f for f, names in owners.items() if not names]
     shared = [f for f, names in owners.items() if len(names) > 1]
     if orphans or shared:

@@ -16,7 +16,7 @@ table whose spec says `seeds: first` reads seed 1 only. The c_m figures draw see
 
 from __future__ import annotations
 
-from ..experiment.presets import check_power_variants, eval_length, group_view, seed_list
+from ..experiment.presets import check_power_variants, eval_length, group_view, power_variants, seed_list
 from ..experiment.presets import model_config as build_model_config
 
 PAPER_LAYERS = 12
@@ -85,16 +85,32 @@ def variant_view(preset_view: dict, experiment: dict, variant_name: str) -> dict
     return group_view(preset_view, variants[variant_name].get("group"))
 
 
-def variant_seeds(preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
+def variant_seeds(preset_view: dict, experiment: dict, variant_name: str, corpus: str | None = None) -> list[int]:
     """Seeds 1..n of one variant's models: its budget group's `experiment.seeds` (the paper's
-    where the group sets none), or a power rerun's `power_seeds` of the variant."""
-    check_power_variants(preset_view, experiment["variants"], PAPER)
-    return seed_list(variant_view(preset_view, experiment, variant_name), variant_name)
+    where the group sets none), or on `corpus` a power rerun's `power_seeds` of `<corpus>/<variant>`
+    (every corpus trains its own models, so a power rerun names the corpus too)."""
+    check_power_models(preset_view, experiment)
+    view = variant_view(preset_view, experiment, variant_name)
+    return seed_list(view, f"{corpus}/{variant_name}") if corpus else seed_list(view)
 
 
-def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: str) -> list[int]:
+def check_power_models(preset_view: dict, experiment: dict) -> None:
+    """Each key of `experiment.power_seeds` is `<corpus>/<variant>` of a variant of the paper."""
+    for key in power_variants(preset_view):
+        corpus, _, variant = key.rpartition("/")
+        if not corpus:
+            raise ValueError(f"preset {preset_view.get('name')!r}: experiment.power_seeds names {key!r}; a "
+                             f"{PAPER} model is <corpus>/<variant> (each corpus trains its own)")
+        check_power_variants({"name": preset_view.get("name"), "experiment": {"power_seeds": {variant: 0}}},
+                             experiment["variants"], PAPER)
+
+
+def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: str,
+                corpus: str | None = None) -> list[int]:
     """The seeds of one row's model a table reads: every seed, or seed 1 (`seeds: first`)."""
-    return [1] if spec.get("seeds") == "first" else variant_seeds(preset_view, experiment, variant_name)
+    if spec.get("seeds") == "first":
+        return [1]
+    return variant_seeds(preset_view, experiment, variant_name, corpus)
 
 
 def eval_dir(preset: str, corpus: str, variant: str, seed: int) -> str:
@@ -114,7 +130,7 @@ def table_models(spec: dict, preset_view: dict, experiment: dict,
         if corpus is None or skip_corpus(corpus):
             continue
         for row in section["rows"]:
-            for seed in table_seeds(spec, preset_view, experiment, row["variant"]):
+            for seed in table_seeds(spec, preset_view, experiment, row["variant"], corpus):
                 models.add((corpus, row["variant"], seed))
     return sorted(models)
 
