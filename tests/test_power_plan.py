@@ -82,12 +82,13 @@ def test_a_paper_that_cannot_add_seeds_to_one_model_is_listed_not_run():
 
 
 def test_the_workstation_preset_runs_exactly_the_seeds_its_committed_plan_names():
-    """The preset's power_seeds are the plan's, never edited apart from it."""
+    """The preset's power_seeds are the plan's, never edited apart from it; a paper's seeds go into
+    the preset when its power part starts (the plan may name a part not started yet)."""
     committed = read_json(ROOT / "results/workstation/power/plan.json")
     preset = yaml.safe_load((ROOT / "config/presets/workstation.yaml").read_text(encoding="utf-8"))
     in_preset = {paper: view["experiment"]["power_seeds"] for paper, view in preset["papers"].items()
                  if (view.get("experiment") or {}).get("power_seeds")}
-    assert in_preset == committed["power_seeds"]
+    assert in_preset and in_preset == {p: s for p, s in committed["power_seeds"].items() if p in in_preset}
 
 
 def test_planning_one_paper_keeps_every_other_papers_rows_as_decided():

@@ -279,3 +279,15 @@ def test_the_most_specific_selector_takes_a_file_selected_by_several_parts():
     assert recorded_in_part(files, parts, "power") == [files[1]]
     with pytest.raises(ValueError, match=r"window-40/seed4/erf.json lies in parts \['a', 'b'\]"):
         recorded_in_part(files, {"a": ["window-40/seed4"], "b": ["arxiv/seed4"], "run": ["seed1"]}, "a")
+
+
+def test_power_seeds_imply_the_part_power_of_the_seeds_they_add():
+    from lenex.experiment.presets import reference_parts
+
+    view = {"name": "w", "experiment": {"seeds": 3, "power_seeds": {"alibi": 5, "arxiv/w-40": 4}},
+            "reference_parts": {"run": ["data", "seed1", "seed2", "seed3"]}}
+    assert reference_parts(view) == {"run": ["data", "seed1", "seed2", "seed3"],
+                                     "power": ["alibi/seed4", "alibi/seed5", "arxiv/w-40/seed4"]}
+    assert reference_parts({"experiment": {"seeds": 3}, "reference_parts": {"a": ["x"]}}) == {"a": ["x"]}
+    with pytest.raises(ValueError, match="reference part 'power' is implied by experiment.power_seeds"):
+        reference_parts({**view, "reference_parts": {"power": ["seed4"]}})

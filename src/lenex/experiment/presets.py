@@ -99,6 +99,23 @@ def check_power_variants(view: dict, variants, paper: str) -> None:
                          f"no {paper} variant; variants: {', '.join(sorted(variants))}")
 
 
+def reference_parts(view: dict) -> dict[str, list[str]]:
+    """A paper's recorded parts at a preset: those it declares (`reference_parts`) and, where it
+    has power reruns, the part `power` they imply: `<model>/seed<s>` for each model of
+    `experiment.power_seeds` and each seed past `experiment.seeds` (the part the power plan names;
+    declared once, here, so its files cannot fall into another part by a selector left out)."""
+    parts = dict(view.get("reference_parts") or {})
+    power = (view.get("experiment") or {}).get("power_seeds") or {}
+    if not power:
+        return parts
+    if "power" in parts:
+        raise ValueError(f"preset {view.get('name')!r}: reference part 'power' is implied by experiment.power_seeds; "
+                         "do not declare it")
+    base = len(seed_list({"name": view.get("name"), "experiment": {"seeds": view["experiment"].get("seeds", 1)}}))
+    parts["power"] = [f"{model}/seed{s}" for model in sorted(power) for s in seed_list(view, model) if s > base]
+    return parts
+
+
 def _seed_count(view: dict, where: str, count) -> int:
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise ValueError(f"preset {view.get('name')!r}: {where} must be a whole number of at least 1, got {count!r}")

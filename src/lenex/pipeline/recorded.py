@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..experiment.presets import reference_parts
 from ..tables.raw_results import RAW_ENV, check_collected
 from .user_errors import refuse
 
@@ -57,7 +58,7 @@ class Recorded:
     def part_recorded(self, preset_name: str, paper: str, part: str) -> list[str]:
         """The recorded files of one part of a paper's reference run (the preset's
         `papers.<paper>.reference_parts`): rule raw_results_part's inputs."""
-        parts = self.settings.paper_preset(preset_name, paper).get("reference_parts") or {}
+        parts = reference_parts(self.settings.paper_preset(preset_name, paper))
         return recorded_in_part(self.paper_recorded(preset_name, paper), parts, part)
 
     def raw_inputs(self, preset_name: str, paper: str, part: str | None = None) -> list[str]:
