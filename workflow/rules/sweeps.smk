@@ -4,7 +4,8 @@
 #   snakemake --cores 2 results/scale-study/sweeps/lex-budget/parts/p1.json
 # Inputs come from lenex.scale_study.sweep_rules; the jobs are lenex.scale_study.sweep_run's.
 # config/sweeps.yaml is read only when a sweep target is asked for (sweep_rules.sweeps_config).
-from lenex.scale_study import sweep_rules
+from lenex.claims import emergence as claims_emergence
+from lenex.scale_study import predictions, sweep_rules
 
 
 wildcard_constraints:
@@ -72,3 +73,19 @@ rule sweep_report:
         ENV
     shell:
         "python -m lenex.pipeline.launch lenex.scale_study.sweep_run report {wildcards.sweep} > {log} 2>&1"
+
+
+# Where each phenomenon would show: every committed emergence record's trend against the tokens
+# per model of workstation, one GPU-day (gpu) and the paper (lenex.scale_study.predictions).
+rule emergence_predictions:
+    input:
+        records=claims_emergence.emergence_files(workflow.basedir),
+        presets=expand("config/presets/{preset}.yaml", preset=predictions.PRESETS),
+    output:
+        "results/scale-study/sweeps/predictions.md",
+    log:
+        "results/scale-study/sweeps/logs/predictions.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run predictions > {log} 2>&1"

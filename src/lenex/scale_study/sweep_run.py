@@ -9,6 +9,7 @@
     part-record <sweep> <part>  record a part whose points are all recorded (rule sweep_part)
     report [<sweep> ...]      emergence.md and emergence.png of each sweep, from its recorded points
     existing                  the same for the scale study's own budget series: results/scale-study/emergence.md
+    predictions               every emergence record's trend against one GPU-day: results/scale-study/sweeps/predictions.md
 
 Points train and score with the scale study's code (lenex.scale_study.study.run_point).
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
 from ..records.run_facts import run_facts
+from . import predictions
 from . import sweeps as sw
 from .emergence_report import read_effect, seed_effects, write_page
 from .points import read_points
@@ -278,9 +280,21 @@ def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
     return names
 
 
+def write_predictions(root: Path, out: Path) -> None:
+    """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions), from the emergence records
+    committed under `root` and the presets' budgets."""
+    from ..claims.emergence import emergence_files
+
+    readings = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
+    papers = predictions.claim_papers(root / "config")
+    budgets = predictions.preset_budgets(root / "config", sorted(set(papers.values())))
+    atomic_write_text(out / "predictions.md", predictions.page(predictions.rows(readings, papers, budgets)))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["plan", "part", "point", "corpus", "part-record", "report", "existing"])
+    parser.add_argument("command", choices=["plan", "part", "point", "corpus", "part-record", "report", "existing",
+                                            "predictions"])
     parser.add_argument("names", nargs="*", help="sweep and part / point, or a corpus, or sweeps to report")
     parser.add_argument("--config", default=str(sw.CONFIG))
     parser.add_argument("--out", default=sw.OUT)
@@ -318,6 +332,8 @@ def main(argv=None) -> None:
             if sweep not in config["sweeps"]:
                 raise ValueError(f"no sweep {sweep!r}; known: {', '.join(config['sweeps'])}")
             report_sweep(config, sweep, out)
+    elif args.command == "predictions":
+        write_predictions(sw.ROOT, out)
     else:
         report_existing(config, SCALE_POINTS, Path(SCALE_POINTS).parent)
 
