@@ -232,3 +232,15 @@ def test_why_not_held_says_what_would_decide_an_inconclusive_claim_and_which_swe
     groups = list(why_not_held(claims).values())
     assert groups == [["c1 (contradiction needs 9 seeds, now 3; 2 of 7 comparisons significantly against)"],
                       ["c2 (a budget and heads sweep would measure why)"]]
+
+
+def test_a_run_made_in_one_go_then_a_power_part_is_one_record():
+    """LEX's reference run made its whole raw results in one go; its power rerun is a recorded part
+    after it (docs/raw-results.md): two commands, each naming what it makes."""
+    whole = {**log_part(snakemake_log(), "1.log"),
+             "command": "snakemake --cores 2 results/p/lex.md results/p/raw/lex.jsonl"}
+    power = {**log_part(snakemake_log(), "2.log"), "command": "snakemake --cores 2 results/p/raw/lex.part-power.jsonl"}
+    record = run_record("p", "lex", [whole, power])
+    assert record["complete"] and record["wall_s"] == 2 * 2403 and record["command"].count(" ; ") == 1
+    with pytest.raises(ValueError, match="each recorded part names its own raw results"):
+        run_record("p", "lex", [whole, {**power, "command": "snakemake results/p/lex.md results/p/raw/lex.jsonl -n"}])

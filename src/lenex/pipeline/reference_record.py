@@ -42,17 +42,26 @@ def log_part(text: str, name: str) -> dict:
 
 
 PART_TARGET = re.compile(r"/raw/[a-z-]+\.part-([a-z0-9-]+)\.jsonl\b")
+WHOLE_TARGET = re.compile(r"/raw/[a-z-]+\.jsonl\b")
+
+
+def part_names(command: str) -> list[str]:
+    """The recorded parts a command makes: the part its target names (raw/<paper>.part-<name>.jsonl),
+    or `run` for a command that makes the paper's whole raw results in one go (raw/<paper>.jsonl,
+    the run a power rerun's part follows: docs/raw-results.md)."""
+    return PART_TARGET.findall(command) or (["run"] if WHOLE_TARGET.search(command) else [])
 
 
 def run_record(preset: str, paper: str, parts: list[dict]) -> dict:
     """The whole run: its logs repeat one command (a run cut off and resumed), or, for a run made
     in recorded parts (a preset's `reference_parts`), one command per part, each naming its
-    part's raw results (raw/<paper>.part-<name>.jsonl); each command's last log must finish."""
+    part's raw results (raw/<paper>.part-<name>.jsonl, or raw/<paper>.jsonl for a first run made
+    in one go); each command's last log must finish."""
     if not parts:
         raise ValueError("a run needs at least one Snakemake log")
     commands = list(dict.fromkeys(part["command"] for part in parts))
     if len(commands) > 1:
-        named = [PART_TARGET.findall(command) for command in commands]
+        named = [part_names(command) for command in commands]
         if any(len(names) != 1 for names in named) or len({n[0] for n in named}) != len(commands):
             raise ValueError(f"the logs ran different commands ({'; '.join(sorted(commands))}): "
                              "a resumed run repeats the command it was started with, and each recorded "
