@@ -260,9 +260,14 @@ def test_a_power_rerun_that_names_no_variant_or_drops_seeds_is_refused(pipeline)
     with pytest.raises(ValueError, match="power_seeds names 'alibbi', no lex variant; variants: alibi, rope"):
         check_power_variants({"name": "p", "experiment": {"power_seeds": {"alibbi": 4}}}, {"alibi": {}, "rope": {}}, "lex")
     seg_view = {**pipeline.settings.paper_preset("tiny", "segmented")}
-    seg_view["experiment"] = {**seg_view["experiment"], "power_seeds": {"gpt2": 4}}
-    with pytest.raises(ValueError, match="power_seeds is not built for segmented"):
-        seg_targets.table_results("tiny", seg_view, pipeline.settings.experiment("segmented"), "table2")
+    seg_view["experiment"] = {**seg_view["experiment"], "power_seeds": {"gpt2": 3}}
+    experiment = pipeline.settings.experiment("segmented")
+    paths = seg_targets.table_results("tiny", seg_view, experiment, "table2")
+    assert {p.split("/")[5] for p in paths if "/segmented/gpt2/" in p} == {"seed1", "seed2", "seed3"}
+    assert {p.split("/")[5] for p in paths if "/segmented/pythia/" in p} == {"seed1"}
+    seg_view["experiment"]["power_seeds"] = {"gtp2": 3}
+    with pytest.raises(ValueError, match="power_seeds names 'gtp2', no segmented variant"):
+        seg_targets.table_results("tiny", seg_view, experiment, "table2")
 
 
 def test_a_receptive_field_power_rerun_names_the_corpus_of_each_model(pipeline):  # noqa: F811

@@ -76,9 +76,13 @@ def test_the_rule_by_hand():
     assert both["dear"]["affordable"] and not both["dear"]["run"] and "waits for a later part" in both["dear"]["why"]
 
 
-def test_a_paper_that_cannot_add_seeds_to_one_model_is_listed_not_run():
-    entry = claim_entry("segmented", _record("s", 4, 3, ["arxiv/gpt2"]), {"arxiv/gpt2": {1: 60.0}})
-    assert entry["affordable"] and not entry["run"] and "not run" in entry["why"]
+def test_a_paper_that_cannot_add_seeds_to_one_model_is_listed_not_run(monkeypatch):
+    import lenex.pipeline.power_plan as power_plan
+
+    monkeypatch.setitem(power_plan.NOT_BUILT, "other", "its seeds are not per model")
+    entry = claim_entry("other", _record("s", 4, 3, ["gpt2"]), {"gpt2": {1: 60.0}})
+    assert entry["affordable"] and not entry["run"] and entry["why"] == "affordable, not run: its seeds are not per model"
+    assert claim_entry("segmented", _record("s", 4, 3, ["gpt2"]), {"gpt2": {1: 60.0}})["run"]
 
 
 def test_the_workstation_preset_runs_exactly_the_seeds_its_committed_plan_names():

@@ -21,6 +21,7 @@ class Segmented(Paper):
     table_renderer = "lenex.segmented.tables"
     figure_cells = ("figure3",)
     model_label = "model"
+    models_per_corpus = False  # one corpus: a claim's models (what more seeds train) are its models
 
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(view, experiment, variant)

@@ -3,7 +3,8 @@ of a preset's `segmented` view and the experiment file (config/experiments/segme
 
 Seeds: the pretrained model (the costly parent) is one per preset; everything after it, the
 domain adaptation and every continued run, is trained with seeds 1..n (the preset's
-`papers.segmented.experiment.seeds`, lenex.experiment.presets.seed_list), seed s drawing its epoch's pieces,
+`papers.segmented.experiment.seeds`, or a power rerun's `power_seeds` of the model:
+lenex.experiment.presets.seed_list), seed s drawing its epoch's pieces,
 their order and its segments with the continued training's seed + s - 1 (docs/segmented.md: what
 the seeds cover, and what not). A table cell is the mean over seeds; the figures draw seed 1.
 
@@ -18,7 +19,7 @@ Paths (all under results/<preset>/):
 from __future__ import annotations
 
 from ..experiment.presets import model_config as build_model_config
-from ..experiment.presets import power_variants, seed_list, train_seed
+from ..experiment.presets import check_power_variants, seed_list, train_seed
 from .tables import run_name
 
 PAPER = "segmented"
@@ -90,17 +91,17 @@ def table_results(preset: str, view: dict, experiment: dict, table_key: str) -> 
                     continue
                 length = round(multiple * base_train_length(view, model))
                 paths += [eval_path(preset, model, run_name(row["method"], multiple), length, seed)
-                          for seed in run_seeds(view)]
+                          for seed in model_seeds(view, experiment, model)]
     return sorted(set(paths))
 
 
-def run_seeds(view: dict) -> list[int]:
-    """The seeds of every continued run. A power rerun's `power_seeds` is refused here: its keys
-    are variants, and one segmented model's runs (every method of it) would all take the seeds."""
-    if power_variants(view):
-        raise ValueError(f"preset {view.get('name')!r}: experiment.power_seeds is not built for {PAPER} "
-                         f"(its seeds are per model, every method's run with them); remove it")
-    return seed_list(view)
+def model_seeds(view: dict, experiment: dict, model: str) -> list[int]:
+    """The seeds of one model's runs after its pretrained parent (its domain adaptation and every
+    continued run): the paper's `experiment.seeds`, or a power rerun's `power_seeds` of the model,
+    which then gives every run of that model the seeds (a seed's runs continue from its own
+    domain-adapted model, so they go together)."""
+    check_power_variants(view, experiment["variants"], PAPER)
+    return seed_list(view, model)
 
 
 def figure2_results(preset: str, view: dict, experiment: dict) -> list[str]:
