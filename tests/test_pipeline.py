@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from lenex.experiment.presets import reference_parts
 from lenex.pipeline.paths import FETCHABLE
 from lenex.pipeline.resources import launcher
 from lenex.pipeline.reference import committed_parts
@@ -345,7 +346,7 @@ def test_a_committed_part_holds_exactly_the_files_its_preset_declares(pipeline, 
     assert recorded == set(pipeline.recorded.part_recorded(preset, paper, part))
     merged = raw / f"{paper}.jsonl"
     if merged.exists():
-        declared = pipeline.settings.paper_preset(preset, paper)["reference_parts"]
+        declared = reference_parts(pipeline.settings.paper_preset(preset, paper))  # with the implied `power`
         assert merged.read_text(encoding="utf-8") == merge([str(raw / f"{paper}.part-{name}.jsonl") for name in declared])
 
 
