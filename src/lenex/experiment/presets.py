@@ -91,9 +91,10 @@ def power_variants(view: dict) -> list[str]:
     return sorted((view.get("experiment") or {}).get("power_seeds") or {})
 
 
-def check_power_variants(view: dict, variants, paper: str) -> None:
-    """A power rerun names only variants the paper trains (a misspelt one would add no seeds)."""
-    unknown = [name for name in power_variants(view) if name not in variants]
+def check_power_variants(view: dict, variants, paper: str, names: list[str] | None = None) -> None:
+    """A power rerun names only variants the paper trains (a misspelt one would add no seeds);
+    `names`: the variants its keys name, where a key holds more than the variant."""
+    unknown = [name for name in (power_variants(view) if names is None else names) if name not in variants]
     if unknown:
         raise ValueError(f"preset {view.get('name')!r}: experiment.power_seeds names {unknown[0]!r}, "
                          f"no {paper} variant; variants: {', '.join(sorted(variants))}")

@@ -11,18 +11,14 @@ and every evaluation that read it, each measured as it ran (two jobs side by sid
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 
-_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+from .reference_record import JOB_STAMP, job_time
+
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _FIELD = re.compile(r"^\s+(output|jobid): (.*)$")
 _FINISHED = re.compile(r"^Finished jobid: (\d+)")
 _SEED = re.compile(r"^seed(\d+)(?:\.pt)?$")
-
-
-def _time(text: str) -> datetime:
-    return datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
 
 
 def job_spans(log_text: str) -> list[dict]:
@@ -30,8 +26,8 @@ def job_spans(log_text: str) -> list[dict]:
     started: dict[str, dict] = {}
     done, stamp, current = [], None, None
     for line in log_text.splitlines():
-        if match := _STAMP.match(line):
-            stamp, current = _time(match.group(1)), None
+        if match := JOB_STAMP.match(line):
+            stamp, current = job_time(match.group(1)), None
         elif (match := _RULE.match(line)) and stamp is not None:
             current = {"rule": match.group(1), "start": stamp, "outputs": []}
         elif current is not None and (match := _FIELD.match(line)):

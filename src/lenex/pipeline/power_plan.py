@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from datetime import date
 from pathlib import Path
 
 from ..files import atomic_write_text
+from ..records.run_facts import git_revision
 from .job_times import run_model_seconds
 
 PART_HOURS = 2.5
@@ -165,14 +165,6 @@ def markdown(document: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _revision() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "an unknown revision"
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", required=True)
@@ -194,7 +186,7 @@ def main(argv=None) -> None:
     previous = json.loads(committed.read_text(encoding="utf-8")) if args.paper and committed.exists() else None
     if args.paper and previous is None:
         parser.error(f"--paper re-plans one paper of a committed plan; there is none at {out / 'plan.json'}")
-    stamp = {"revision": _revision(), "written": date.today().isoformat()}
+    stamp = {"revision": git_revision(), "written": date.today().isoformat()}
     document = {"preset": args.preset, **merged(previous, plan(chosen, measured), args.paper, stamp)}
     atomic_write_text(out / "plan.json", json.dumps(document, indent=1) + "\n")
     atomic_write_text(out / "plan.md", markdown(document))

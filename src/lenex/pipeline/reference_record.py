@@ -25,13 +25,18 @@ JOB_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]\s*$", re.M
 STEPS = re.compile(r"^(\d+) of (\d+) steps \(\d+%\) done\s*$", re.M)
 
 
+def job_time(stamp: str) -> datetime:
+    """The time of a Snakemake job's `[Fri Nov 27 03:34:48 2026]` line (its inside)."""
+    return datetime.strptime(" ".join(stamp.split()), "%a %b %d %H:%M:%S %Y")
+
+
 def log_part(text: str, name: str) -> dict:
     """One part of a run from its Snakemake log: start, end, wall seconds, jobs done of jobs planned."""
     date, command = HEADER_DATE.search(text), HEADER_COMMAND.search(text)
     if not date or not command:
         raise ValueError(f"{name}: not a Snakemake log (no `Date:` and `Command:` header)")
     started = datetime.strptime(date[1], "%Y-%m-%d %H:%M:%S")
-    stamps = [datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y") for s in JOB_STAMP.findall(text)]
+    stamps = [job_time(s) for s in JOB_STAMP.findall(text)]
     finished = max([started, *stamps])
     steps = STEPS.findall(text)
     done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, None)

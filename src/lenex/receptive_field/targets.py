@@ -96,13 +96,12 @@ def variant_seeds(preset_view: dict, experiment: dict, variant_name: str, corpus
 
 def check_power_models(preset_view: dict, experiment: dict) -> None:
     """Each key of `experiment.power_seeds` is `<corpus>/<variant>` of a variant of the paper."""
-    for key in power_variants(preset_view):
-        corpus, _, variant = key.rpartition("/")
-        if not corpus:
-            raise ValueError(f"preset {preset_view.get('name')!r}: experiment.power_seeds names {key!r}; a "
-                             f"{PAPER} model is <corpus>/<variant> (each corpus trains its own)")
-        check_power_variants({"name": preset_view.get("name"), "experiment": {"power_seeds": {variant: 0}}},
-                             experiment["variants"], PAPER)
+    keys = power_variants(preset_view)
+    bare = [key for key in keys if "/" not in key]
+    if bare:
+        raise ValueError(f"preset {preset_view.get('name')!r}: experiment.power_seeds names {bare[0]!r}; a "
+                         f"{PAPER} model is <corpus>/<variant> (each corpus trains its own)")
+    check_power_variants(preset_view, experiment["variants"], PAPER, [key.rpartition("/")[2] for key in keys])
 
 
 def table_seeds(spec: dict, preset_view: dict, experiment: dict, variant_name: str,
