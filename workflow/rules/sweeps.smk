@@ -80,7 +80,7 @@ rule sweep_report:
 rule emergence_predictions:
     input:
         records=claims_emergence.emergence_files(workflow.basedir),
-        presets=expand("config/presets/{preset}.yaml", preset=predictions.PRESETS),
+        config=predictions.config_files(workflow.basedir),
     output:
         "results/scale-study/sweeps/predictions.md",
     log:

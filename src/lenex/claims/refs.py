@@ -102,6 +102,12 @@ def resolve(ref: str, tables: dict[str, dict], side: str) -> Value | Missing:
     return Value(float(checks[name]))
 
 
+def cell_row(ref: str) -> tuple[str, str, str] | None:
+    """(table number, dataset, method) of a table cell reference, the row it reads; None for others."""
+    match = _CELL.match(ref)
+    return match.groups()[:3] if match else None
+
+
 def _find_cell(ref: str, table: dict) -> dict:
     _, dataset, method, multiple = _CELL.match(ref).groups()
     found = [c for c in table["cells"] if c["dataset"] == dataset and c["method"] == method

@@ -2,8 +2,11 @@
 study's series and each sweep's, their `emergence.json`), its trend and the budget at which its
 fitted line reaches the paper's effect, set beside the tokens per model of three presets of the
 claim's paper: `workstation` (what our verdicts read), `gpu` (one GPU-day per paper) and `paper`
-(the paper's own). Tokens per model are the paper's fewest at each preset
-(lenex.experiment.presets.budget_tokens).
+(the paper's own). Tokens per model are the fewest of the models the claim reads: its
+`scale.variants`, else the variants of the table rows its cell references name (the experiment
+definition's `tables`), else, for a claim that reads no table cell, the paper's fewest
+(lenex.experiment.presets.budget_tokens). So a Table 3 claim of the receptive-field paper is set
+beside Table 3's budget, not beside the shorter-L_tr fixes' smaller one.
 
 What a line says, from its reading alone:
   - shows within one GPU-day: the crossing's whole interval lies at or below the gpu preset's tokens;
@@ -19,27 +22,68 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..claims.evaluate import references
+from ..claims.refs import cell_row, expand
 from ..experiment.presets import budget_tokens, paper_view
 from ..files import read_yaml
 
 PRESETS = ("workstation", "gpu", "paper")
 
 
-def preset_budgets(config_dir: Path, papers: list[str]) -> dict[str, dict[str, int]]:
-    """paper -> preset -> the paper's fewest training tokens per model at that preset."""
-    found: dict[str, dict[str, int]] = {}
-    for name in PRESETS:
-        preset = read_yaml(config_dir / "presets" / f"{name}.yaml")
-        for paper in papers:
-            variants = read_yaml(config_dir / "experiments" / f"{paper}.yaml")["variants"]
-            found.setdefault(paper, {})[name] = budget_tokens(paper_view(preset, paper), variants)
+def config_files(root: str | Path) -> list[str]:
+    """What the predictions read besides the emergence records, relative to `root`: the presets,
+    the claims files and the experiment definitions of their papers (the rule's inputs)."""
+    claims = sorted((Path(root) / "config" / "claims").glob("*.yaml"))
+    return ([f"config/presets/{name}.yaml" for name in PRESETS] + [f"config/claims/{p.name}" for p in claims]
+            + [f"config/experiments/{p.name}" for p in claims])
+
+
+def table_variants(experiment: dict) -> dict[tuple[str, str, str], str]:
+    """(table number, dataset, method) -> the variant of that row, from an experiment definition."""
+    found = {}
+    for table in (experiment.get("tables") or {}).values():
+        for section in table.get("sections") or []:
+            for row in section.get("rows") or []:
+                if "variant" in row:
+                    found[(str(table["table"]), section["dataset"], row["method"])] = row["variant"]
     return found
 
 
-def claim_papers(config_dir: Path) -> dict[str, str]:
-    """claim id -> its paper, from config/claims/<paper>.yaml."""
-    return {claim["id"]: path.stem for path in sorted((config_dir / "claims").glob("*.yaml"))
-            for claim in read_yaml(path)["claims"]}
+def read_variants(claim: dict, rows: dict[tuple[str, str, str], str]) -> list[str]:
+    """The variants a claim reads: its `scale.variants`, else those of the rows its cell references
+    name (`table_variants`); sorted, each once."""
+    named = (claim.get("scale") or {}).get("variants")
+    if named:
+        return sorted(set(named))
+    found = set()
+    for ref in (r for ref in references(claim.get("check")) for r in expand(ref)):
+        row = cell_row(ref)
+        if row in rows:
+            found.add(rows[row])
+    return sorted(found)
+
+
+def claim_budgets(config_dir: Path) -> dict[str, dict]:
+    """claim id -> {"paper": its paper, "budgets": preset -> tokens per model of the models it reads}
+    (the module's docstring), from config/claims/<paper>.yaml, config/experiments/<paper>.yaml and
+    the presets. A variant a claim reads that its paper does not define is an error naming it."""
+    presets = {name: read_yaml(config_dir / "presets" / f"{name}.yaml") for name in PRESETS}
+    found: dict[str, dict] = {}
+    for path in sorted((config_dir / "claims").glob("*.yaml")):
+        paper = path.stem
+        experiment = read_yaml(config_dir / "experiments" / f"{paper}.yaml")
+        variants, rows = experiment["variants"], table_variants(experiment)
+        views = {name: paper_view(preset, paper) for name, preset in presets.items()}
+        for claim in read_yaml(path)["claims"]:
+            named = read_variants(claim, rows)
+            unknown = sorted(set(named) - set(variants))
+            if unknown:
+                raise ValueError(f"{path.name}: claim {claim['id']!r} reads variants {unknown}, which "
+                                 f"are not variants of {paper}")
+            read = {name: variants[name] for name in named} or variants
+            found[claim["id"]] = {"paper": paper, "budgets": {name: budget_tokens(view, read)
+                                                              for name, view in views.items()}}
+    return found
 
 
 def says(reading: dict, gpu_tokens: int, paper_tokens: int) -> str:
@@ -62,15 +106,14 @@ def says(reading: dict, gpu_tokens: int, paper_tokens: int) -> str:
     return f"needs more than one GPU-day ({where} the paper's own budget)"
 
 
-def rows(readings: list[dict], papers: dict[str, str], budgets: dict[str, dict[str, int]]) -> list[dict]:
-    """One row per reading: its claim, paper, trend, crossing, the presets' budgets and what it says.
-    A reading of a claim no claims file names is an error naming it."""
+def rows(readings: list[dict], claims: dict[str, dict]) -> list[dict]:
+    """One row per reading: its claim, paper, trend, crossing, the claim's budgets at the presets
+    (`claim_budgets`) and what it says. A reading of a claim no claims file names is an error naming it."""
     found = []
     for r in readings:
-        if r["claim"] not in papers:
+        if r["claim"] not in claims:
             raise ValueError(f"an emergence reading names claim {r['claim']!r}, which no config/claims file has")
-        paper = papers[r["claim"]]
-        tokens = budgets[paper]
+        paper, tokens = claims[r["claim"]]["paper"], claims[r["claim"]]["budgets"]
         found.append({"claim": r["claim"], "paper": paper, "source": r["source"], "subject": r["subject"],
                       "variable": r["variable"], "class": r["class"], "trend": r["trend"], "crossing": r["crossing"],
                       "budgets": tokens, "says": says(r, tokens["gpu"], tokens["paper"])})
@@ -87,8 +130,8 @@ def page(found: list[dict]) -> str:
              "Built by `python -m lenex.scale_study.sweep_run predictions` from every committed emergence record "
              "(the scale study's series and each sweep's `emergence.json`) and the presets' budgets "
              "(lenex.scale_study.predictions: what each line says, and why a crossing is a forecast at the "
-             "reading's shape, not a measurement at the preset's). Budgets: the paper's fewest training tokens "
-             "per model at each preset.", "",
+             "reading's shape, not a measurement at the preset's). Budgets: training tokens per model of the "
+             "models the claim reads at each preset.", "",
              "| claim | measured by | trend | slope per doubling (95%) | budget reaching the paper's effect (95%) | "
              "workstation | one GPU-day | paper | prediction |",
              "|---|---|---|---|---|---:|---:|---:|---|"]

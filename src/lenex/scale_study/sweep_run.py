@@ -282,13 +282,12 @@ def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
 
 def write_predictions(root: Path, out: Path) -> None:
     """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions), from the emergence records
-    committed under `root` and the presets' budgets."""
+    committed under `root` and the budgets of each claim's models at the presets."""
     from ..claims.emergence import emergence_files
 
     readings = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
-    papers = predictions.claim_papers(root / "config")
-    budgets = predictions.preset_budgets(root / "config", sorted(set(papers.values())))
-    atomic_write_text(out / "predictions.md", predictions.page(predictions.rows(readings, papers, budgets)))
+    claims = predictions.claim_budgets(root / "config")
+    atomic_write_text(out / "predictions.md", predictions.page(predictions.rows(readings, claims)))
 
 
 def main(argv=None) -> None:
