@@ -64,6 +64,7 @@ report: setup
 
 lint: setup
 	snakemake --lint
+	snakemake --lint --config sweeps=True
 	snakefmt --check Snakefile workflow/rules
 
 format: setup

@@ -40,6 +40,14 @@ def test_the_config_is_checked_when_the_pipeline_is_made(tmp_path):
     assert config["from_raw"] is False  # the schema's default, filled in
 
 
+def test_the_sweeps_rules_only_when_asked_for_and_never_under_from_raw(tmp_path):
+    def sweeps(**changes):
+        return Pipeline(repo_config(**changes), REPO, stamps=tmp_path).settings.sweeps
+    assert sweeps() is False  # config/config.yaml's default
+    assert sweeps(sweeps=True) is True
+    assert sweeps(sweeps=True, from_raw=True) is False
+
+
 def test_presets_and_their_views(pipeline):
     assert pipeline.settings.preset_names == ["gpu", "paper", "tiny", "workstation"]
     assert pipeline.settings.preset_file("tiny") == "config/presets/tiny.yaml"  # relative: no rule names the checkout

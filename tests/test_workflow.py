@@ -113,6 +113,20 @@ def test_table2_dry_run_lists_exactly_what_the_table_needs(workdir):
     assert "xpos/seed2/pg22/blockwise/L128.json" in table_inputs
 
 
+def test_no_papers_run_reruns_a_committed_sweep_and_sweeps_true_runs_one(workdir):
+    # The claims read the committed sweep records (rf-budget's parts and emergence page); even
+    # forced, the papers' DAG must treat them as recorded results, not rerun their points.
+    claims = snakemake("-n", "--forceall", "results/tiny/claims/receptive-field.md", cwd=workdir)
+    assert claims.returncode == 0, claims.stderr
+    assert "rf-budget/emergence.json" in claims.stdout  # read ...
+    assert not [r for r in job_counts(claims.stdout) if r.startswith("sweep_")]  # ... never rebuilt
+    part = "results/scale-study/sweeps/lex-corpus/parts/p1.json"
+    run = snakemake("-n", part, "--config", "sweeps=True", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    counts = job_counts(run.stdout)
+    assert counts["sweep_part"] == 1 and counts["sweep_point"] >= 3
+
+
 def test_paper_preset_dry_run_asks_for_gpus(workdir):
     run = snakemake("-n", "--forceall", "results/paper/tables/lex/table2.md", cwd=workdir)
     assert run.returncode == 0, run.stderr
@@ -120,8 +134,9 @@ def test_paper_preset_dry_run_asks_for_gpus(workdir):
 
 
 def test_lint_and_format_are_clean():
-    lint = snakemake("--lint")
-    assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+    for config in ([], ["--config", "sweeps=True"]):  # the sweeps' rules are defined only with the flag
+        lint = snakemake("--lint", *config)
+        assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
     snakefmt = shutil.which("snakefmt", path=str(Path(sys.executable).parent))
     if snakefmt is None:
         pytest.skip("snakefmt not installed")

@@ -80,6 +80,10 @@ class Settings:
         # render job reads its recorded inputs from results/<preset>/raw/<paper>.jsonl instead of
         # the evaluation outputs and corpus metas: no fetch, prepare, train or evaluate job.
         self.from_raw = bool(config.get("from_raw", False))
+        # The emergence sweeps' rules (workflow/rules/sweeps.smk) only with `--config sweeps=True`,
+        # never under from_raw: otherwise a claims page, which reads a sweep's committed records,
+        # would link them to the rules that made them and a fresh checkout would rerun the sweep.
+        self.sweeps = bool(config.get("sweeps", False)) and not self.from_raw
         for name in config["papers"]:
             paper_named(name)  # a configured paper that no package declares: one error now
 

@@ -130,7 +130,7 @@ def summary_block(config: dict, record: dict) -> str:
     wall = sum(s for p in record["sweeps"].values() for s in p["part_seconds"].values())
     lines += ["", f"In all {total / 3600:.1f} CPU hours, {wall / 3600:.1f} predicted wall hours. Each part, resumable "
               "(run the same command again after a cut):", "", "```"]
-    lines += [f"snakemake --cores 2 results/scale-study/sweeps/{name}/parts/{part}.json"
+    lines += [f"snakemake --cores 2 results/scale-study/sweeps/{name}/parts/{part}.json --config sweeps=True"
               for name, plan in _in_config_order(config, record) for part in plan["parts"]]
     return "\n".join(lines + ["```", END])
 
