@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lenex.pipeline.job_times import job_spans, model_of_output, model_seed_seconds
-from lenex.pipeline.power_plan import BUDGET_JOB_HOURS, claim_entry, plan, power_seeds
+from lenex.pipeline.job_times import job_spans, model_of_output, model_seed_seconds, parent_seconds
+from lenex.pipeline.power_plan import BUDGET_JOB_HOURS, claim_entry, markdown, plan, power_seeds
 from lenex.files import read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +74,36 @@ def test_the_rule_by_hand():
     measured["lex"]["c"] = {1: 1800.0}
     both = {e["id"]: e for e in plan(claims, measured)["claims"]}
     assert both["dear"]["affordable"] and not both["dear"]["run"] and "waits for a later part" in both["dear"]["why"]
+
+
+PARENT_LOG = """\
+[Fri Nov 27 07:19:37 2026]
+localrule segmented_pretrain:
+    output: results/w/models/segmented/pretrained/gpt2.pt
+    jobid: 3
+[Fri Nov 27 07:37:37 2026]
+Finished jobid: 3 (Rule: segmented_pretrain)
+"""
+
+
+def test_a_seedless_parent_is_priced_once_per_model_a_part_trains():
+    """A segmented model's pretrained parent (1,080 s here) is trained again by a part run from a
+    clean checkout: once per model, however many claims or seeds of it the part runs."""
+    parents = parent_seconds(job_spans(PARENT_LOG), "segmented")
+    assert parents == {"gpt2": 1080.0} and parent_seconds(job_spans(PARENT_LOG), "lex") == {}
+    measured = {"segmented": {"gpt2": {1: 360.0}}}
+    claims = {"segmented": {"claims": [_record("one", 4, 3, ["gpt2"]), _record("two", 5, 3, ["gpt2"])]}}
+    got = plan(claims, measured, {"segmented": parents})
+    by_id = {e["id"]: e for e in got["claims"]}
+    assert by_id["one"]["job_hours"] == pytest.approx(0.1 + 0.3) and by_id["two"]["job_hours"] == pytest.approx(0.2 + 0.3)
+    assert got["part_job_hours"]["segmented"] == pytest.approx(0.2 + 0.3)  # the parent once, the most seeds
+    assert "seedless parent" in markdown({"preset": "w", "planned": {}, **got})
+    assert plan(claims, measured)["part_job_hours"]["segmented"] == pytest.approx(0.2)  # no parents measured
+
+
+def test_a_plan_written_before_parents_were_counted_renders_as_committed():
+    committed = read_json(ROOT / "results/workstation/power/plan.json")
+    assert markdown(committed) == (ROOT / "results/workstation/power/plan.md").read_text(encoding="utf-8")
 
 
 def test_a_paper_that_cannot_add_seeds_to_one_model_is_listed_not_run(monkeypatch):

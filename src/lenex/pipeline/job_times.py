@@ -6,6 +6,9 @@ it counts once, as the rerun).
 `model_seed_seconds` sums, for each model and seed, the jobs whose outputs are that model's files
 (`models/<paper>/<model>/seed<s>.pt` and everything under `<paper>/<model>/seed<s>/`): its training
 and every evaluation that read it, each measured as it ran (two jobs side by side at `--cores 2`).
+`parent_seconds` gives the jobs that make a model's seedless parent, `models/<paper>/pretrained/<model>.pt`
+(the segmented paper's pretrained model, which every seed continues from): a part run from a clean
+checkout trains it again before any seed.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _FIELD = re.compile(r"^\s+(output|jobid): (.*)$")
 _FINISHED = re.compile(r"^Finished jobid: (\d+)")
 _SEED = re.compile(r"^seed(\d+)(?:\.pt)?$")
+_PARENT = re.compile(r"(?:^|/)models/(?P<paper>[^/]+)/pretrained/(?P<model>[^/]+)\.pt$")
 
 
 def job_spans(log_text: str) -> list[dict]:
@@ -68,8 +72,18 @@ def model_seed_seconds(jobs: list[dict], paper: str) -> dict[str, dict[int, floa
     return found
 
 
-def run_model_seconds(log_dir: Path, paper: str) -> dict[str, dict[int, float]]:
-    """model_seed_seconds over every Snakemake log of one recorded run."""
-    jobs = [job for log in sorted(Path(log_dir).glob("*.snakemake.log"))
+def parent_seconds(jobs: list[dict], paper: str) -> dict[str, float]:
+    """model -> the seconds of the job that made its seedless parent (`models/<paper>/pretrained/<model>.pt`)."""
+    found: dict[str, float] = {}
+    for job in jobs:
+        for path in job["outputs"]:
+            match = _PARENT.search(path)
+            if match and match.group("paper") == paper:
+                found[match.group("model")] = found.get(match.group("model"), 0.0) + job["seconds"]
+    return found
+
+
+def run_jobs(log_dir: Path) -> list[dict]:
+    """Every job of every Snakemake log of one recorded run."""
+    return [job for log in sorted(Path(log_dir).glob("*.snakemake.log"))
             for job in job_spans(log.read_text(encoding="utf-8"))]
-    return model_seed_seconds(jobs, paper)

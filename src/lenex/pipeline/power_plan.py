@@ -10,7 +10,9 @@ and whether they are affordable, by a rule fixed here before the plan was first 
 PART_HOURS is the reference-run limit (2.5 hours a part); PACK the margin the sweeps' parts keep
 (results/scale-study/sweeps/plan.md: jobs run side by side and machines differ from session to
 session); the times are the reference run's own jobs (lenex.pipeline.job_times), each model's mean
-over its recorded seeds, measured two at a time as a part runs them. The affordable claims of a
+over its recorded seeds, measured two at a time as a part runs them, plus, once per model, the
+pretraining of its seedless parent where the paper has one (segmented): a part runs from a clean
+checkout of the plan's commit, where no model of the reference run exists. The affordable claims of a
 paper become its preset's `experiment.power_seeds` (each model the most seeds any of them names)
 and one recorded part, `power`. A claim whose paper cannot yet add seeds to one model alone is
 listed with why it is not run (NOT_BUILT). A paper's rows are decided once, before its part runs:
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from ..files import atomic_write_text
 from ..records.run_facts import git_revision
-from .job_times import run_model_seconds
+from .job_times import model_seed_seconds, parent_seconds, run_jobs
 
 PART_HOURS = 2.5
 PACK = 0.6
@@ -38,6 +40,8 @@ JOBS_SIDE_BY_SIDE = 2
 #: Papers whose presets cannot yet add seeds to chosen models (the reason is printed in the plan).
 NOT_BUILT: dict[str, str] = {}
 BUDGET_JOB_HOURS = PART_HOURS * PACK * JOBS_SIDE_BY_SIDE
+# Plans written before the parents were counted (rule without "parents") keep their own page's words.
+PARENTS_TEXT = ", and once the pretraining of a model's seedless parent where the paper has one"
 
 
 def seed_seconds(measured: dict[str, dict[int, float]], model: str) -> float | None:
@@ -46,9 +50,16 @@ def seed_seconds(measured: dict[str, dict[int, float]], model: str) -> float | N
     return sum(seeds.values()) / len(seeds) if seeds else None
 
 
-def claim_entry(paper: str, record: dict, measured: dict[str, dict[int, float]]) -> dict:
-    """One inconclusive claim's line of the plan: its power, models, measured cost and whether it
-    is affordable (the module's rule), or why it is not run."""
+def parents_hours(models, parents: dict[str, float] | None) -> float:
+    """The hours of pretraining the seedless parents of `models` (each once) that a clean checkout lacks."""
+    return sum((parents or {}).get(m, 0.0) for m in set(models)) / 3600
+
+
+def claim_entry(paper: str, record: dict, measured: dict[str, dict[int, float]],
+                parents: dict[str, float] | None = None) -> dict:
+    """One inconclusive claim's line of the plan: its power, models, measured cost (its seeds, and
+    its models' parents where the paper has them: `parents`, model -> seconds) and whether it is
+    affordable (the module's rule), or why it is not run."""
     power = record["power"]
     entry = {"paper": paper, "id": record["id"], "decides": power["decides"], "needed": power["needed"],
              "n": power["n"], "unit": power["unit"], "models": power.get("models", [])}
@@ -62,7 +73,7 @@ def claim_entry(paper: str, record: dict, measured: dict[str, dict[int, float]])
         missing = [m for m, s in zip(entry["models"], seconds) if s is None] or ["its models"]
         why = NOT_BUILT.get(paper, f"no measured job of {missing[0]} in the reference run")
         return {**entry, "job_hours": None, "affordable": False, "why": f"not run: {why}"}
-    hours = more * sum(seconds) / 3600
+    hours = more * sum(seconds) / 3600 + parents_hours(entry["models"], parents)
     entry["job_hours"] = round(hours, 3)
     if hours > BUDGET_JOB_HOURS:
         return {**entry, "affordable": False,
@@ -73,23 +84,28 @@ def claim_entry(paper: str, record: dict, measured: dict[str, dict[int, float]])
                                                             f"{BUDGET_JOB_HOURS:.1f}"}
 
 
-def part_job_hours(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]]) -> float:
-    """The job-hours of running `entries` together: each model once, at the most seeds they name."""
+def part_job_hours(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]],
+                   parents: dict[str, dict[str, float]] | None = None) -> float:
+    """The job-hours of running `entries` together: each model once, at the most seeds they name,
+    and each model's parent once (`parents`: paper -> model -> seconds)."""
     more: dict[tuple[str, str], int] = {}
     for e in entries:
         for model in e["models"]:
             key = (e["paper"], model)
             more[key] = max(more.get(key, 0), e["needed"] - e["n"])
-    return sum(n * seed_seconds(measured[paper], model) for (paper, model), n in more.items()) / 3600
+    seeds = sum(n * seed_seconds(measured[paper], model) for (paper, model), n in more.items()) / 3600
+    return seeds + sum(parents_hours([m for p, m in more if p == paper], (parents or {}).get(paper))
+                       for paper in {p for p, _ in more})
 
 
-def fill_parts(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]]) -> list[dict]:
+def fill_parts(entries: list[dict], measured: dict[str, dict[str, dict[int, float]]],
+               parents: dict[str, dict[str, float]] | None = None) -> list[dict]:
     """Each paper's affordable claims in its power part, cheapest first while the part fits; a claim
     that would overfill it keeps `affordable` and waits (`run` false, the reason said)."""
     chosen: dict[str, list[dict]] = {}
     for entry in sorted((e for e in entries if e.get("run")), key=lambda e: (e["job_hours"], e["id"])):
         taken = chosen.setdefault(entry["paper"], [])
-        hours = part_job_hours(taken + [entry], measured)
+        hours = part_job_hours(taken + [entry], measured, parents)
         if hours <= BUDGET_JOB_HOURS:
             taken.append(entry)
         else:
@@ -109,16 +125,20 @@ def power_seeds(entries: list[dict]) -> dict[str, dict[str, int]]:
     return seeds
 
 
-def plan(claims: dict[str, dict], measured: dict[str, dict[str, dict[int, float]]]) -> dict:
-    """The plan of one preset from its papers' claims documents and measured job times."""
-    entries = [claim_entry(paper, record, measured.get(paper, {}))
+def plan(claims: dict[str, dict], measured: dict[str, dict[str, dict[int, float]]],
+         parents: dict[str, dict[str, float]] | None = None) -> dict:
+    """The plan of one preset from its papers' claims documents and measured job times (`parents`:
+    paper -> model -> seconds of its seedless parent, where the paper has them)."""
+    parents = parents or {}
+    entries = [claim_entry(paper, record, measured.get(paper, {}), parents.get(paper))
                for paper, document in sorted(claims.items())
                for record in document["claims"] if record["verdict"] == "inconclusive" and record.get("power")]
-    entries = fill_parts(entries, measured)
-    parts = {paper: round(part_job_hours([e for e in entries if e.get("run") and e["paper"] == paper], measured), 3)
+    entries = fill_parts(entries, measured, parents)
+    parts = {paper: round(part_job_hours([e for e in entries if e.get("run") and e["paper"] == paper], measured,
+                                         parents), 3)
              for paper in sorted({e["paper"] for e in entries if e.get("run")})}
     return {"rule": {"part_hours": PART_HOURS, "pack": PACK, "jobs_side_by_side": JOBS_SIDE_BY_SIDE,
-                     "budget_job_hours": BUDGET_JOB_HOURS},
+                     "budget_job_hours": BUDGET_JOB_HOURS, "parents": True},
             "claims": entries, "power_seeds": power_seeds(entries), "part_job_hours": parts}
 
 
@@ -145,7 +165,8 @@ def markdown(document: dict) -> str:
              f"Planned by `python -m lenex.pipeline.power_plan --preset {document['preset']}` (each paper's rows "
              f"before its power part ran: {planned}). For each inconclusive claim: the seeds "
              "its power analysis names (docs/claims.md, \"Power\"), the jobs those seeds add at the reference run's "
-             "measured job times (each model's mean over its recorded seeds), and whether they are affordable: at "
+             "measured job times (each model's mean over its recorded seeds" + PARENTS_TEXT * bool(rule.get("parents"))
+             + "), and whether they are affordable: at "
              f"most {rule['part_hours']} h x {rule['pack']} of wall with {rule['jobs_side_by_side']} jobs side by "
              f"side, {rule['budget_job_hours']:.1f} job-hours (lenex.pipeline.power_plan).", "",
              "| paper | claim | decides | seeds now | seeds needed | models | job-hours | affordable | why |",
@@ -180,14 +201,16 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"--paper {unknown[0]}: no claims document of it under {root / 'claims'}")
     chosen = {p: d for p, d in claims.items() if not args.paper or p in args.paper}
-    measured = {paper: run_model_seconds(root / "runs" / paper, paper) for paper in chosen}
+    jobs = {paper: run_jobs(root / "runs" / paper) for paper in chosen}
+    measured = {paper: model_seed_seconds(found, paper) for paper, found in jobs.items()}
+    parents = {paper: parent_seconds(found, paper) for paper, found in jobs.items()}
     out = root / "power"
     committed = out / "plan.json"
     previous = json.loads(committed.read_text(encoding="utf-8")) if args.paper and committed.exists() else None
     if args.paper and previous is None:
         parser.error(f"--paper re-plans one paper of a committed plan; there is none at {out / 'plan.json'}")
     stamp = {"revision": git_revision(), "written": date.today().isoformat()}
-    document = {"preset": args.preset, **merged(previous, plan(chosen, measured), args.paper, stamp)}
+    document = {"preset": args.preset, **merged(previous, plan(chosen, measured, parents), args.paper, stamp)}
     atomic_write_text(out / "plan.json", json.dumps(document, indent=1) + "\n")
     atomic_write_text(out / "plan.md", markdown(document))
     print(f"wrote {out / 'plan.md'}")
