@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from lenex.pipeline.job_times import job_spans, model_of_output, model_seed_seconds, parent_seconds
-from lenex.pipeline.power_plan import BUDGET_JOB_HOURS, claim_entry, markdown, plan, power_seeds
+from lenex.pipeline.power_plan import BUDGET_JOB_HOURS, claim_entry, markdown, plan, power_seeds, refused_replan
 from lenex.files import read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,3 +138,14 @@ def test_planning_one_paper_keeps_every_other_papers_rows_as_decided():
     assert got["planned"] == {"lex": {"revision": "r1", "written": "d1"}, "rf": {"revision": "r2", "written": "d2"}}
     first = merged(None, fresh, [], {"revision": "r0", "written": "d0"})
     assert first["planned"] == {"rf": {"revision": "r0", "written": "d0"}}
+
+
+def test_each_paper_gets_one_power_round():
+    """A planned paper is never planned again (optional stopping); a paper not yet planned may be."""
+    previous = {"planned": {"lex": {"revision": "b5b7087", "written": "2026-11-29"}}}
+    assert refused_replan(None, []) is None
+    assert refused_replan(previous, ["segmented"]) is None
+    assert "lex's power round was planned at b5b7087" in refused_replan(previous, ["segmented", "lex"])
+    assert "optional stopping" in refused_replan(previous, [])
+    committed = read_json(ROOT / "results/workstation/power/plan.json")
+    assert set(committed["planned"]) == {"lex", "receptive-field", "segmented"}  # each paper's one round

@@ -19,6 +19,11 @@ listed with why it is not run (NOT_BUILT). A paper's rows are decided once, befo
 `--paper P` plans that paper alone and keeps every other paper's rows and seeds as the committed
 plan has them (each paper's line says at which revision it was planned).
 
+One round per paper: once a paper is planned, it is never planned again (`refused_replan`).
+After its power part its claims' intervals have been looked at twice; adding seeds again until a
+verdict comes would be optional stopping, whose error rate is no longer the level a verdict
+states. A claim the round could not afford stays inconclusive, with its power figure.
+
     python -m lenex.pipeline.power_plan --preset workstation   # writes results/<preset>/power/plan.{md,json}
     python -m lenex.pipeline.power_plan --preset workstation --paper receptive-field   # that paper only
 """
@@ -186,6 +191,22 @@ def markdown(document: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def refused_replan(previous: dict | None, papers: list[str]) -> str | None:
+    """Why planning `papers` (all, when empty) over the committed plan `previous` is refused: every
+    paper gets one power round (the module's docstring); None when it is not."""
+    if previous is None:
+        return None
+    if not papers:
+        return ("a committed plan exists: plan only a paper not yet planned (--paper P); a paper already "
+                "planned is never planned again (one power round: another would be optional stopping)")
+    done = sorted(set(papers) & set(previous.get("planned") or {}))
+    if done:
+        when = previous["planned"][done[0]]
+        return (f"{done[0]}'s power round was planned at {when['revision']} on {when['written']}; a second "
+                "round would be optional stopping (docs/claims.md, \"Power reruns\")")
+    return None
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", required=True)
@@ -206,9 +227,12 @@ def main(argv=None) -> None:
     parents = {paper: parent_seconds(found, paper) for paper, found in jobs.items()}
     out = root / "power"
     committed = out / "plan.json"
-    previous = json.loads(committed.read_text(encoding="utf-8")) if args.paper and committed.exists() else None
+    previous = json.loads(committed.read_text(encoding="utf-8")) if committed.exists() else None
     if args.paper and previous is None:
-        parser.error(f"--paper re-plans one paper of a committed plan; there is none at {out / 'plan.json'}")
+        parser.error(f"--paper plans one paper beside a committed plan; there is none at {out / 'plan.json'}")
+    refused = refused_replan(previous, args.paper)
+    if refused:
+        parser.error(refused)
     stamp = {"revision": git_revision(), "written": date.today().isoformat()}
     document = {"preset": args.preset, **merged(previous, plan(chosen, measured, parents), args.paper, stamp)}
     atomic_write_text(out / "plan.json", json.dumps(document, indent=1) + "\n")
