@@ -79,3 +79,12 @@ def test_the_verdict_carries_the_trend():
 
     record = {"verdict": "contradicted", "emergence": [_reading()]}
     assert verdict_text(record) == "contradicted; emergence: " + em.reading_text(_reading())
+
+
+@pytest.mark.parametrize("paper", ["lex", "receptive-field", "segmented"])
+def test_every_committed_contradiction_at_workstation_names_its_sweep_or_its_measurement(paper):
+    """Issue 49: a contradicted claim carries a measured reason or the sweep that would give one
+    (a claim that turns contradicted, say after a power rerun, needs its `sweep` in the claims file)."""
+    records = json.loads((ROOT / f"results/workstation/claims/{paper}.json").read_text(encoding="utf-8"))["claims"]
+    unnamed = [r["id"] for r in records if reason_of(r) == "contradicted, no sweep named"]
+    assert unnamed == []
