@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..claims.evaluate import references
-from ..claims.refs import cell_row, expand
 from ..experiment.presets import budget_tokens, paper_view
 from ..files import read_yaml
 
@@ -52,6 +50,11 @@ def table_variants(experiment: dict) -> dict[tuple[str, str, str], str]:
 def read_variants(claim: dict, rows: dict[tuple[str, str, str], str]) -> list[str]:
     """The variants a claim reads: its `scale.variants`, else those of the rows its cell references
     name (`table_variants`); sorted, each once."""
+    # Imported here: workflow/rules/sweeps.smk imports this module when Snakemake parses the
+    # workflow, and the claims' references pull in scipy.stats (about 0.6 s on every start-up).
+    from ..claims.evaluate import references
+    from ..claims.refs import cell_row, expand
+
     named = (claim.get("scale") or {}).get("variants")
     if named:
         return sorted(set(named))
