@@ -56,6 +56,22 @@ def test_reading_text_by_hand():
     assert em.reading_text({**_reading(), "trend": None, "note": "not yet measured"}) == "sweep s, rf-alibi: not yet measured"
 
 
+def _corpus_reading(cls="differs"):
+    return {**_reading(cls=cls), "variable": "corpus", "values": ["pg22", "arxiv"], "trend": None,
+            "contrast": {"mean": -0.21, "low": -0.3, "high": -0.12, "seeds": 3}}
+
+
+def test_a_corpus_sweep_reads_as_its_paired_difference():
+    assert em.reading_text(_corpus_reading()) == (
+        "sweep s, rf-alibi: differs between corpora (e(arxiv) − e(pg22) = -0.2100, 95% [-0.3000, -0.1200], "
+        "3 paired seeds)")
+    # without an interval it says its note, as a trend too short to fit does
+    assert em.reading_text({**_corpus_reading(cls=None), "note": "one common seed"}) == "sweep s, rf-alibi: one common seed"
+    both = {"verdict": "contradicted", "emergence": [_reading(), _corpus_reading("no difference resolved")]}
+    assert reason_of(both) == ("contradicted; a train_tokens sweep measured it: trend flat; "
+                               "a corpus sweep measured it: no difference resolved between corpora")
+
+
 def test_only_a_sweep_of_the_claims_own_models_gives_a_measured_reason():
     contradicted = {"verdict": "contradicted", "sweep": {"variables": ["budget"], "why": "w"}}
     study = {**contradicted, "emergence": [_reading(source="the scale study's budget series", cls="shrinks")]}

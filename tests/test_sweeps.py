@@ -142,7 +142,11 @@ def test_reading_a_budget_sweep_and_a_corpus_sweep():
     # a corpus sweep: the paired difference over the seeds both corpora have
     corpus = er.read_effect(["a", "b"], {"a": {1: 0.1, 2: 0.3}, "b": {1: 0.4, 2: 0.4, 3: 0.9}}, 0.5, "corpus")
     assert corpus["contrast"].mean == pytest.approx(0.2) and corpus["contrast"].seeds == 2
-    assert corpus["trend"] is None
+    assert corpus["trend"] is None and corpus["class"] == "no difference resolved"  # differences 0.3 and 0.1: t-interval holds 0
+    apart = er.read_effect(["a", "b"], {"a": {1: 0.1, 2: 0.2, 3: 0.3}, "b": {1: 0.6, 2: 0.71, 3: 0.79}}, 0.5, "corpus")
+    assert apart["contrast"].low > 0 and apart["class"] == "differs"
+    single = er.read_effect(["a", "b"], {"a": {1: 0.1}, "b": {1: 0.4}}, 0.5, "corpus")
+    assert single["class"] is None and "one common seed" in single["note"]
 
 
 def test_scale_study_series_need_three_budgets():

@@ -29,7 +29,8 @@ def emergence_files(root: str | Path = ".") -> list[str]:
 def _checked(effect: dict, path) -> dict:
     """One effect as the claims use it, every number in it checked finite where it is read
     (lenex.records.checks: a NaN slope would print as a trend)."""
-    keep = ("claim", "source", "subject", "variable", "paper", "class", "trend", "crossing", "note")
+    keep = ("claim", "source", "subject", "variable", "values", "paper", "class", "trend", "crossing",
+            "contrast", "note")
     reading = {k: effect.get(k) for k in keep}
     check_finite(reading, f"{path}: the reading of {effect.get('claim')!r}")
     return reading
@@ -52,6 +53,8 @@ def reading_text(r: dict) -> str:
     """'sweep rf-budget, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100,
     +0.0058]); reaches the paper's: does not grow'."""
     where = f"{r['source']}, {r['subject']}"
+    if r.get("contrast") and r["class"]:
+        return f"{where}: {contrast_text(r)}"
     if r["trend"] is None:
         return f"{where}: {r['note'] or 'no trend'}"
     t, cross = r["trend"], r["crossing"]
@@ -62,17 +65,29 @@ def reading_text(r: dict) -> str:
             f"[{t['low']:+.4f}, {t['high']:+.4f}]); reaches the paper's: {reach}")
 
 
+def contrast_text(r: dict) -> str:
+    """A corpus sweep's reading: 'differs between corpora (e(arxiv) − e(pg22) = -0.2100, 95% [-0.3000,
+    -0.1200], 3 paired seeds)'."""
+    c, (first, second) = r["contrast"], r["values"]
+    return (f"{r['class']} between corpora (e({second}) − e({first}) = {c['mean']:+.4f}, 95% "
+            f"[{c['low']:+.4f}, {c['high']:+.4f}], {c['seeds']} paired seeds)")
+
+
 def emergence_text(readings: list[dict]) -> str:
     return "emergence: " + "; ".join(reading_text(r) for r in readings)
 
 
 def measured_reason(readings: list[dict]) -> str | None:
-    """The summary's group of a contradicted claim a sweep of its own models measured: the classes
-    of its trends, e.g. 'contradicted; a train_tokens sweep measured it: trend flat'.
-    None when only the scale study's series (other schemes) read it."""
+    """The summary's group of a contradicted claim a sweep of its own models measured: per variable
+    the classes of its readings, e.g. 'contradicted; a train_tokens sweep measured it: trend flat'
+    or '...; a corpus sweep measured it: differs between corpora'. None when only the scale study's series
+    (other schemes) read it."""
     own = [r for r in readings if r["source"].startswith(SWEEP) and r["class"]]
     if not own:
         return None
-    variables = " and ".join(dict.fromkeys(r["variable"] for r in own))
-    classes = " / ".join(dict.fromkeys(r["class"] for r in own))
-    return f"contradicted; a {variables} sweep measured it: trend {classes}"
+    found = []
+    for variable in dict.fromkeys(r["variable"] for r in own):
+        classes = " / ".join(dict.fromkeys(r["class"] for r in own if r["variable"] == variable))
+        found.append(f"a {variable} sweep measured it: " + (f"{classes} between corpora" if variable == "corpus"
+                                                             else f"trend {classes}"))
+    return "contradicted; " + "; ".join(found)

@@ -47,11 +47,23 @@ def read_effect(values: list, by_value: dict, paper: float, variable: str, level
                 reading["contrast"] = mean_interval([second[s] - first[s] for s in common], level)
         if reading["contrast"] is None:
             reading["note"] = "the paired difference needs both corpora measured with a common seed: not yet measured"
+        elif reading["contrast"].low is None:
+            reading["note"] = "one common seed: the paired difference has no interval"
+        reading["class"] = contrast_class(reading["contrast"])
         return reading
     if len(present) < 2 or sum(map(len, per_seed)) < 3:
         reading["note"] = "a trend needs at least 3 effects at 2 or more values: not yet measured"
         return reading
     return {**reading, **{k: v for k, v in emergence(present, per_seed, paper, level).items() if k != "points"}}
+
+
+def contrast_class(contrast) -> str | None:
+    """A corpus contrast's class: 'differs' when its interval excludes 0, 'no difference resolved'
+    when it holds 0 (an interval that holds 0 does not show the corpora alike), None when there is
+    no interval (no common seed, or one)."""
+    if contrast is None or contrast.low is None:
+        return None
+    return "differs" if contrast.low > 0 or contrast.high < 0 else "no difference resolved"
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -77,7 +89,7 @@ def effect_lines(title: str, variable: str, reading: dict) -> list[str]:
     if reading["contrast"] is not None:
         c = reading["contrast"]
         lines.append(f"Paired over {c.seeds} seeds, e({_value(reading['values'][1])}) − e({_value(reading['values'][0])}) = "
-                     f"{_num(c.mean)}, interval {_interval(c)}.")
+                     f"{_num(c.mean)}, interval {_interval(c)}" + (f": **{reading['class']}**." if reading["class"] else "."))
     elif reading["trend"] is not None:
         t = reading["trend"]
         lines.append(f"Trend (least squares on log2 {variable}, {t.n} effects): slope {_num(t.slope)} per doubling, "
