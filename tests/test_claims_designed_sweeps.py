@@ -28,6 +28,8 @@ def test_a_claims_designed_sweeps_by_hand():
     assert designed_text([b]) == ("designed sweep b (train_tokens 1,024 to 2,048, 2.0 CPU hours planned in "
                                   "2 parts, 1 run)")
     assert awaiting(found["c1"]) == ["b", "h"]
+    one = {**b, "parts": ["p1"], "parts_run": ["p1"]}
+    assert designed_text([one]).endswith("planned in 1 part, 1 run)")
 
 
 def test_a_sweep_missing_from_the_plan_is_named():

@@ -47,7 +47,7 @@ def designed_text(entries: list[dict]) -> str:
         span = (f"{values[0]:,} to {values[-1]:,}" if all(isinstance(v, int) for v in values)
                 else ", ".join(str(v) for v in values))
         return (f"designed sweep {e['sweep']} ({e['variable']} {span}, {e['cpu_hours']:.1f} CPU hours planned in "
-                f"{len(e['parts'])} parts, {len(e['parts_run'])} run)")
+                f"{len(e['parts'])} part{'s' if len(e['parts']) != 1 else ''}, {len(e['parts_run'])} run)")
     return "; ".join(one(e) for e in entries)
 
 
