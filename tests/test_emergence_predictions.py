@@ -83,6 +83,10 @@ def test_a_reading_of_an_unknown_claim_is_named_and_a_page_has_a_row_per_reading
     found = rows([_reading(cls="flat"), _reading(variable="n_head")], claims)
     text = page(found)
     assert text.count("| lex-alibi-rises-beyond-4x |") == 2 and "does not grow (flat)" in text
+    # a corpus sweep's row gives its paired difference where a trend gives its slope
+    corpus = {**_reading(variable="corpus"), "trend": None, "class": "differs", "values": ["pg22", "arxiv"],
+              "contrast": {"mean": 0.25, "low": 0.1, "high": 0.4, "seeds": 3}}
+    assert "| differs | e(arxiv) − e(pg22) = +0.2500 (+0.1000, +0.4000) | — |" in page(rows([corpus], claims))
 
 
 def test_the_rules_inputs_are_every_file_the_predictions_read():

@@ -119,12 +119,24 @@ def rows(readings: list[dict], claims: dict[str, dict]) -> list[dict]:
         paper, tokens = claims[r["claim"]]["paper"], claims[r["claim"]]["budgets"]
         found.append({"claim": r["claim"], "paper": paper, "source": r["source"], "subject": r["subject"],
                       "variable": r["variable"], "class": r["class"], "trend": r["trend"], "crossing": r["crossing"],
+                      "contrast": r.get("contrast"), "values": r.get("values"),
                       "budgets": tokens, "says": says(r, tokens["gpu"], tokens["paper"])})
     return found
 
 
 def _g(x) -> str:
     return "—" if x is None else f"{x:.3g}"
+
+
+def _slope(row: dict) -> str:
+    """The trend's slope with its interval, or a corpus sweep's paired difference with its own."""
+    trend, contrast = row["trend"], row.get("contrast")
+    if trend is not None:
+        return f"{trend['slope']:+.4f} ({trend['low']:+.4f}, {trend['high']:+.4f})"
+    if contrast and contrast.get("low") is not None:
+        first, second = row["values"]
+        return f"e({second}) − e({first}) = {contrast['mean']:+.4f} ({contrast['low']:+.4f}, {contrast['high']:+.4f})"
+    return "—"
 
 
 def page(found: list[dict]) -> str:
@@ -135,12 +147,12 @@ def page(found: list[dict]) -> str:
              "(lenex.scale_study.predictions: what each line says, and why a crossing is a forecast at the "
              "reading's shape, not a measurement at the preset's). Budgets: training tokens per model of the "
              "models the claim reads at each preset.", "",
-             "| claim | measured by | trend | slope per doubling (95%) | budget reaching the paper's effect (95%) | "
+             "| claim | measured by | trend | slope per doubling, or the corpora's paired difference (95%) | "
+             "budget reaching the paper's effect (95%) | "
              "workstation | one GPU-day | paper | prediction |",
              "|---|---|---|---|---|---:|---:|---:|---|"]
     for row in found:
-        trend, cross, tokens = row["trend"], row["crossing"], row["budgets"]
-        slope = "—" if trend is None else f"{trend['slope']:+.4f} ({trend['low']:+.4f}, {trend['high']:+.4f})"
+        cross, tokens, slope = row["crossing"], row["budgets"], _slope(row)
         reach = "—" if cross is None else f"{_g(cross['value'])} ({_g(cross['low'])} to {_g(cross.get('high'))})"
         lines.append(f"| {row['claim']} | {row['source']}, {row['subject']} ({row['variable']}) | {row['class'] or '—'} | "
                      f"{slope} | {reach} | {tokens['workstation']:.3g} | {tokens['gpu']:.3g} | {tokens['paper']:.3g} | "
