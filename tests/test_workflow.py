@@ -120,8 +120,9 @@ def test_no_papers_run_reruns_a_committed_sweep_and_sweeps_true_runs_one(workdir
     assert claims.returncode == 0, claims.stderr
     assert "rf-budget/emergence.json" in claims.stdout  # read ...
     assert not [r for r in job_counts(claims.stdout) if r.startswith("sweep_")]  # ... never rebuilt
+    # Forced: lex-corpus's part is committed, so unforced it would plan nothing, flag or not.
     part = "results/scale-study/sweeps/lex-corpus/parts/p1.json"
-    run = snakemake("-n", part, "--config", "sweeps=True", cwd=workdir)
+    run = snakemake("-n", "--forceall", part, "--config", "sweeps=True", cwd=workdir)
     assert run.returncode == 0, run.stderr
     counts = job_counts(run.stdout)
     assert counts["sweep_part"] == 1 and counts["sweep_point"] >= 3
