@@ -65,11 +65,18 @@ def reading_text(r: dict) -> str:
             f"[{t['low']:+.4f}, {t['high']:+.4f}]); reaches the paper's: {reach}")
 
 
+def paired_difference(r: dict) -> str:
+    """A corpus reading's paired difference: 'e(arxiv) − e(pg22) = -0.2100' (the predictions page
+    gives it too)."""
+    first, second = r["values"]
+    return f"e({second}) − e({first}) = {r['contrast']['mean']:+.4f}"
+
+
 def contrast_text(r: dict) -> str:
     """A corpus sweep's reading: 'differs between corpora (e(arxiv) − e(pg22) = -0.2100, 95% [-0.3000,
     -0.1200], 3 paired seeds)'."""
-    c, (first, second) = r["contrast"], r["values"]
-    return (f"{r['class']} between corpora (e({second}) − e({first}) = {c['mean']:+.4f}, 95% "
+    c = r["contrast"]
+    return (f"{r['class']} between corpora ({paired_difference(r)}, 95% "
             f"[{c['low']:+.4f}, {c['high']:+.4f}], {c['seeds']} paired seeds)")
 
 

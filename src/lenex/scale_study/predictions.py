@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..claims.emergence import paired_difference
 from ..experiment.presets import budget_tokens, paper_view
 from ..files import read_yaml
 
@@ -134,8 +135,7 @@ def _slope(row: dict) -> str:
     if trend is not None:
         return f"{trend['slope']:+.4f} ({trend['low']:+.4f}, {trend['high']:+.4f})"
     if contrast and contrast.get("low") is not None:
-        first, second = row["values"]
-        return f"e({second}) − e({first}) = {contrast['mean']:+.4f} ({contrast['low']:+.4f}, {contrast['high']:+.4f})"
+        return f"{paired_difference(row)} ({contrast['low']:+.4f}, {contrast['high']:+.4f})"
     return "—"
 
 
