@@ -23,7 +23,7 @@ def test_committed_sweeps_vary_one_variable_with_three_seeds(config):
     assert len(config["seeds"]) >= 3
     for name, sweep in config["sweeps"].items():
         points = sw.sweep_points(config, name)
-        assert len(points) == len(sweep["variable"]["values"]) * len(sweep["models"]) * len(config["seeds"])
+        assert len(points) == len(sw.sweep_values(sweep)) * len(sweep["models"]) * len(config["seeds"])
         fixed = {k for k in ("train_tokens", "corpus") if k != sweep["variable"]["name"]}
         for field in fixed:  # everything but the variable is the setting's
             assert {p[field] for p in points} == {config["settings"][sweep["setting"]][field]}, (name, field)
@@ -246,9 +246,39 @@ def test_a_sweeps_page_from_synthetic_records(config, tmp_path):
         path.write_text(json.dumps(record))
     sweep_run.report_sweep(config, "rf-shift-budget", tmp_path)
     text = (tmp_path / "rf-shift-budget" / "emergence.md").read_text()
-    assert "12 points recorded of 12" in text and "slope +0.1000 per doubling" in text and "**grows**" in text
+    assert "18 points recorded of 18" in text and "slope +0.1000 per doubling" in text and "**grows**" in text
     effects = json.loads((tmp_path / "rf-shift-budget" / "emergence.json").read_text())["effects"]
     assert [(e["claim"], e["source"], e["class"]) for e in effects] == [
         (e["claim"], "sweep rf-shift-budget", "grows") for e in config["sweeps"]["rf-shift-budget"]["effects"]]
     sweep_run.report_sweep(config, "lex-corpus", tmp_path)
     assert "not yet measured" in (tmp_path / "lex-corpus" / "emergence.md").read_text()
+
+
+def test_an_extension_keeps_the_fixed_parts_and_names_its_own_round(config):
+    """Values added to a sweep after its first round ran are packed into parts of their own,
+    numbered on; the merged plan keeps the committed parts and seconds point for point, names the
+    extension's revision and date, and refuses a recomputation that would move a fixed point."""
+    rates = {(8, 64, 64, "bpe-4096"): 20000.0}
+    base = {**config, "sweeps": {"rf-shift-budget": {**config["sweeps"]["rf-shift-budget"], "extensions": []}}}
+    first = sweep_run.plan_record(base, rates, {"git_rev": "aaa", "date": "2026-01-01"})
+    second = sweep_run.plan_record({**config, "sweeps": {"rf-shift-budget": config["sweeps"]["rf-shift-budget"]}},
+                                   rates, {"git_rev": "bbb", "date": "2026-02-02"})
+    merged = sweep_run.extend_plan(first, second)
+    fixed, now = first["sweeps"]["rf-shift-budget"], merged["sweeps"]["rf-shift-budget"]
+    assert {p: now["parts"][p] for p in fixed["parts"]} == fixed["parts"]
+    added = sorted(set(now["parts"]) - set(fixed["parts"]))
+    assert added and all(sw.parse_point_id(i)["value"] in ("33554432", "67108864") for p in added for i in now["parts"][p])
+    assert merged["git_rev"] == "aaa" and merged["extensions"] == [
+        {"sweep": "rf-shift-budget", "values": [33554432, 67108864], "parts": added, "git_rev": "bbb", "date": "2026-02-02"}]
+    assert sweep_run.extend_plan(merged, second) == merged  # planning again adds nothing
+    moved = json.loads(json.dumps(first))
+    moved["sweeps"]["rf-shift-budget"]["parts"]["p1"] = moved["sweeps"]["rf-shift-budget"]["parts"]["p1"][1:]
+    with pytest.raises(ValueError, match="would change part rf-shift-budget/p1"):
+        sweep_run.extend_plan(moved, second)
+
+
+def test_a_value_measured_twice_across_rounds_is_refused(config):
+    sweep = config["sweeps"]["rf-shift-budget"]
+    twice = {**config, "sweeps": {"rf-shift-budget": {**sweep, "extensions": [{"values": [16777216], "why": "x" * 20}]}}}
+    with pytest.raises(ValueError, match="measured twice"):
+        sw.check_sweeps(twice, sw.claim_ids(), sw.corpus_names(config))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..scale_study.sweeps import sweep_values
+
 DESIGN = "config/sweeps.yaml"
 PLAN = "results/scale-study/sweeps/plan.json"
 PART_RECORDS = "results/scale-study/sweeps/*/parts/*.json"
@@ -31,7 +33,7 @@ def designed_by_claim(design: dict, plan: dict, parts: list[str]) -> dict[str, l
             raise ValueError(f"sweep {name!r} of {DESIGN} is not in {PLAN}: write the plan again from the design")
         planned = plan["sweeps"][name]
         done = {Path(p).stem for p in parts if Path(p).parent.parent.name == name}
-        entry = {"sweep": name, "variable": sweep["variable"]["name"], "values": list(sweep["variable"]["values"]),
+        entry = {"sweep": name, "variable": sweep["variable"]["name"], "values": sweep_values(sweep),
                  "cpu_hours": planned["cpu_seconds"] / 3600, "parts": sorted(planned["parts"]),
                  "parts_run": sorted(done & set(planned["parts"]))}
         for claim in dict.fromkeys(effect["claim"] for effect in sweep["effects"]):

@@ -84,12 +84,16 @@ def plan_markdown(config: dict, record: dict) -> str:
              "nearest measured shape scaled by weights per token), plus scoring at a third of training's cost per token. "
              f"Parts: {config['cores']} one-thread points side by side, each part predicted within "
              f"{config['part_hours']} h x {config['margin']['value']} ({config['margin']['why']}).", ""]
+    lines += [f"Extended at {e['git_rev']} on {e['date']}, before its points ran: {e['sweep']} "
+              f"{', '.join(f'{v:,}' if isinstance(v, int) else str(v) for v in e['values'])} "
+              f"(parts {', '.join(e['parts'])})." for e in record.get("extensions", [])]
+    lines += [""] if record.get("extensions") else []
     lines += ["| sweep | variable | values | models | seeds | points | CPU hours | parts (predicted wall hours) |",
               "|---|---|---|---|---:|---:|---:|---|"]
     for name, plan in _in_config_order(config, record):
         sweep = config["sweeps"][name]
         parts = ", ".join(f"{p} {s / 3600:.2f}" for p, s in plan["part_seconds"].items())
-        lines.append(f"| {name} | {sweep['variable']['name']} | {', '.join(map(str, sweep['variable']['values']))} | "
+        lines.append(f"| {name} | {sweep['variable']['name']} | {', '.join(map(str, sw.sweep_values(sweep)))} | "
                      f"{', '.join(sweep['models'])} | {len(config['seeds'])} | {len(plan['points'])} | "
                      f"{plan['cpu_seconds'] / 3600:.2f} | {parts} |")
     total = sum(p["cpu_seconds"] for p in record["sweeps"].values())
@@ -102,7 +106,9 @@ def plan_markdown(config: dict, record: dict) -> str:
         nxt = [] if beyond is None else [
             f"Twice the largest value, {beyond['value']:,}: its costliest point is predicted at {beyond['seconds'] / 3600:.2f} h, "
             f"{'within' if beyond['seconds'] <= cap * 3600 else 'over'} a part's {cap:.2f} h.", ""]
-        lines += [f"## {name}", "", config["sweeps"][name]["variable"]["why"], "", *nxt, *effects_table(config["sweeps"][name]),
+        why = [config["sweeps"][name]["variable"]["why"], ""] + [
+            text for e in config["sweeps"][name].get("extensions", []) for text in (f"Extension: {e['why']}", "")]
+        lines += [f"## {name}", "", *why, *nxt, *effects_table(config["sweeps"][name]),
                   "| point | part | shape | train tokens | corpus | largest slope x L_tr | predicted hours | rate |",
                   "|---|---|---|---:|---|---:|---:|---|"]
         part_of = {i: p for p, ids in plan["parts"].items() for i in ids}
@@ -145,9 +151,45 @@ def with_block(text: str, block: str) -> str:
     return text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
 
 
+def extend_plan(old: dict, new: dict) -> dict:
+    """The plan once more, keeping what the committed plan `old` fixed: its facts (revision, date,
+    rates) and every part it had, point for point and with its predicted seconds. Points of new
+    parts (a sweep's extension, or a new sweep) are added, each round named with the revision and
+    date it was planned at. A recomputation that would move a point of a fixed part is an error:
+    a plan is written before its points run and never changed by them."""
+    def values_of(ids) -> list:
+        values = dict.fromkeys(sw.parse_point_id(i)["value"] for i in sorted(ids, key=lambda i: (len(i), i)))
+        return [int(v) if v.isdigit() else v for v in values]
+
+    merged = {**old, "sweeps": dict(old["sweeps"]), "extensions": list(old.get("extensions", []))}
+    for name, plan in new["sweeps"].items():
+        fixed = old["sweeps"].get(name, {"parts": {}, "part_seconds": {}, "cpu_seconds": 0.0, "points": {}})
+        for part, ids in fixed["parts"].items():
+            if plan["parts"].get(part) != ids:
+                raise ValueError(f"the plan would change part {name}/{part}, fixed at {old['git_rev']}: "
+                                 f"{ids} -> {plan['parts'].get(part)}; extend a sweep with new values instead")
+        added = {p: ids for p, ids in plan["parts"].items() if p not in fixed["parts"]}
+        if not added:
+            continue
+        new_ids = {i for ids in added.values() for i in ids}
+        merged["sweeps"][name] = {
+            **fixed, "parts": {**fixed["parts"], **added},
+            "part_seconds": {**fixed["part_seconds"], **{p: plan["part_seconds"][p] for p in added}},
+            "cpu_seconds": fixed["cpu_seconds"] + sum(plan["points"][i]["seconds"] for i in new_ids),
+            "next_value": plan["next_value"],
+            "points": {**fixed["points"], **{i: plan["points"][i] for i in sorted(new_ids)}}}
+        merged["extensions"].append({"sweep": name, "values": values_of(new_ids),
+                                     "parts": sorted(added), "git_rev": new["git_rev"], "date": new["date"]})
+    if not merged["extensions"]:
+        del merged["extensions"]
+    return merged
+
+
 def write_plan(config: dict, out: Path, scale_points: Path = SCALE_POINTS, docs: Path = DOCS) -> dict:
     rates = sw.measured_rates(list(read_points(scale_points).values()))
     record = plan_record(config, rates, run_facts())
+    if (out / "plan.json").exists():
+        record = extend_plan(read_json(out / "plan.json"), record)
     atomic_write_text(out / "plan.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
     atomic_write_text(out / "plan.md", plan_markdown(config, record))
     if docs.exists():
@@ -225,14 +267,14 @@ def report_sweep(config: dict, sweep: str, out: Path) -> None:
     records, variable = sweep_records(out, sweep), spec["variable"]["name"]
     panels = []
     for effect in spec["effects"]:
-        reading = read_effect(spec["variable"]["values"], seed_effects(records, effect),
+        reading = read_effect(sw.sweep_values(spec), seed_effects(records, effect),
                               sw.paper_cells_effect(effect["paper"]), variable)
         title = (f"{effect['claim']}: {effect['model']}, ln ppl({effect['numerator']} L_tr) / ppl({effect['denominator']} L_tr), "
                  f"{effect.get('protocol', 'lex')} protocol")
         panels.append((title, variable, reading, {"claim": effect["claim"], "source": f"sweep {sweep}",
                                                   "subject": effect["model"]}))
     intro = [f"Setting `{spec['setting']}`: {setting['why']}; {variable} varied over "
-             f"{', '.join(map(str, spec['variable']['values']))} (config/sweeps.yaml). {len(records)} points recorded "
+             f"{', '.join(map(str, sw.sweep_values(spec)))} (config/sweeps.yaml). {len(records)} points recorded "
              f"of {len(sw.sweep_points(config, sweep))}. Generated by `python -m lenex.scale_study.sweep_run report {sweep}`."]
     write_page(f"Emergence: {sweep}", intro, panels, out / sweep / "emergence.md", out / sweep / "emergence.png")
 

@@ -72,7 +72,10 @@ def check_sweeps(config: dict, claims: set[str], corpora: set[str]) -> None:
         for model in sweep["models"]:
             if model not in config["models"]:
                 raise ValueError(f"{where}/models: {model!r} is not one of models ({', '.join(config['models'])})")
-        check_variable(sweep["variable"], corpora, f"{where}/variable")
+        values = sweep_values(sweep)
+        if len(set(map(str, values))) != len(values):
+            raise ValueError(f"{where}/extensions: a value is measured twice across the sweep's rounds: {values}")
+        check_variable({**sweep["variable"], "values": values}, corpora, f"{where}/variable")
         for i, effect in enumerate(sweep["effects"]):
             at = f"{where}/effects/{i}"
             if effect["claim"] not in claims:
@@ -135,6 +138,17 @@ def check_variable(variable: dict, corpora: set[str], where: str) -> None:
             raise ValueError(f"{where}/values: budgets must be at least four, each twice the one before, got {values}")
 
 
+def sweep_rounds(sweep: dict) -> list[list]:
+    """A sweep's values by the round that fixed them: the design's own values first, then each
+    extension's, in the order they were added (each planned and run as parts of its own)."""
+    return [list(sweep["variable"]["values"])] + [list(e["values"]) for e in sweep.get("extensions", [])]
+
+
+def sweep_values(sweep: dict) -> list:
+    """Every value a sweep measures, its extensions' included, in round order."""
+    return [value for values in sweep_rounds(sweep) for value in values]
+
+
 def point_id(model: str, variable: str, value, seed: int) -> str:
     return f"{model}__{variable}-{value}__seed{seed}"
 
@@ -163,7 +177,7 @@ def sweep_points(config: dict, name: str) -> list[dict]:
     sweep = config["sweeps"][name]
     setting, variable = config["settings"][sweep["setting"]], sweep["variable"]["name"]
     points = []
-    for value in sweep["variable"]["values"]:
+    for value in sweep_values(sweep):
         for model in sweep["models"]:
             fields = point_model(config, sweep, model, value)
             for seed in config["seeds"]:
@@ -269,12 +283,18 @@ def pack_parts(seconds: dict[str, float], cores: int, cap: float) -> list[list[s
 
 def sweep_plan(config: dict, name: str, rates: dict[tuple, float]) -> dict:
     """A sweep's points with their predicted seconds (and the rate's basis), its parts (p1, p2,
-    ... each a list of point ids) with their predicted makespans, and the totals."""
+    ... each a list of point ids) with their predicted makespans, and the totals. Each round of
+    values (sweep_rounds) is packed into parts of its own, numbered on from the round before: an
+    extension never moves a point of a part already fixed."""
     points = sweep_points(config, name)
     seconds = {p["id"]: point_seconds(p, config, rates) for p in points}
     basis = {p["id"]: training_rate(p["model"], p["tokenizer"], rates)[1] for p in points}
     cap = config["part_hours"] * 3600 * config["margin"]["value"]
-    parts = {f"p{i}": sorted(part) for i, part in enumerate(pack_parts(seconds, config["cores"], cap), 1)}
+    parts: dict[str, list[str]] = {}
+    for values in sweep_rounds(config["sweeps"][name]):
+        round_seconds = {p["id"]: seconds[p["id"]] for p in points if p["value"] in values}
+        for part in pack_parts(round_seconds, config["cores"], cap):
+            parts[f"p{len(parts) + 1}"] = sorted(part)
     return {"points": points, "seconds": seconds, "basis": basis, "parts": parts,
             "part_seconds": {p: makespan([seconds[i] for i in ids], config["cores"]) for p, ids in parts.items()},
             "cpu_seconds": sum(seconds.values())}
@@ -286,7 +306,7 @@ def next_value_seconds(config: dict, name: str, rates: dict[tuple, float]) -> tu
     sweep = config["sweeps"][name]
     if sweep["variable"]["name"] == "corpus":
         return None
-    larger = 2 * max(sweep["variable"]["values"])
-    trial = {**config, "sweeps": {name: {**sweep, "variable": {**sweep["variable"], "values": [larger]}}}}
+    larger = 2 * max(sweep_values(sweep))
+    trial = {**config, "sweeps": {name: {**sweep, "variable": {**sweep["variable"], "values": [larger]}, "extensions": []}}}
     return larger, max(point_seconds(p, config, rates) for p in sweep_points(trial, name))
 
