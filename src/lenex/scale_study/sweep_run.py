@@ -112,7 +112,8 @@ def plan_markdown(config: dict, record: dict) -> str:
                   "| point | part | shape | train tokens | corpus | largest slope x L_tr | predicted hours | rate |",
                   "|---|---|---|---:|---|---:|---:|---|"]
         part_of = {i: p for p, ids in plan["parts"].items() for i in ids}
-        for ident, point in plan["points"].items():
+        for ident in (p["id"] for p in sw.sweep_points(config, name)):  # the config's order (plan.json sorts keys)
+            point = plan["points"][ident]
             slope = "—" if point["largest_slope_x_ltr"] is None else f"{point['largest_slope_x_ltr']:.0f}"
             lines.append(f"| {ident} | {part_of[ident]} | {point['shape']} | {point['train_tokens']:,} | {point['corpus']} | "
                          f"{slope} | {point['seconds'] / 3600:.2f} | {point['basis']} |")
