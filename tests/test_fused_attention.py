@@ -4,13 +4,18 @@ What torch 2.13 runs on this CPU (docs/attention-kernels.md): FlexAttention's ea
 (unfused); its compiled forward (slow to compile: marked slow); no backward (torch refuses it on
 CPU). The backward tests here lift that refusal to run FlexAttention's unfused backward, which
 checks each score_mod's gradients (learned biases included); CUDA's fused kernels, forward and
-backward in bf16, are the `cuda` tests, run by the GPU check script.
+backward in bf16, are the `cuda` tests, run by the GPU check script. They build every model and
+scheme through `cuda_model` and `cuda_scheme`, at heads of CUDA_HEAD_DIM: FlexAttention's CUDA
+kernel refuses head dimensions below 16 (a CPU test checks that no `cuda` test builds its own).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import math
+import sys
 
 import pytest
 import torch
@@ -21,7 +26,8 @@ from lenex.cli import add_run_options, start_run
 from lenex.config import ModelConfig
 from lenex.masks import MASKS, build_mask, default_mask_options
 from lenex.model import LanguageModel, attend, plan_attention
-from lenex.model.flex import FlexSpan, block_mask, fallback_reason
+from lenex.model.attention import attention_path
+from lenex.model.flex import MIN_CUDA_HEAD_DIM, FlexSpan, block_mask, call_counts, fallback_reason
 from lenex.model.kernels import ENVIRONMENT, default_kernel, resolve_kernel, set_default_kernel
 from lenex.positions import POSITIONS, PositionScheme, build_position, contiguous_positions
 from lenex.positions.alibi import Alibi
@@ -29,6 +35,7 @@ from lenex.positions.alibi import Alibi
 pytestmark = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
 
 TRAIN_LENGTH, HEADS, HEAD_DIM = 16, 4, 8
+CUDA_HEAD_DIM = MIN_CUDA_HEAD_DIM  # the `cuda` tests' heads (HEAD_DIM is the CPU tests')
 # 4.5 training lengths, not a whole number of the tests' 16-token tiles (a partial last tile). Each new
 # (score_mod, mask_mod, length) costs FlexAttention a trace, so the model tests use one length; the
 # block-mask layout test covers several.
@@ -50,11 +57,11 @@ def mask_for(name: str):
     return build_mask(name, options)
 
 
-def tiny_model(position: str, mask: str = "causal", layers: int = 1) -> LanguageModel:
+def tiny_model(position: str, mask: str = "causal", layers: int = 1, head_dim: int = HEAD_DIM) -> LanguageModel:
     torch.manual_seed(0)
     # A learned table read beyond L_tr is interpolated to the longest length tested (LEX's protocol).
     options = {"interpolate_to": 2048} if position == "learned" else {}
-    cfg = ModelConfig(n_layer=layers, d_model=HEADS * HEAD_DIM, n_head=HEADS, d_ff=64, vocab_size=97, position=position,
+    cfg = ModelConfig(n_layer=layers, d_model=HEADS * head_dim, n_head=HEADS, d_ff=64, vocab_size=97, position=position,
                       position_options=options, mask=mask, mask_options={"window": TRAIN_LENGTH} if mask == "windowed" else {},
                       train_length=TRAIN_LENGTH)
     model = LanguageModel(cfg)
@@ -288,38 +295,79 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
 
 # --- CUDA only (scripts/gpu/check.sh: pytest -m cuda tests/test_fused_attention.py) ---------------
 
-def cuda_model(position: str, mask: str) -> LanguageModel:
-    return tiny_model(position, mask, layers=2).cuda()
+def cuda_model(position: str, mask: str, device: str = "cuda") -> LanguageModel:
+    """The `cuda` tests' model: 2 layers of HEADS heads of CUDA_HEAD_DIM."""
+    return tiny_model(position, mask, layers=2, head_dim=CUDA_HEAD_DIM).to(device)
 
 
-@pytest.fixture
-def compile_every_combination(monkeypatch):
-    """Each (score_mod, mask_mod) pair is one compile of FlexAttention; past torch's recompile limit
-    (8) it would run unfused, so these tests raise the limit above the 40 pairs instead."""
-    import torch._dynamo.config as dynamo_config
+def cuda_scheme(position: str, device: str = "cuda") -> PositionScheme:
+    """The `cuda` tests' position scheme alone, at heads of CUDA_HEAD_DIM."""
+    return build_position(position, {}, d_model=HEADS * CUDA_HEAD_DIM, n_heads=HEADS, head_dim=CUDA_HEAD_DIM,
+                          max_length=TRAIN_LENGTH).to(device)
 
-    monkeypatch.setattr(dynamo_config, "recompile_limit", 128)
+
+def cuda_tests() -> list:
+    module = sys.modules[__name__]
+    return [test for name, test in vars(module).items() if name.startswith("test_") and callable(test)
+            and any(mark.name == "cuda" for mark in getattr(test, "pytestmark", []))]
+
+
+# What a `cuda` test may not do itself: build a model or scheme, or read the CPU tests' head size.
+CUDA_TESTS_MAY_NOT_CALL = {"tiny_model", "build_position", "LanguageModel", "ModelConfig"}
+
+
+def test_cuda_tests_build_heads_fused_flex_takes():
+    """Every `cuda` test builds through cuda_model / cuda_scheme, whose heads are >= 16 for every
+    scheme and mask it is parametrized over (checked here on the CPU, before any GPU run)."""
+    tests = cuda_tests()
+    assert len(tests) == 3  # a new cuda test is checked here too (update the count)
+    assert CUDA_HEAD_DIM >= MIN_CUDA_HEAD_DIM
+    for test in tests:
+        tree = ast.parse(inspect.getsource(test).lstrip())
+        called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Name)}
+        read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        builds = called & CUDA_TESTS_MAY_NOT_CALL
+        assert not builds, f"{test.__name__} builds its own: {builds}"
+        assert "HEAD_DIM" not in read, f"{test.__name__} reads HEAD_DIM ({HEAD_DIM}): use CUDA_HEAD_DIM"
+        assert called & {"cuda_model", "cuda_scheme"}, f"{test.__name__} builds through neither cuda helper"
+        params = {}
+        for mark in test.pytestmark:
+            if mark.name == "parametrize":
+                params[mark.args[0]] = mark.args[1]
+        for position in params.get("position", sorted(POSITIONS)):
+            assert cuda_scheme(position, "cpu").head_dim >= MIN_CUDA_HEAD_DIM
+            for mask_name in params.get("mask_name", ["causal"]):
+                model = cuda_model(position, mask_name, "cpu")
+                assert model.config.head_dim >= MIN_CUDA_HEAD_DIM, (test.__name__, position, mask_name)
+                assert {block.attn.head_dim for block in model.blocks} == {CUDA_HEAD_DIM}
 
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("mask_name", sorted(MASKS))
 @pytest.mark.parametrize("position", sorted(POSITIONS))
-def test_cuda_flex_equals_reference_in_bf16(position, mask_name, monkeypatch, compile_every_combination):
+def test_cuda_flex_equals_reference_in_bf16(position, mask_name, monkeypatch):
     monkeypatch.setattr(flex, "BLOCK", 128)  # the kernels' own tile
     monkeypatch.delenv(ENVIRONMENT, raising=False)
     model = cuda_model(position, mask_name).train()
     length = 8 * TRAIN_LENGTH * 8 + 40  # beyond L_tr and not a whole number of tiles
     idx = torch.randint(0, 97, (2, length + 1), device="cuda")
     assert model.kernel(idx.device) == "flex"  # what a CUDA run selects
+    path = attention_path(model, length)
+    takes_flex = mask_name != "causal" or model.position.adds_bias
+    assert path["plan"] == ("flex" if takes_flex else "sdpa") and path["fused"], path
     results = {}
     for kernel in ("reference", "flex"):
         model.zero_grad(set_to_none=True)
         model.attention_kernel = kernel
+        before = call_counts()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits, _ = model(idx[:, :-1])
             loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), idx[:, 1:].flatten())
         loss.backward()
+        calls = call_counts() - before
+        assert calls == ({"compiled": 2} if kernel == "flex" and takes_flex else {}), calls  # 2 layers, none eager
         results[kernel] = (logits.float(), {n: p.grad.float() for n, p in model.named_parameters()
                                             if p.grad is not None})
     (ref_logits, ref_grads), (flex_logits, flex_grads) = results["reference"], results["flex"]
@@ -334,7 +382,7 @@ def test_cuda_flex_equals_reference_in_bf16(position, mask_name, monkeypatch, co
 @pytest.mark.parametrize("position", ["alibi", "t5", "kerple", "sandwich", "smoothed_sandwich"])
 def test_cuda_flex_plan_builds_no_length_squared_tensor(position):
     length = 4096
-    scheme = build_position(position, {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16).cuda()
+    scheme = cuda_scheme(position)
     for mask_name in sorted(MASKS):
         plan = plan_attention(contiguous_positions(0, length, device="cuda"), scheme, mask_for(mask_name),
                               resolve_kernel("auto", "cuda"))
@@ -346,11 +394,9 @@ def test_cuda_flex_plan_builds_no_length_squared_tensor(position):
 @pytest.mark.cuda
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("position", ["t5", "kerple"])
-def test_cuda_learned_bias_compiles_once(position, monkeypatch, compile_every_combination):
+def test_cuda_learned_bias_compiles_once(position, monkeypatch):
     """T5 and KERPLE make a new score_mod every forward (their parameters change): the compiled
-    FlexAttention must not recompile for each (it would fall back to the unfused path at the limit)."""
-    from torch._dynamo.utils import counters
-
+    FlexAttention must not recompile for each (it would reach the recompile limit, an error)."""
     monkeypatch.setattr(flex, "BLOCK", 128)
     model = cuda_model(position, "blockwise").train()
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
@@ -362,5 +408,5 @@ def test_cuda_learned_bias_compiles_once(position, monkeypatch, compile_every_co
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        graphs.append(counters["stats"]["unique_graphs"])
+        graphs.append(flex.compile_count())
     assert graphs[-1] == graphs[1]

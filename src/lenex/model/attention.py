@@ -9,17 +9,22 @@ range, so memory grows linearly with the length instead of building an L x L mat
 That is the reference path. With the flex kernel (`kernels.py`, `flex.py`) a plan is one
 FlexSpan (score_mod and block mask) wherever the scheme and mask declare theirs; the causal
 no-bias case keeps SDPA's `is_causal` span with either kernel.
+
+`plan_kind` names a plan's path (flex, sdpa, reference), `model_plan` builds the plan a model's
+forward builds (one for all its layers), and `attention_path` says whether that path runs fused.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
 from ..masks import AttentionMask
-from ..positions import PositionScheme
+from ..positions import PositionScheme, contiguous_positions
+from . import flex
 from .flex import FlexSpan, fallback_reason, flex_attend, flex_plan
 
 
@@ -143,3 +148,94 @@ def attend(q, k, v, plan: list[Span], dropout_p: float = 0.0) -> torch.Tensor:
             )
         )
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=2)
+
+
+PLAN_KINDS = ("flex", "sdpa", "reference")
+
+
+def plan_kind(plan: list[Span | FlexSpan]) -> str:
+    """"flex": one FlexAttention call; "sdpa": one SDPA call with `is_causal` and no mask tensor (flash
+    attention's case); "reference": SDPA over spans with additive float masks."""
+    if isinstance(plan[0], FlexSpan):
+        return "flex"
+    return "sdpa" if len(plan) == 1 and plan[0].mask is None else "reference"
+
+
+def model_plan(model, length: int, mask: AttentionMask | None = None, device=None) -> list[Span | FlexSpan]:
+    """The plan `model`'s forward builds for `length` tokens at positions 0..length-1 under `mask`
+    (default: its training mask), in its current train/eval mode, on `device` (default: its
+    parameters'). Every layer of the forward attends through this one plan."""
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    positions = contiguous_positions(0, length, device=device)
+    return plan_attention(positions, model.position, mask or model.train_mask, model.kernel(device),
+                          model.config.dropout if model.training else 0.0)
+
+
+def attention_path(model, length: int, mask: AttentionMask | None = None, device=None,
+                   dtype: torch.dtype | None = None, compiled_with: str | None = None) -> dict:
+    """What computes `model`'s attention at `length` tokens: {"plan": flex|sdpa|reference, "spans",
+    "fused": bool, "why": str, "fallback": why flex was not taken or None, "compiled_graphs":
+    `flex.compile_count()`}. compiled_with: the torch.compile backend of a model compiled whole
+    (FlexAttention is then traced into its graph); None: the model runs eagerly. Flex is fused only
+    where it is compiled with a fusing backend (inductor), never its eager implementation. SDPA plans are fused where every span runs
+    with SDPA restricted to its flash, memory-efficient and cuDNN kernels, which this tries on one
+    sequence of the model's heads in `dtype` (default: bf16 on CUDA, as autocast runs it; else the
+    parameters'), with a backward when the model is training."""
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    plan = model_plan(model, length, mask, device)
+    kind = plan_kind(plan)
+    record = {"plan": kind, "spans": len(plan), "compiled_graphs": flex.compile_count(), "fallback": None}
+    if kind != "flex" and model.kernel(device) == "flex":
+        positions = contiguous_positions(0, length, device=device)
+        record["fallback"] = (fallback_reason(positions, model.position, mask or model.train_mask,
+                                              model.config.dropout if model.training else 0.0)
+                              or "no bias under the causal mask: SDPA's is_causal call")
+    if kind == "flex":
+        mode = "compiled" if compiled_with else flex.call_mode(device)
+        backend = compiled_with or flex.COMPILE_BACKEND
+        inside = " inside the model's graph" if compiled_with else ""
+        if mode == "eager":
+            record.update(fused=False, why=f"FlexAttention runs eagerly on {device.type} (unfused)")
+        elif backend not in flex.FUSED_BACKENDS:
+            record.update(fused=False, why=f"FlexAttention compiled with {backend}{inside} (traced, not fused)")
+        else:
+            record.update(fused=True, why=f"FlexAttention compiled with {backend}{inside} on {device.type}")
+        return record
+    if dtype is None:
+        dtype = torch.bfloat16 if device.type == "cuda" else next(model.parameters()).dtype
+    refused = _fused_sdpa_refusal(plan, model.config.n_head, model.config.head_dim, device, dtype, model.training)
+    record.update(fused=refused is None,
+                  why=refused or f"SDPA's fused kernels take every span on {device.type} in {dtype}")
+    return record
+
+
+def _fused_sdpa_refusal(plan: list[Span], heads: int, head_dim: int, device, dtype, backward: bool) -> str | None:
+    """None when every span's SDPA call runs restricted to the fused kernels; else SDPA's refusal."""
+    length = max(span.q.stop for span in plan)
+    with torch.inference_mode(False):  # tensors a backward may save, even when asked under inference mode
+        q, k, v = (torch.randn(1, heads, length, head_dim, device=device, dtype=dtype).requires_grad_(backward)
+                   for _ in range(3))
+        return _first_refusal(plan, q, k, v, dtype, backward)
+
+
+def _first_refusal(plan: list[Span], q, k, v, dtype, backward: bool) -> str | None:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    fused = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]
+    with warnings.catch_warnings(), torch.set_grad_enabled(backward):
+        warnings.simplefilter("ignore")  # SDPA warns why each kernel declined; its error says enough
+        for span in plan:
+            # A copy without grad: the probe's backward must not reach a learned bias's parameters.
+            mask = None if span.mask is None else span.mask_as(dtype).detach().clone()
+            try:
+                with sdpa_kernel(fused):
+                    out = F.scaled_dot_product_attention(q[:, :, span.q], k[:, :, span.k], v[:, :, span.k],
+                                                         attn_mask=mask, is_causal=span.mask is None)
+                    if backward:
+                        out.sum().backward()
+            except torch.OutOfMemoryError:
+                raise
+            except RuntimeError as err:  # SDPA's "no available kernel"
+                return f"SDPA restricted to its fused kernels refuses span {span.q.start}:{span.q.stop}: " \
+                       f"{str(err).splitlines()[0]}"
+    return None
