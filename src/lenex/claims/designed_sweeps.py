@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..scale_study.sweeps import sweep_values
-
 DESIGN = "config/sweeps.yaml"
 PLAN = "results/scale-study/sweeps/plan.json"
 PART_RECORDS = "results/scale-study/sweeps/*/parts/*.json"
@@ -21,6 +19,11 @@ def part_files(root: str | Path = ".") -> list[str]:
     """The sweep parts recorded under `root`, sorted."""
     root = Path(root)
     return sorted(str(p.relative_to(root)) for p in root.glob(PART_RECORDS))
+
+
+def measured_values(sweep: dict) -> list:
+    """Every value a designed sweep measures: its first round's and each extension's, in order."""
+    return list(sweep["variable"]["values"]) + [v for e in sweep.get("extensions", []) for v in e["values"]]
 
 
 def designed_by_claim(design: dict, plan: dict, parts: list[str]) -> dict[str, list[dict]]:
@@ -33,7 +36,7 @@ def designed_by_claim(design: dict, plan: dict, parts: list[str]) -> dict[str, l
             raise ValueError(f"sweep {name!r} of {DESIGN} is not in {PLAN}: write the plan again from the design")
         planned = plan["sweeps"][name]
         done = {Path(p).stem for p in parts if Path(p).parent.parent.name == name}
-        entry = {"sweep": name, "variable": sweep["variable"]["name"], "values": sweep_values(sweep),
+        entry = {"sweep": name, "variable": sweep["variable"]["name"], "values": measured_values(sweep),
                  "cpu_hours": planned["cpu_seconds"] / 3600, "parts": sorted(planned["parts"]),
                  "parts_run": sorted(done & set(planned["parts"]))}
         for claim in dict.fromkeys(effect["claim"] for effect in sweep["effects"]):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import torch
 
@@ -165,3 +166,24 @@ def skip_on_device(optimizer: torch.optim.Optimizer, bad: torch.Tensor) -> None:
     if not is_fused(optimizer):
         raise ValueError("skip_on_device needs a fused optimizer; check on the host instead")
     optimizer.found_inf = bad
+
+
+class IntervalRate:
+    """Tokens per second over the steps since the previous reading, not since the run started: a
+    cumulative mean carries the first interval's compiling and warm-up into every later record.
+    Read it at sync points only (where the host has waited for the device), or the interval's
+    clock stops before its kernels do."""
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
+        self.since = clock()
+        self.tokens = 0
+
+    def add(self, tokens: int) -> None:
+        self.tokens += tokens
+
+    def read(self) -> float:
+        now = self.clock()
+        rate = self.tokens / max(now - self.since, 1e-9)
+        self.since, self.tokens = now, 0
+        return rate
