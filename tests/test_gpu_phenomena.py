@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,21 +28,30 @@ def _module(name: str = "phenomena"):
     return importlib.import_module(name)
 
 
-def test_the_carried_corpus_matches_its_digests_and_fits_four_mib():
+def test_the_carried_corpus_unpacks_to_its_digests_and_travels_small(tmp_path):
     from lenex.data.store import check_corpus, load_split
 
+    carried = sorted(p.name for p in CORPUS.iterdir())
+    assert carried == ["SHA256SUMS", "meta.json", "test.u16.xz", "train.u16.xz", "valid.u16.xz"]
+    assert sum((CORPUS / n).stat().st_size for n in carried) <= 2 * 2 ** 20  # what travels
+    corpus = _module("phenomena").unpack_corpus(CORPUS, tmp_path / "corpus")
     sums = dict(reversed(line.split("  ")) for line in (CORPUS / "SHA256SUMS").read_text().splitlines())
     assert set(sums) == {"meta.json", "train.u16", "valid.u16", "test.u16"}
     for name, digest in sums.items():
-        assert hashlib.sha256((CORPUS / name).read_bytes()).hexdigest() == digest
-    assert sum((CORPUS / n).stat().st_size for n in sums) <= 4 * 2 ** 20
-    meta = check_corpus(CORPUS)
+        assert hashlib.sha256((corpus / name).read_bytes()).hexdigest() == digest
+    meta = check_corpus(corpus)
     assert meta["dtype"] == "uint16" and meta["vocab_size"] == 4096
-    test = load_split(CORPUS, "test")
+    test = load_split(corpus, "test")
     # Every test document is whole spans of 8 x L_tr = 512 tokens (the scored protocol's span).
     assert all(len(doc) % 512 == 0 and 0 < len(doc) <= 4096 for doc in test.documents())
     train_ids, test_ids = (set(meta["splits"][s]["doc_ids"]) for s in ("train", "test"))
     assert not train_ids & test_ids
+    # A carried file changed after packing is refused before any training.
+    broken = tmp_path / "broken"
+    shutil.copytree(CORPUS, broken)
+    (broken / "SHA256SUMS").write_text((CORPUS / "SHA256SUMS").read_text().replace(sums["test.u16"], "0" * 64))
+    with pytest.raises(SystemExit, match="test.u16 does not match its SHA256SUMS"):
+        _module("phenomena").unpack_corpus(broken, tmp_path / "again")
 
 
 def test_the_predictions_file_is_what_the_script_writes():

@@ -17,7 +17,8 @@ fixed rule, whole documents so that it stays under ~4 MiB of uint16 ids:
          min(len, TEST_PER_DOC) tokens cut to whole spans, so the scored tokens are drawn across the
          split's documents rather than from whichever sort first.
 It is written in lenex's prepared-corpus format (meta.json with per-split sha256) with token files
-named `<split>.u16` (the tree ignores *.bin), and SHA256SUMS beside them.
+named `<split>.u16` (the tree ignores *.bin), xz-compressed (`<split>.u16.xz`), and SHA256SUMS of
+the uncompressed files beside them.
 """
 from __future__ import annotations
 
@@ -127,7 +128,21 @@ def build(source: Path, out: Path) -> dict:
     sums = "".join(f"{hashlib.sha256((out / f).read_bytes()).hexdigest()}  {f}\n"
                    for f in sorted(p.name for p in out.iterdir() if p.name != "SHA256SUMS"))
     (out / "SHA256SUMS").write_text(sums)
+    pack(out)
     return store.read_meta(out)
+
+
+def pack(out: Path) -> None:
+    """Each token file xz-compressed in place (<file>.xz; xz records no time, so the bytes depend on
+    the tokens alone): the carried corpus is a fifth of the tree sent to the GPU machine otherwise.
+    SHA256SUMS keeps the digests of the uncompressed files, which phenomena.py checks after
+    unpacking."""
+    import lzma
+
+    for path in sorted(out.glob(f"*{SUFFIX}")):
+        packed = path.with_name(path.name + ".xz")
+        packed.write_bytes(lzma.compress(path.read_bytes(), preset=9 | lzma.PRESET_EXTREME))
+        path.unlink()
 
 
 def main(argv=None) -> None:

@@ -41,7 +41,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
-CORPUS = ROOT / "scripts/gpu/phenomena-corpus"
+CARRIED = ROOT / "scripts/gpu/phenomena-corpus"  # meta.json, SHA256SUMS and each split's tokens as <file>.xz
+
+
+def unpack_corpus(carried: Path, into: Path) -> Path:
+    """The carried corpus made readable: its xz-compressed token files (compressed so the tree sent
+    to the GPU machine stays small) decompressed into `into` beside its meta.json, and every file
+    checked against SHA256SUMS (digests of the uncompressed files). One error names a mismatch."""
+    import hashlib
+    import lzma
+
+    into.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(carried / "meta.json", into / "meta.json")
+    for packed in sorted(carried.glob("*.xz")):
+        with lzma.open(packed) as src, open(into / packed.name[:-3], "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    for line in (carried / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split("  ", 1)
+        path = into / name
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise SystemExit(f"phenomena: {carried / name} does not match its SHA256SUMS: rebuild the corpus with "
+                             "scripts/gpu/build_phenomena_corpus.py")
+    return into
+
+
+CORPUS = CARRIED  # its meta.json is read as it is carried (the predictions read the split sizes)
 PREDICTIONS = ROOT / "scripts/gpu/phenomena-predictions.md"
 SWEEPS = ROOT / "config/sweeps.yaml"
 SCALE_POINTS = ROOT / "results/scale-study/points.jsonl"
@@ -269,7 +293,8 @@ def run(out: Path, dry_run: bool, device: str, only: list[str] | None = None) ->
     # Checkpoints and trainer state live outside OUT: the device tool returns at most 8 files from
     # it, so a killed run must not leave them where the JSON and the page are.
     work = Path(tempfile.mkdtemp(prefix="lenex-phenomena-"))
-    meta = read_meta(CORPUS, require=("splits", "vocab_size"))
+    corpus = unpack_corpus(CARRIED, work / "corpus")
+    meta = read_meta(corpus, require=("splits", "vocab_size"))
     results = {"dry_run": dry_run, "device": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
                "torch": torch.__version__, "started_utc": utc_now(), "plan": plan,
                "environment": {k: os.environ.get(k) for k in ("LENEX_COMPILE", "LENEX_ATTENTION_KERNEL")},
@@ -278,12 +303,12 @@ def run(out: Path, dry_run: bool, device: str, only: list[str] | None = None) ->
                           "train_tokens": meta["splits"]["train"]["n_tokens"],
                           "meta_sha256": meta.get("meta_sha256")},
                "models": {}}
-    load_split(CORPUS, "train")  # the carried files against their digests, before any training
+    load_split(corpus, "train")  # the carried files against their digests, before any training
     for name in only or list(MODELS):
-        record = {"name": name, "train": train_guarded(name, plan, CORPUS, work, device)}
+        record = {"name": name, "train": train_guarded(name, plan, corpus, work, device)}
         if record["train"]["status"] == "finished":
             began = time.time()
-            record["scores"] = score(name, plan, CORPUS, Path(record["train"]["checkpoint"]), device)
+            record["scores"] = score(name, plan, corpus, Path(record["train"]["checkpoint"]), device)
             record["score_seconds"] = time.time() - began
             results["scored_tokens"] = record["scores"]["scored_tokens"]
             results["scored_documents"] = record["scores"]["scored_documents"]
