@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lenex.records.checkpoint import load_model, save_checkpoint
-from lenex.hf.models import bloom_alibi, tiny_random
+from lenex.hf.models import bloom_alibi, bloom_alibi_slopes, tiny_random
 from lenex.segmented.segments import as_batch, parse_method, sample_segments
 
 ARCHES = ["gpt2", "gpt_neox", "bloom"]
@@ -57,6 +57,32 @@ def test_bloom_patched_alibi_uses_original_positions():
     alibi = bloom_alibi(positions, num_heads=4, dtype=torch.float32).view(4, 4)
     slopes = torch.tensor([2.0 ** (-8 * k / 4) for k in range(1, 5)])  # Bloom's (ALiBi's) slopes
     torch.testing.assert_close(alibi, slopes[:, None] * torch.tensor([0.0, 1, 6, 17])[None])
+
+
+def test_bloom_slopes_by_hand():
+    # A power of two: 2^(-8k/8) = 2^-k for k = 1..8.
+    torch.testing.assert_close(bloom_alibi_slopes(8), torch.tensor([2.0 ** -k for k in range(1, 9)]))
+    # 12 heads: the 8 above, then the 16-head series 2^(-k/2) at k = 1, 3, 5, 7 (every other one, first four).
+    expected = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -0.5, 2.0 ** -1.5, 2.0 ** -2.5, 2.0 ** -3.5]
+    torch.testing.assert_close(bloom_alibi_slopes(12), torch.tensor(expected))
+    torch.testing.assert_close(bloom_alibi_slopes(1), torch.tensor([2.0 ** -8]))
+    assert bloom_alibi_slopes(12).dtype == torch.float32
+    with pytest.raises(ValueError, match="num_heads=0"):
+        bloom_alibi_slopes(0)
+
+
+@pytest.mark.parametrize("num_heads", [1, 4, 8, 12, 16, 20, 32, 112])  # 16 / 32 / 112: the Bloom checkpoints' heads
+def test_bloom_slopes_match_installed_transformers(num_heads):
+    bloom = pytest.importorskip("transformers.models.bloom.modeling_bloom")
+    build = getattr(bloom, "build_alibi_tensor", None)
+    if build is None:
+        pytest.skip("this transformers' Bloom module has no build_alibi_tensor to compare with")
+    # One row of ones, two tokens: position 1's entry per head is that head's slope.
+    theirs = build(torch.ones(1, 2, dtype=torch.long), num_heads, torch.float32).view(num_heads, 2)[:, 1]
+    torch.testing.assert_close(bloom_alibi_slopes(num_heads), theirs)
+    positions = torch.arange(7)[None]
+    ours_tensor = bloom_alibi(positions, num_heads, torch.float32)
+    torch.testing.assert_close(ours_tensor, build(torch.ones(1, 7, dtype=torch.long), num_heads, torch.float32))
 
 
 def test_gpt2_interpolation_and_training_step(tmp_path):

@@ -9,9 +9,10 @@ import yaml
 from lenex.experiment.presets import reference_parts
 from lenex.pipeline.paths import FETCHABLE
 from lenex.pipeline.resources import launcher
-from lenex.pipeline.reference import committed_parts
+from lenex.pipeline.reference import committed_parts, part_files
+from lenex.records.stored import existing, read_text
 from lenex.pipeline.workflow import Pipeline
-from lenex.tables.raw_results import merge, parse
+from lenex.tables.raw_results import parse
 from test_workflow import REPO
 
 
@@ -347,15 +348,33 @@ COMMITTED_PARTS = [(root.name, paper, part) for root in sorted((REPO / "results"
 @pytest.mark.parametrize("preset, paper, part", COMMITTED_PARTS, ids="/".join)
 def test_a_committed_part_holds_exactly_the_files_its_preset_declares(pipeline, preset, paper, part):
     """A part's raw results are what its selectors select at its preset, no file more or fewer;
-    once a paper's merged raw results are committed, they are the merge of all its parts."""
+    stored once, compressed, with no merged copy beside them (docs/raw-results.md)."""
     raw = REPO / "results" / preset / "raw"
-    part_file = raw / f"{paper}.part-{part}.jsonl"
-    recorded = set(parse(part_file.read_text(encoding="utf-8"), str(part_file)))
+    part_file = part_files(raw.parent)[paper][part]
+    assert part_file.name == f"{paper}.part-{part}.jsonl.xz"
+    recorded = set(parse(read_text(part_file), str(part_file)))
     assert recorded == set(pipeline.recorded.part_recorded(preset, paper, part))
-    merged = raw / f"{paper}.jsonl"
-    if merged.exists():
-        declared = reference_parts(pipeline.settings.paper_preset(preset, paper))  # with the implied `power`
-        assert merged.read_text(encoding="utf-8") == merge([str(raw / f"{paper}.part-{name}.jsonl") for name in declared])
+    assert existing(raw / f"{paper}.jsonl") is None
+    declared = reference_parts(pipeline.settings.paper_preset(preset, paper))  # with the implied `power`
+    assert set(committed_parts(raw.parent)[paper]) <= set(declared)
+
+
+def test_a_paper_run_in_parts_renders_from_its_parts_read_together(tmp_path, monkeypatch):
+    raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path / "stamps")
+    monkeypatch.chdir(tmp_path)
+    declared = reference_parts(raw.settings.paper_preset("workstation", "lex"))
+    parts = [f"results/workstation/raw/lex.part-{name}.jsonl.xz" for name in declared]
+    assert raw.recorded.stored_raw("workstation", "lex") == parts and len(parts) == 2
+    listed = raw.recorded.inputs(lambda w: ["a.json"], "lex")
+    assert listed(wc(preset="workstation")) == parts
+    assert raw.recorded.raw_env()(wc(preset="workstation", paper="lex")) == f"LENEX_RAW='{' '.join(parts)}' "
+    (tmp_path / "results/workstation/raw").mkdir(parents=True)
+    (tmp_path / parts[0]).write_bytes(b"")
+    assert "lex" not in raw.recorded.rendered_papers("workstation")  # a part missing: not rendered
+    (tmp_path / parts[1]).write_bytes(b"")
+    assert "lex" in raw.recorded.rendered_papers("workstation")
+    (tmp_path / "results/workstation/raw/lex.jsonl").write_text("{}\n")  # a whole-run file, where there is one
+    assert raw.recorded.stored_raw("workstation", "lex") == ["results/workstation/raw/lex.jsonl"]
 
 
 def test_committed_parts_are_found():

@@ -17,6 +17,9 @@ from lenex.tables.header import build_header
 from lenex.pipeline.recorded import recorded_in_part
 from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_recorded
 from lenex.records.run_facts import NOT_RECORDED, recorded
+from lenex.records.stored import compress_file, existing, read_text, write_text
+from lenex.pipeline.reference import raw_revisions, raw_text
+from lenex.tables.store_once import store_once
 from lenex.segmented.figures import recorded_scale
 
 EVAL = {"ppl": 1.1 + 2.2, "nll": math.log(1.1 + 2.2), "seconds": 1e-300, "tokens": 8192, "variant": "xpos",
@@ -133,6 +136,57 @@ def test_read_recorded_serves_the_raw_results_only(recorded_files, tmp_path, mon
     monkeypatch.setenv(RAW_ENV, "results/t/raw/missing.jsonl")
     with pytest.raises(FileNotFoundError, match="raw results results/t/raw/missing.jsonl not found"):
         read_recorded("results/t/eval/a/L32.json")
+
+
+def test_stored_compressed_reads_back_as_the_text_and_the_same_text_gives_the_same_bytes(tmp_path):
+    text = collect([]) + '{"file":"a.json","ppl":3.3000000000000003,"é":"ü"}\n' * 50
+    write_text(tmp_path / "x.jsonl.xz", text)
+    write_text(tmp_path / "y.jsonl.xz", text)
+    packed = (tmp_path / "x.jsonl.xz").read_bytes()
+    assert packed[:6] == b"\xfd7zXZ\x00" and len(packed) < len(text.encode()) / 5  # xz, and it compresses
+    assert read_text(tmp_path / "x.jsonl.xz") == text and packed == (tmp_path / "y.jsonl.xz").read_bytes()
+    (tmp_path / "plain.jsonl").write_text(text)
+    assert read_text(compress_file(tmp_path / "plain.jsonl")) == text and not (tmp_path / "plain.jsonl").exists()
+    assert existing(tmp_path / "plain.jsonl") == str(tmp_path / "plain.jsonl.xz")
+    (tmp_path / "bad.jsonl.xz").write_text(text)  # named .xz, but plain text
+    with pytest.raises(ValueError, match="bad.jsonl.xz: not a readable xz file"):
+        read_text(tmp_path / "bad.jsonl.xz")
+
+
+def test_a_runs_parts_read_together_serve_what_their_merge_serves(recorded_files, tmp_path, monkeypatch):
+    paths = sorted(recorded_files)
+    raw = tmp_path / "results/t/raw"
+    raw.mkdir(parents=True)
+    write_text(raw / "p.part-a.jsonl.xz", collect(paths[:2]))
+    write_text(raw / "p.part-b.jsonl.xz", collect(paths[2:]))
+    parts = ["results/t/raw/p.part-a.jsonl.xz", "results/t/raw/p.part-b.jsonl.xz"]
+    whole, second = collect(paths), collect(paths[1:2])
+    assert merge(parts) == whole  # compressed parts merge as plain ones do
+    shutil.rmtree(tmp_path / "results/t/eval")
+    monkeypatch.setenv(RAW_ENV, " ".join(parts))
+    assert {path: read_recorded(path) for path in paths} == parse(whole) == recorded_files
+    write_text(raw / "p.part-c.jsonl.xz", second)  # a file in two parts: which one holds it?
+    monkeypatch.setenv(RAW_ENV, " ".join([*parts, "results/t/raw/p.part-c.jsonl.xz"]))
+    with pytest.raises(ValueError, match=f"{paths[1]} is in two raw-results files: {parts[0]} and "
+                                         "results/t/raw/p.part-c.jsonl.xz"):
+        read_recorded(paths[0])
+
+
+def test_store_once_keeps_each_record_once_in_its_compressed_part(recorded_files, tmp_path):
+    paths = sorted(recorded_files)
+    raw = tmp_path / "results/t/raw"
+    raw.mkdir(parents=True)
+    (raw / "p.part-a.jsonl").write_text(collect(paths[:2]))
+    (raw / "p.part-b.jsonl").write_text(collect(paths[2:]))
+    (raw / "p.jsonl").write_text(collect(paths[:1]))  # not the parts' merge: refused, nothing touched
+    with pytest.raises(ValueError, match="p.jsonl is not the merge of its parts"):
+        store_once(raw)
+    assert sorted(f.name for f in raw.iterdir()) == ["p.jsonl", "p.part-a.jsonl", "p.part-b.jsonl"]
+    (raw / "p.jsonl").write_text(collect(paths))
+    revisions_before = raw_revisions(raw.parent, "p")
+    assert len(store_once(raw)) == 3 and store_once(raw) == []  # a second run changes nothing
+    assert sorted(f.name for f in raw.iterdir()) == ["p.part-a.jsonl.xz", "p.part-b.jsonl.xz"]
+    assert raw_text(raw.parent, "p") == collect(paths) and raw_revisions(raw.parent, "p") == revisions_before
 
 
 def test_recorded_run_facts():

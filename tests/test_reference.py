@@ -10,6 +10,7 @@ from lenex.claims.summary import against_bar
 from lenex.pipeline.reference import main, reference_page, shortfall, why_not_held
 from lenex.pipeline.reference_record import log_part, run_record, wall_time_text
 from lenex.pipeline.reference_record import main as record_main
+from lenex.records.stored import read_text
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = {"paper": "lex", "title": "LEX", "command": "snakemake x", "wall_time": "1 min", "revision": "`abc`"}
@@ -213,7 +214,8 @@ def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(t
     log.write_text(snakemake_log())
     record_main(["--preset", "p", "--paper", "lex", "--results", str(tmp_path / "results"), str(log)])
     root = tmp_path / "results" / "p"
-    assert (root / "runs" / "lex" / log.name).read_text() == log.read_text()  # the evidence is kept
+    kept = root / "runs" / "lex" / f"{log.name}.xz"  # the evidence is kept, compressed
+    assert read_text(kept) == log.read_text() and not (root / "runs" / "lex" / log.name).exists()
     (root / "raw").mkdir()
     (root / "raw" / "lex.jsonl").write_text("\n".join(json.dumps(r) for r in [
         {"file": "a", "git_rev": "abc1234"}, {"file": "b"}, {"file": "c", "git_rev": "abc1234"}]) + "\n")
@@ -222,6 +224,22 @@ def test_a_recorded_run_gives_the_page_its_command_wall_time_and_raw_revisions(t
     page = reference_page(root)
     assert ("| LEX | `snakemake --cores 2 results/p/lex.md` | 40 min 3 s (2403 s), 181 jobs; tests ran beside it "
             "| `abc1234` |") in page
+
+
+def test_a_runs_kept_logs_are_read_compressed_or_plain_in_their_order(tmp_path):
+    from test_power_plan import LOG  # a hand-made log with finished jobs
+
+    from lenex.pipeline.job_times import job_spans, run_jobs
+    from lenex.records.stored import write_text
+
+    logs = tmp_path / "runs" / "lex"
+    logs.mkdir(parents=True)
+    first, second = LOG, LOG.replace("rule ", "rule second_")
+    write_text(logs / "2026-11-24T100000.1.snakemake.log.xz", first)
+    (logs / "2026-11-24T120000.2.snakemake.log").write_text(second)  # one kept before logs were compressed
+    jobs = run_jobs(logs)
+    assert jobs == job_spans(first) + job_spans(second) and job_spans(first)
+    assert jobs[0]["rule"] != jobs[-1]["rule"] and jobs[-1]["rule"].startswith("second_")
 
 
 def test_why_not_held_says_what_would_decide_an_inconclusive_claim_and_which_sweep_a_contradicted_one_needs():

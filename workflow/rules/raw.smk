@@ -19,12 +19,13 @@ if not pipeline.settings.from_raw:
             "python -m lenex.pipeline.launch lenex.tables.raw_results collect --files {input.files} --out {output} > {log} 2>&1"
 
     # One part of a reference run made in recorded parts (a preset's `reference_parts`): the raw
-    # results of the part's corpora; `python -m lenex.tables.raw_results merge` joins the parts.
+    # results of the part's corpora, written xz-compressed (committed as written, each record once);
+    # under from_raw the paper is rendered from its parts read together (Recorded.stored_raw).
     use rule raw_results as raw_results_part with:
         input:
             files=lambda wc: pipeline.recorded.raw_inputs(wc.preset, wc.paper, wc.part),
             code=pipeline.code.stamp("lenex.tables.raw_results"),
         output:
-            "results/{preset}/raw/{paper}.part-{part}.jsonl",
+            "results/{preset}/raw/{paper}.part-{part}.jsonl.xz",
         log:
             "results/{preset}/logs/raw/{paper}.part-{part}.log",

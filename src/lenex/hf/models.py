@@ -41,6 +41,7 @@ from ..cli import run_cli
 from ..config import ModelConfig
 from .masked import masked_logits
 from ..positions import interpolate_position_table
+from ..positions.alibi import alibi_slopes
 
 POSITION_KIND = {"gpt2": "learned", "gpt_neox": "rope", "bloom": "alibi",
                  # RoPE families read by the extrapolation profile (lenex.hf.profile); RoPE scaling
@@ -61,11 +62,18 @@ def _kind(hf_model) -> str:
     return POSITION_KIND[model_type]
 
 
+def bloom_alibi_slopes(num_heads: int) -> torch.Tensor:
+    """Bloom's per-head slopes (H,), float32: ALiBi's own rule (2^(-8k/p) for the closest lower power of two p,
+    then every other slope of the 2p-head series), which is what Bloom's builder computes. Computed here
+    because transformers' private slope helper exists in some versions only (not in 5.17)."""
+    if num_heads < 1:
+        raise ValueError(f"Bloom's ALiBi needs at least one attention head, got num_heads={num_heads}")
+    return alibi_slopes(num_heads)
+
+
 def bloom_alibi(positions: torch.Tensor, num_heads: int, dtype) -> torch.Tensor:
     """Bloom's ALiBi tensor, (B * H, 1, T), from original positions (B, T): slope_h * (p_j - p_0)."""
-    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
-
-    slopes = _get_alibi_slopes(num_heads, positions.device)
+    slopes = bloom_alibi_slopes(num_heads).to(positions.device)
     relative = (positions - positions[:, :1]).to(torch.float32)  # small numbers: exact in fp32
     alibi = slopes[None, :, None] * relative[:, None, :]
     return alibi.reshape(-1, 1, positions.shape[-1]).to(dtype)

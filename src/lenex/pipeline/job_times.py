@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..records.stored import SUFFIX, read_text
 from .reference_record import JOB_STAMP, job_time
 
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
@@ -84,6 +85,7 @@ def parent_seconds(jobs: list[dict], paper: str) -> dict[str, float]:
 
 
 def run_jobs(log_dir: Path) -> list[dict]:
-    """Every job of every Snakemake log of one recorded run."""
-    return [job for log in sorted(Path(log_dir).glob("*.snakemake.log"))
-            for job in job_spans(log.read_text(encoding="utf-8"))]
+    """Every job of every Snakemake log of one recorded run (committed compressed, `.log.xz`, or plain)."""
+    logs = [*Path(log_dir).glob("*.snakemake.log"), *Path(log_dir).glob(f"*.snakemake.log{SUFFIX}")]
+    return [job for log in sorted(logs, key=lambda path: path.name.removesuffix(SUFFIX))
+            for job in job_spans(read_text(log))]

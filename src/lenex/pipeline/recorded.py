@@ -5,9 +5,11 @@ each paper for its files (lenex.pipeline.papers.Paper.recorded), giving it the p
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from ..experiment.presets import reference_parts
+from ..records.stored import SUFFIX, existing
 from ..tables.raw_results import RAW_ENV, check_collected
 from .user_errors import refuse
 
@@ -50,7 +52,30 @@ class Recorded:
         self.settings, self.paths = settings, paths
 
     def raw_file(self, preset_name: str, paper: str) -> str:
+        """A paper's raw results made in one go (rule raw_results; `paper` may name a part)."""
         return f"results/{preset_name}/raw/{paper}.jsonl"
+
+    def part_file(self, preset_name: str, paper: str, part: str) -> str:
+        """One recorded part's raw results (rule raw_results_part), stored compressed: committed as written."""
+        return self.raw_file(preset_name, f"{paper}.part-{part}") + SUFFIX
+
+    def stored_raw(self, preset_name: str, paper: str) -> list[str]:
+        """The raw-results files a paper is rendered from under from_raw: its whole-run file where
+        one is there (plain or .xz), else, for a reference run made in recorded parts, every declared
+        part's file (each record is stored once, in its part; they are read together, what `merge`
+        would join); else the whole-run file a run would write."""
+        whole = self.raw_file(preset_name, paper)
+        found = existing(whole)
+        if found:
+            return [found]
+        # A preset with no file (from_raw renders what raw results there are) declares no parts.
+        configured = (self.settings.config_dir / "presets" / f"{preset_name}.yaml").is_file()
+        parts = reference_parts(self.settings.paper_preset(preset_name, paper)) if configured else {}
+        if parts:
+            # A part is written compressed; one written plain by an older revision is read as it is.
+            return [existing(plain, compressed_first=True) or plain + SUFFIX
+                    for plain in (self.raw_file(preset_name, f"{paper}.part-{name}") for name in parts)]
+        return [whole]
 
     def raw_files(self, preset_name: str) -> list[str]:
         return [self.raw_file(preset_name, paper.name) for paper in self.settings.papers()]
@@ -65,7 +90,7 @@ class Recorded:
         """Rule raw_results' (raw_results_part's) input files, once the raw results already there
         are checked against them: an edited raw line, or one that differs from its evaluation file,
         stops the run naming both (Snakemake alone would keep it: it is newer than its inputs)."""
-        raw = self.raw_file(preset_name, f"{paper}.part-{part}" if part else paper)
+        raw = self.part_file(preset_name, paper, part) if part else self.raw_file(preset_name, paper)
         try:
             check_collected(raw)
         except ValueError as err:
@@ -87,7 +112,8 @@ class Recorded:
 
         def files(wildcards):
             if self.settings.from_raw:
-                return self.raw_file(wildcards.preset, paper or wildcards.paper)
+                stored = self.stored_raw(wildcards.preset, paper or wildcards.paper)
+                return stored[0] if len(stored) == 1 else stored
             return listed(wildcards)
 
         return files
@@ -99,7 +125,7 @@ class Recorded:
         def prefix(wildcards):
             if not self.settings.from_raw:
                 return ""
-            return f"{RAW_ENV}={self.raw_file(wildcards.preset, paper or wildcards.paper)} "
+            return f"{RAW_ENV}={shlex.quote(' '.join(self.stored_raw(wildcards.preset, paper or wildcards.paper)))} "
 
         return prefix
 
@@ -110,4 +136,4 @@ class Recorded:
         names = [paper.name for paper in self.settings.papers()]
         if not self.settings.from_raw:
             return names
-        return [name for name in names if Path(self.raw_file(preset_name, name)).exists()]
+        return [name for name in names if all(Path(raw).is_file() for raw in self.stored_raw(preset_name, name))]

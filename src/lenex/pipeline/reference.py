@@ -22,17 +22,30 @@ from ..claims.verdicts import VERDICTS
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
 from .reference_record import wall_time_text
+from ..records.stored import SUFFIX, existing, read_text
 from ..tables.formatting import md_escape
+from ..tables.raw_results import merge
 
 RUN_KEYS = ("paper", "title", "command", "wall_time", "revision")
 
 
-def raw_revisions(path: Path) -> list[str]:
+def raw_text(root: Path, paper: str) -> str | None:
+    """A paper's raw results under `root`/raw as one text: its whole-run file (plain or .xz), else
+    its committed parts joined as `merge` joins them (the same lines in the same order); None if neither."""
+    whole = existing(root / "raw" / f"{paper}.jsonl")
+    if whole:
+        return read_text(whole)
+    parts = part_files(root).get(paper)
+    return merge([str(path) for path in parts.values()]) if parts else None
+
+
+def raw_revisions(root: Path, paper: str) -> list[str]:
     """The revisions a paper's raw results were computed at (each record's git_rev), in order."""
-    if not path.exists():
+    text = raw_text(root, paper)
+    if text is None:
         return []
     revisions = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         rev = json.loads(line).get("git_rev") if line.strip() else None
         if rev:
             revisions[rev] = None
@@ -45,7 +58,7 @@ def recorded_run(root: Path, run: dict) -> dict:
     if not record_file.exists():
         return run
     record = read_json(record_file)
-    revisions = raw_revisions(root / "raw" / f"{run['paper']}.jsonl")
+    revisions = raw_revisions(root, run["paper"])
     wall_time = wall_time_text(record) + (f"; {run['conditions'].strip()}" if run.get("conditions") else "")
     return {**run, "command": record["command"], "wall_time": wall_time,
             "revision": ", ".join(f"`{rev}`" for rev in revisions) or "not recorded in its raw results"}
@@ -164,24 +177,37 @@ def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) 
     return lines + [""]
 
 
-def committed_parts(root: Path) -> dict[str, list[str]]:
-    """paper -> the names of its recorded parts committed under `root`/raw (a run made in parts)."""
-    parts: dict[str, list[str]] = {}
-    for path in sorted((root / "raw").glob("*.part-*.jsonl")):
-        paper, part = path.name.removesuffix(".jsonl").split(".part-", 1)
-        parts.setdefault(paper, []).append(part)
+def part_files(root: Path) -> dict[str, dict[str, Path]]:
+    """paper -> {part name: its raw-results file} of the recorded parts committed under `root`/raw
+    (stored compressed, `.jsonl.xz`, or plain `.jsonl`; a part in both forms is an error)."""
+    parts: dict[str, dict[str, Path]] = {}
+    for path in sorted((root / "raw").glob("*.part-*.jsonl*")):
+        stem = path.name.removesuffix(SUFFIX)
+        if not stem.endswith(".jsonl"):
+            continue
+        paper, part = stem.removesuffix(".jsonl").split(".part-", 1)
+        if part in parts.get(paper, {}):
+            raise ValueError(f"{root / 'raw'}: part {part!r} of {paper} is stored twice ({parts[paper][part].name} "
+                             f"and {path.name}); keep the compressed one")
+        parts.setdefault(paper, {})[part] = path
     return parts
 
 
-def not_run(runs: dict, papers: list[str] | None, parts: dict[str, list[str]] | None = None) -> list[str]:
+def committed_parts(root: Path) -> dict[str, list[str]]:
+    """paper -> the names of its recorded parts committed under `root`/raw (a run made in parts)."""
+    return {paper: sorted(parts) for paper, parts in part_files(root).items()}
+
+
+def not_run(runs: dict, papers: list[str] | None, files: dict[str, dict[str, Path]] | None = None) -> list[str]:
     """The lines naming the configured `papers` without a reference run at this preset (none
     where every one has run, or where the configured papers are not given); a paper whose run is
-    being made in recorded parts is named with the `parts` committed so far."""
-    ran, parts = {run["paper"] for run in runs["runs"]}, parts or {}
+    being made in recorded parts is named with the parts committed so far (`files`: `part_files`)."""
+    ran, files = {run["paper"] for run in runs["runs"]}, files or {}
+    parts = {paper: sorted(named) for paper, named in files.items()}
     missing = [paper for paper in papers or [] if paper not in ran and paper not in parts]
     lines = [f"Being run in recorded parts: `{paper}`, committed so far "
-             f"{', '.join(f'[`{part}`](raw/{paper}.part-{part}.jsonl)' for part in names)} (its raw results; "
-             "no page or claims until every part is in and merged, docs/raw-results.md)." for paper, names
+             f"{', '.join(f'[`{part}`](raw/{files[paper][part].name})' for part in names)} (its raw results; "
+             "no page or claims until every part is in, docs/raw-results.md)." for paper, names
              in parts.items() if paper not in ran and paper in (papers or [])]
     if missing:
         lines.append(f"Not run at this preset yet: {', '.join(f'`{paper}`' for paper in missing)} (no reference run, "
@@ -200,10 +226,10 @@ def reference_page(root: Path, papers: list[str] | None = None) -> str:
     lines += [f"| {r['title']} | `{r['command']}` | {r['wall_time'].strip()} | {r['revision'].strip()} | "
               f"[`{r['paper']}.md`]({r['paper']}.md) |" for r in runs["runs"]]
     lines.append("")
-    lines += not_run(runs, papers, committed_parts(root))
+    lines += not_run(runs, papers, part_files(root))
     for run in runs["runs"]:
         claims_file = root / "claims" / f"{run['paper']}.json"
-        fixed = fixed_before_run(run["paper"], root, raw_revisions(root / "raw" / f"{run['paper']}.jsonl"))
+        fixed = fixed_before_run(run["paper"], root, raw_revisions(root, run["paper"]))
         lines += paper_section(run, read_json(claims_file) if claims_file.exists() else None, fixed)
     return "\n".join(lines)
 

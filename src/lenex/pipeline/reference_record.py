@@ -4,20 +4,21 @@
 
 Each log is one part of the run (a run cut off and resumed with the same command has several, in
 order): its start is the log's `Date:` header, its end the last job's timestamp, its jobs the last
-"N of M steps" line. The logs are copied beside the record, so the wall time REFERENCE.md states
-(lenex.pipeline.reference) is re-derivable from committed files and never typed by hand.
+"N of M steps" line. The logs are copied beside the record (as `<log>.xz`), so the wall time
+REFERENCE.md states (lenex.pipeline.reference) is re-derivable from committed files and never
+typed by hand.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import shutil
 from datetime import datetime
 from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text
+from ..records.stored import SUFFIX, read_text, write_text
 
 HEADER_DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
 HEADER_COMMAND = re.compile(r"^\s*Command: (.+?)\s*$", re.M)
@@ -95,13 +96,16 @@ def main(argv=None) -> None:
     parser.add_argument("logs", nargs="+", help="the run's Snakemake logs (.snakemake/log/), in order")
     args = parser.parse_args(argv)
     folder = Path(args.results) / args.preset / "runs"
-    parts = [log_part(Path(log).read_text(), Path(log).name) for log in args.logs]
+    parts = [log_part(read_text(log), Path(log).name.removesuffix(SUFFIX)) for log in args.logs]
     record = run_record(args.preset, args.paper, parts)
     logs = folder / args.paper
     logs.mkdir(parents=True, exist_ok=True)
     for log in args.logs:
-        if Path(log).resolve() != (logs / Path(log).name).resolve():
-            shutil.copyfile(log, logs / Path(log).name)
+        # Kept compressed (the committed tree travels to the GPU machine whole: docs/raw-results.md);
+        # the record names each log as Snakemake did.
+        kept = logs / (Path(log).name.removesuffix(SUFFIX) + SUFFIX)
+        if Path(log).resolve() != kept.resolve():
+            write_text(kept, read_text(log))
     atomic_write_text(folder / f"{args.paper}.json", json.dumps(record, indent=1) + "\n")
 
 

@@ -20,7 +20,19 @@ the digest are compared by content where the file is there).
 Renderers read recorded inputs through `read_recorded(path)`: from the file itself, or, when the
 environment variable LENEX_RAW names raw-results files (the workflow's `from_raw` mode), from
 those files only; a path they do not hold is then an error, never a stale file on disk. Either way
-every number is checked first (lenex.records.checks).
+every number is checked first (lenex.records.checks), a record's own digest too, and each record
+knows its file (`Recorded.source`), for the errors of the table builders.
+
+Bound to what they were computed from: an evaluation records the digests of the corpus files it
+scored (`data_sha256`: its meta.json's `meta_sha256` and its split's `sha256`); where that
+meta.json is on disk it must still say them (`check_inputs_current`: read by the table jobs, and
+by rule raw_results' input function for every collected record at DAG build, where a meta.json
+newer than the record is left to Snakemake's mtime rerun), so a corpus prepared again or restored
+after its evaluations, even with its old mtime, is one error naming both files.
+
+Stored once, compressed: a raw-results file whose name ends in .xz (the committed parts of a
+reference run, lenex.records.stored) is read as the text it holds, and LENEX_RAW may name a
+paper's parts together in place of one whole-run file (lenex.pipeline.recorded.Recorded.stored_raw).
 """
 
 from __future__ import annotations
@@ -33,8 +45,9 @@ import os
 from pathlib import Path
 
 from ..cli import run_cli
-from ..files import atomic_write_text, read_json
+from ..files import read_json
 from ..records.checks import check_recorded
+from ..records.stored import read_text, write_text
 
 RAW_ENV = "LENEX_RAW"
 DIGEST = "record_sha256"
@@ -94,7 +107,7 @@ def merge(parts: list[str]) -> str:
     holds it (with its digest, or without one where the part predates digests)."""
     groups, source = {}, {}
     for part in parts:
-        text = Path(part).read_text(encoding="utf-8")
+        text = read_text(part)
         parse(text, part)  # every line checked (form, order, digest) before any is kept
         for path, lines in _lines_by_file(text).items():
             if path in groups:
@@ -144,11 +157,17 @@ def parse(text: str, source: str = "raw results") -> dict[str, object]:
 
 @functools.cache
 def _store(raw_files: str) -> dict[str, object]:
+    """path -> content over the raw-results files LENEX_RAW names (one whole-run file, or a
+    reference run's parts: together what `merge` joins, so a file in two of them is an error)."""
     files: dict[str, object] = {}
+    held_by: dict[str, str] = {}
     for raw in raw_files.split():
         if not Path(raw).exists():
             raise FileNotFoundError(f"raw results {raw} not found (written by rule raw_results of a pipeline run)")
-        files.update(parse(Path(raw).read_text(encoding="utf-8"), raw))
+        for path, content in parse(read_text(raw), raw).items():
+            if path in held_by:
+                raise ValueError(f"{path} is in two raw-results files: {held_by[path]} and {raw}")
+            files[path], held_by[path] = content, raw
     return files
 
 
@@ -177,10 +196,12 @@ def check_collected(raw: str) -> None:
     if not path.is_file():
         return
     collected_at = path.stat().st_mtime
-    for recorded, content in parse(path.read_text(encoding="utf-8"), raw).items():
+    for recorded, content in parse(read_text(path), raw).items():
         source = Path(recorded)
         if source.is_file() and source.stat().st_mtime <= collected_at:
             check_against_disk(recorded, content, raw)
+            for record, where in _each_record(content, recorded):
+                check_inputs_current(record, where, source.stat().st_mtime)
 
 
 def first_difference(raw, disk, where: str = "") -> str:
@@ -196,6 +217,68 @@ def first_difference(raw, disk, where: str = "") -> str:
     return f"{where.strip() or 'content'}: {raw!r:.60} in the raw results, {disk!r:.60} on disk"
 
 
+class Recorded(dict):
+    """A recorded object (an evaluation's record) that knows the file it was read from."""
+    __slots__ = ("source",)
+
+    def __init__(self, content: dict, source: str):
+        super().__init__(content)
+        self.source = source
+
+
+def _told_source(content, path: str):
+    if isinstance(content, dict):
+        return Recorded(content, path)
+    if isinstance(content, list):
+        return [Recorded(r, f"{path} item {i}") if isinstance(r, dict) else r for i, r in enumerate(content)]
+    return content
+
+
+@functools.lru_cache(maxsize=256)
+def _meta_digests(meta_file: str, size: int, mtime_ns: int) -> dict[str, str]:
+    """{file path: digest} a prepared corpus's meta.json records now: its own and its splits'."""
+    meta = read_json(meta_file)
+    folder = Path(meta_file).parent
+    digests = {str(Path(meta_file)): meta.get("meta_sha256")} if isinstance(meta, dict) else {}
+    for info in (meta.get("splits") or {}).values() if isinstance(meta, dict) else ():
+        if isinstance(info, dict) and "file" in info:
+            digests[str(folder / info["file"])] = info.get("sha256")
+    return digests
+
+
+def check_inputs_current(record: dict, path: str, written_at: float | None = None) -> None:
+    """The corpus files an evaluation record says it scored (`data_sha256`) still have those
+    digests, by their meta.json where it is on disk (no token file is read). Given the record's
+    mtime (`written_at`, at DAG build), a meta.json newer than it is left to Snakemake, which reruns
+    the evaluation for it; the check is for one that looks older (restored with its mtime)."""
+    recorded = record.get("data_sha256")
+    if not isinstance(recorded, dict):
+        return
+    for used, digest in recorded.items():
+        meta_file = used if Path(used).name == "meta.json" else str(Path(used).parent / "meta.json")
+        meta = Path(meta_file)
+        if not meta.is_file():
+            continue
+        stat = meta.stat()
+        if written_at is not None and stat.st_mtime > written_at:
+            continue
+        current = _meta_digests(meta_file, stat.st_size, stat.st_mtime_ns).get(str(Path(used)))
+        if current is not None and current != digest:
+            raise ValueError(f"{path} was computed from {used} with sha256 {digest[:12]}..., but {meta_file} now "
+                             f"records {current[:12]}... (the corpus was prepared again or restored after the "
+                             f"evaluation): rerun it with `snakemake --cores 2 --force {path.split(' item ')[0]}` "
+                             "(what reads it then reruns)")
+
+
+def _each_record(content, path: str):
+    if isinstance(content, dict):
+        yield content, path
+    elif isinstance(content, list):
+        for index, item in enumerate(content):
+            if isinstance(item, dict):
+                yield item, f"{path} item {index}"
+
+
 def read_recorded(path) -> object:
     """A recorded input of a renderer (evaluation result, corpus meta.json): from LENEX_RAW's
     raw-results files when it is set (compared with the file where it is on disk), else from the
@@ -207,11 +290,13 @@ def read_recorded(path) -> object:
             raise KeyError(f"{path} is not among the raw results in {raw_files}; re-collect them (rule raw_results)")
         content = store[str(path)]
         check_against_disk(str(path), content, raw_files)
-        check_recorded(content, f"{path} (raw results {raw_files})")
-        return content
-    content = read_json(path)
-    check_recorded(content, str(path))
-    return content
+        check_recorded(content, f"{path} (raw results {raw_files})", str(path))
+    else:
+        content = read_json(path)
+        check_recorded(content, str(path))
+    for record, where in _each_record(content, str(path)):
+        check_inputs_current(record, where)
+    return _told_source(content, str(path))
 
 
 def main(argv=None) -> None:
@@ -219,12 +304,12 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     gather = sub.add_parser("collect", help="write the raw results of these recorded files")
     gather.add_argument("--files", nargs="*", default=[], help="recorded JSON files (evaluations, meta.json)")
-    gather.add_argument("--out", required=True)
+    gather.add_argument("--out", required=True, help="the raw-results file (stored compressed if it ends in .xz)")
     join = sub.add_parser("merge", help="join the raw results of a reference run's recorded parts")
     join.add_argument("--parts", nargs="+", required=True, help="raw results of each part (rule raw_results_part)")
-    join.add_argument("--out", required=True)
+    join.add_argument("--out", required=True, help="the joined file (stored compressed if it ends in .xz)")
     args = parser.parse_args(argv)
-    atomic_write_text(args.out, collect(args.files) if args.command == "collect" else merge(args.parts))
+    write_text(args.out, collect(args.files) if args.command == "collect" else merge(args.parts))
 
 
 if __name__ == "__main__":
