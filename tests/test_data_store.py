@@ -1,4 +1,5 @@
 """The prepared-corpus format (lenex.data.store): written atomically, read back, validated."""
+import hashlib
 import json
 import re
 
@@ -33,12 +34,15 @@ def test_round_trip_and_meta_layout(tmp_path):
     # documents [1, 9] and [1, 2, 9]: 5 tokens, offsets 0, 2, 5
     assert train == {"file": "train.bin", "n_docs": 2, "n_tokens": 5, "doc_ids": ["d0", "d1"],
                      "doc_offsets": [0, 2, 5], "groups": ["g"], "extra_field": 7}
-    assert json.loads((tmp_path / "toy" / "meta.json").read_text()) == meta
+    # Written with its digests: each token file's sha256, then meta.json's own of the rest.
+    written = json.loads((tmp_path / "toy" / "meta.json").read_text())
+    assert written["splits"]["train"]["sha256"] == hashlib.sha256(np.array([1, 9, 1, 2, 9], np.uint16).tobytes()).hexdigest()
+    assert written == store.sealed_meta(tmp_path / "toy", meta) and list(written)[-1] == "meta_sha256"
     split = store.load_split(tmp_path / "toy", "train")
     assert split.tokens.tolist() == [1, 9, 1, 2, 9] and not split.tokens.flags.writeable
     assert [d.tolist() for d in split.documents()] == [[1], [1, 2]]
     assert split.meta["dataset"]["tokenizer"] == "toy"
-    assert store.check_corpus(tmp_path / "toy") == meta
+    assert store.check_corpus(tmp_path / "toy") == written
 
 
 def test_rewriting_replaces_the_folder_whole(tmp_path):
@@ -71,6 +75,7 @@ def test_format_version(tmp_path):
     path = tmp_path / "toy" / "meta.json"
     meta = json.loads(path.read_text())
     del meta["format_version"]  # written before the key existed: reads as version 1
+    del meta["meta_sha256"]  # and before meta.json carried its digest
     path.write_text(json.dumps(meta))
     assert store.load_split(tmp_path / "toy", "valid").n_docs == 1
     for bad, message in ((2, "format_version 2 is newer than this lenex reads (1)"),

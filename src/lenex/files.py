@@ -139,23 +139,43 @@ def read_json(path: str | Path):
 
 
 def read_yaml(path: str | Path):
-    """yaml.safe_load of a file; a syntax error names the file, line and column (PyYAML says
-    `"<unicode string>"` when given the text, and Snakemake's config loader names nothing), and
-    a key given twice in one mapping is refused naming file, line and key (PyYAML keeps the last
-    one silently: `steps:` twice in a preset would train the second value unnoticed)."""
+    """yaml.safe_load of a file, as plain data only; every refusal is one line naming the file and
+    line (under Snakemake's DAG build `lenex.pipeline.user_errors.refuse` ends the run with it,
+    elsewhere it is a ValueError):
+
+    - a syntax error, with line and column (PyYAML says `"<unicode string>"` when given the text,
+      and Snakemake's config loader names nothing);
+    - a key given twice in one mapping (PyYAML keeps the last one silently: `steps:` twice in a
+      preset would train the second value unnoticed);
+    - YTE template syntax (`__use_yte__`, `__definitions__`, `__variables__`, a key or value
+      starting with `?`): Snakemake evaluates a config file holding `__use_yte__: true` as Python
+      expressions, so a config file could run code;
+    - a Python tag (`!!python/name:...`): Snakemake's loader (yaml.FullLoader) builds such objects."""
     import yaml
 
     path = Path(path)
     try:
         return yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
     except _DuplicateKey as err:
-        raise ValueError(f"{path}: line {err.line}: duplicate key {err.key!r} (first at line {err.first}); "
-                         "keep one") from None
+        _refuse_yaml(f"{path}: line {err.line}: duplicate key {err.key!r} (first at line {err.first}); keep one")
+    except _Template as err:
+        _refuse_yaml(f"{path}: line {err.line}: {err.what} is YTE template syntax, which Snakemake evaluates as "
+                     "Python code; lenex's config files are plain data: write the values out")
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ValueError(f"{path}: {where}{problem} (not valid YAML)") from None
+        tag = re.search(r"tag '(?:tag:yaml\.org,2002:)?([^']*)'", problem)
+        if tag and tag[1].startswith("python/"):
+            _refuse_yaml(f"{path}: {where}tag !!{tag[1]} asks for a Python object (Snakemake's loader "
+                         "resolves such tags); lenex's config files are plain data: remove the tag")
+        _refuse_yaml(f"{path}: {where}{problem} (not valid YAML)")
+
+
+def _refuse_yaml(message: str):
+    from .pipeline.user_errors import refuse  # one line under Snakemake, a ValueError elsewhere
+
+    refuse(message)
 
 
 class _DuplicateKey(Exception):
@@ -164,9 +184,19 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.first = key, line, first
 
 
+class _Template(Exception):
+    def __init__(self, what: str, line: int):
+        super().__init__(what)
+        self.what, self.line = what, line
+
+
+#: Keys YTE (Snakemake's config templating) reads as instructions rather than data.
+YTE_KEYS = ("__use_yte__", "__definitions__", "__variables__")
+
+
 def _unique_key_loader():
     """yaml.SafeLoader refusing a key given twice in one mapping (merge keys `<<` may still be
-    overridden, as YAML intends)."""
+    overridden, as YAML intends) and YTE template syntax."""
     import yaml
 
     # libyaml's parser where PyYAML was built with it (~10x faster: the DAG build reads every
@@ -179,6 +209,8 @@ def _unique_key_loader():
                     continue
                 key = self.construct_object(key_node, deep=True)
                 line = key_node.start_mark.line + 1
+                if key in YTE_KEYS:
+                    raise _Template(f"the key {key}", line)
                 try:
                     if key in first_line:
                         raise _DuplicateKey(key, line, first_line[key])
@@ -187,18 +219,32 @@ def _unique_key_loader():
                 first_line[key] = line
             return super().construct_mapping(node, deep=deep)
 
+        def construct_yaml_str(self, node):
+            value = super().construct_yaml_str(node)
+            if value.startswith("?"):  # YTE: `?if ...`, `?for ...` keys, `?<expression>` values
+                raise _Template(f"{value[:30]!r} (a string starting with '?')", node.start_mark.line + 1)
+            return value
+
+    UniqueKeyLoader.add_constructor("tag:yaml.org,2002:str", UniqueKeyLoader.construct_yaml_str)
     return UniqueKeyLoader
 
 
 def atomic_write_result(path: str | Path, result, cell: str = "", indent: int | None = 1) -> None:
-    """Write an evaluator's JSON result; a NaN or infinity anywhere in it is an error naming the
+    """Write an evaluator's JSON result, each record (the object, or each object of a list) with
+    the digest of its content (`content_sha256`, lenex.digests.sealed), which its readers compare
+    (lenex.records.checks.check_recorded); a NaN or infinity anywhere in it is an error naming the
     cell (what was evaluated) and the key, and nothing is written (JSON has no NaN; a table would
     print it as a number)."""
+    from .digests import sealed
     from .records.checks import first_non_finite
 
     found = first_non_finite(result)
     if found:
         raise ValueError(f"{cell or path}: non-finite result ({found[0]} = {found[1]}); {path} not written")
+    if isinstance(result, dict):
+        result = sealed(result)
+    elif isinstance(result, list):
+        result = [sealed(item) if isinstance(item, dict) else item for item in result]
     atomic_write_text(path, json.dumps(result, indent=indent, allow_nan=False) + "\n")
 # Metadata that would move between two renders of the same figure (render date, the plotting
 # library's version) is left out, so a figure re-rendered from the same numbers is byte-identical.

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
-from ..records.checks import check_finite
+from ..records.checks import check_cells, check_finite
 from ..tables.formatting import md_escape
 from .designed_sweeps import designed_by_claim, designed_text
 from .emergence import emergence_text, readings_by_claim
@@ -46,6 +46,7 @@ def load_cells(paths: list[str | Path]) -> dict[str, dict]:
         except json.JSONDecodeError as err:
             raise ValueError(f"cells file {path} is not valid JSON: {err}") from err
         check_finite(data, f"cells file {path}")  # a cell edited to NaN would decide a claim
+        check_cells(data, f"cells file {path}")  # a mean edited away from its seeds' values too
         key = f"f{data['figure']}" if "figure" in data else str(data["table"])
         if key in tables:
             raise ValueError(f"two cells files for table {key}: {path} and another")

@@ -11,8 +11,12 @@ A prepared corpus is one directory::
 ``corpus_draft`` builds the whole directory in a temporary sibling and renames it into
 place, so a corpus either is complete or does not exist. ``read_meta`` / ``check_corpus``
 / ``load_split`` read it back; a missing, truncated or inconsistent file is one error
-naming the file and what is wrong. A meta.json without ``format_version`` (written before
-the key existed) reads as version 1; a newer version than ``FORMAT_VERSION`` is refused.
+naming the file and what is wrong. ``load_split`` (every reader of tokens) also compares
+meta.json with its ``meta_sha256`` and the token file with its split's ``sha256`` (once per
+process and file state), so a split overwritten in place at the same size, or a meta.json with
+shifted offsets, is refused rather than scored; a corpus written before digests has none and is
+read as before. A meta.json without ``format_version`` (written before the key existed) reads
+as version 1; a newer version than ``FORMAT_VERSION`` is refused.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..digests import DigestMismatch, file_sha256, json_sha256
 from ..files import atomic_write, atomic_write_text, read_json, replace_dir
 
 SPLITS = ("train", "valid", "test")
@@ -35,6 +40,9 @@ META_FILE = "meta.json"
 FORMAT_VERSION = 1
 META_KEYS = ("tokenizer", "vocab_size", "dtype", "source", "splits")
 SPLIT_KEYS = ("file", "n_docs", "n_tokens", "doc_offsets")  # what reading a split needs
+META_DIGEST = "meta_sha256"  # meta.json's own digest (of the rest of it)
+SPLIT_DIGEST = "sha256"  # a split entry's: its token file's bytes
+_REBUILD = "delete the corpus folder and prepare it again (`snakemake --cores 2 <data dir>/meta.json`)"
 _HOW_TO_BUILD = ("build it with `snakemake --cores 1 <data dir>/meta.json` (the prepare "
                  "rule) or `python -m lenex.data.prepare --out <data dir> ...`")
 
@@ -124,11 +132,42 @@ class TokenSplit:
             yield self.tokens[start:end - 1]
 
 
+def check_meta_digest(data_dir: str | os.PathLike, meta: dict) -> None:
+    """meta.json's content is the content its ``meta_sha256`` was computed from (where it has one)."""
+    recorded = meta.get(META_DIGEST)
+    if recorded is not None and json_sha256({k: v for k, v in meta.items() if k != META_DIGEST}) != recorded:
+        raise DigestMismatch(f"{meta_path(data_dir)} was changed after it was written (its content does not match "
+                             f"its {META_DIGEST}): {_REBUILD}")
+
+
+_verified: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> digest already compared in this process
+
+
+def check_split_digest(data_dir: Path, info: dict) -> None:
+    """A split's token file holds the bytes meta.json's digest was computed from (where it has one).
+    Hashed once per process and file state (an evaluator reading one split at several lengths)."""
+    recorded = info.get(SPLIT_DIGEST)
+    if recorded is None:
+        return
+    path = data_dir / info["file"]
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if _verified.get(key) == recorded:
+        return
+    if file_sha256(path) != recorded:
+        raise DigestMismatch(f"{path} is not the file {meta_path(data_dir)} describes (same size, other content: "
+                             f"its sha256 differs from the recorded {recorded[:12]}...): {_REBUILD}")
+    _verified[key] = recorded
+
+
 def load_split(data_dir: str | os.PathLike, split: str) -> TokenSplit:
-    """One split of a prepared corpus, memory-mapped read-only."""
+    """One split of a prepared corpus, memory-mapped read-only, its meta.json and token file
+    checked against their digests."""
     data_dir = Path(data_dir)
     dataset = read_meta(data_dir, require=("dtype", "splits"))
+    check_meta_digest(data_dir, dataset)
     info = dict(_checked_split(data_dir, dataset, split), dataset=dataset)
+    check_split_digest(data_dir, info)
     dtype = np.dtype(dataset["dtype"])
     if info["n_tokens"] == 0:  # np.memmap cannot map an empty file
         tokens = np.zeros(0, dtype=dtype)
@@ -153,9 +192,22 @@ def write_token_file(directory: str | os.PathLike, split: str, tokens: np.ndarra
     return name
 
 
+def sealed_meta(directory: str | os.PathLike, meta: dict) -> dict:
+    """``meta`` with each split's ``sha256`` (of its token file in ``directory``, hashed now: a meta
+    derived from another corpus's keeps none of its digests) and, last, its own ``meta_sha256``."""
+    body = {k: v for k, v in meta.items() if k != META_DIGEST}
+    if isinstance(body.get("splits"), dict):
+        body["splits"] = {name: {**{k: v for k, v in info.items() if k != SPLIT_DIGEST},
+                                 SPLIT_DIGEST: file_sha256(Path(directory) / info["file"])}
+                          for name, info in body["splits"].items()}
+    return {**body, META_DIGEST: json_sha256(body)}
+
+
 def write_meta(directory: str | os.PathLike, meta: dict) -> None:
-    """``<directory>/meta.json`` (atomically); write it after the token files it describes."""
-    atomic_write_text(meta_path(directory), json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    """``<directory>/meta.json`` (atomically) with its digests (``sealed_meta``); write it after
+    the token files it describes."""
+    atomic_write_text(meta_path(directory), json.dumps(sealed_meta(directory, meta), indent=1,
+                                                       ensure_ascii=False) + "\n")
 
 
 class CorpusDraft:

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import torch
 
-from ..records.checkpoint import FORMAT, save_checkpoint
+from ..records.checkpoint import FORMAT, load_plain, save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from ..model import LanguageModel
@@ -36,9 +36,36 @@ def model_config(fairseq_model_cfg: dict, vocab_size: int) -> ModelConfig:
     )
 
 
+def _fairseq_globals() -> list:
+    """The non-tensor objects a fairseq checkpoint holds besides plain values: its legacy `args`
+    (an argparse Namespace) and numpy scalars in its extra state (a best loss). Rebuilding these
+    runs no code of the file's choosing; anything else is still refused."""
+    import argparse
+
+    import numpy as np
+
+    core = getattr(np, "_core", None) or np.core
+    allowed = [argparse.Namespace, np.dtype, core.multiarray.scalar]
+    allowed += [getattr(np.dtypes, name) for name in dir(getattr(np, "dtypes", None)) if name.endswith("DType")]
+    return allowed
+
+
+def read_fairseq_state(path) -> dict:
+    """A fairseq checkpoint, loaded with torch.load(weights_only=True) and the few fairseq objects
+    allowed (`_fairseq_globals`): a file holding anything else is one error naming it."""
+    with torch.serialization.safe_globals(_fairseq_globals()):
+        try:
+            state = load_plain(path)
+        except ValueError as err:
+            raise ValueError(f"fairseq checkpoint {err}") from None
+    if not isinstance(state, dict) or "model" not in state:
+        raise ValueError(f"{path}: not a fairseq checkpoint (no `model` entry)")
+    return state
+
+
 def lenex_model(fairseq_checkpoint) -> tuple[LanguageModel, dict]:
     """(lenex model with the fairseq weights, the fairseq checkpoint dict)."""
-    state = torch.load(fairseq_checkpoint, map_location="cpu", weights_only=False)
+    state = read_fairseq_state(fairseq_checkpoint)
     weights = {k[len(PREFIX):]: v for k, v in state["model"].items() if k.startswith(PREFIX)}
     if not weights:
         raise ValueError(f"{fairseq_checkpoint}: no `{PREFIX}*` weights; not a lenex_lm fairseq checkpoint")

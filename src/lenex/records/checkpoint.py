@@ -1,7 +1,9 @@
 """Self-describing checkpoints: every file records its `format`, and the format says how the
 model is rebuilt from the file alone, so one loader (`load_model`) serves every kind of model.
 Writes are atomic (temp file + rename), so an interrupted write never leaves a truncated file
-that looks complete.
+that looks complete. Every file carries the digest of its payload (`content_sha256`,
+lenex.digests.payload_sha256), compared with its content at every read, and is read with
+`torch.load(weights_only=True)`: tensors and plain values only, so no file runs code when read.
 
 Formats (`FORMATS`, format name -> CheckpointFormat):
 - `lenex-checkpoint-v1`: the pipeline's own LanguageModel; its ModelConfig travels inside.
@@ -15,12 +17,14 @@ lenex checkpoint never imports transformers (and this module names no model fami
 from __future__ import annotations
 
 import importlib
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..config import ModelConfig
+from ..digests import CONTENT_KEY, payload_digest_error, payload_sealed
 from ..files import atomic_write
 from ..model import LanguageModel
 from ..model.kernels import kernel_record
@@ -81,27 +85,62 @@ def format_of(model) -> str:
 def save_checkpoint(path, model, **extra) -> None:
     """Write `model` in its format, with `extra` entries (step, losses, ...) beside it."""
     name = format_of(model)
-    payload = {"format": name, **FORMATS[name].resolve("to_payload")(model), **extra}
+    payload = payload_sealed({"format": name, **FORMATS[name].resolve("to_payload")(model), **extra})
     atomic_write(path, lambda tmp: torch.save(payload, tmp))
 
 
+def rebuild_hint(path) -> str:
+    # The target to name: a corrupt file newer than its inputs looks done to Snakemake, so a
+    # table target alone would say "nothing to be done"; forcing the file itself rebuilds it.
+    return f"delete it and rebuild it with `snakemake --cores 2 --force {path}` (what reads it then reruns)"
+
+
+def load_plain(path) -> object:
+    """torch.load of tensors and plain values only (weights_only=True): a file holding any other
+    Python object (a pickled class, a function) is refused before anything of it runs, naming the
+    first such object; a truncated or damaged file is an error naming the file."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        if "weights only" not in str(err).lower():
+            raise ValueError(f"{path} is corrupt or not a torch file ({_first_line(err)}): {rebuild_hint(path)}") from None
+        objects = _unsafe_globals(path)
+        raise ValueError(f"{path} holds Python objects besides tensors and plain values ({objects}): a lenex file "
+                         f"from before weights-only loading, or not lenex's; it is not unpickled (that could run "
+                         f"code): {rebuild_hint(path)}") from None
+    except Exception as err:  # torch raises several types for truncated/corrupt files
+        raise ValueError(f"{path} is corrupt or not a torch file ({_first_line(err)}): {rebuild_hint(path)}") from None
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
+def _unsafe_globals(path) -> str:
+    try:
+        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # the listing is only for the message
+        return "objects torch will not load as weights"
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "") if names else "unknown"
+
+
 def read_checkpoint(path, expect: str | None = None) -> dict:
-    """The payload of a checkpoint of any known format (or of format `expect` only)."""
+    """The payload of a checkpoint of any known format (or of format `expect` only), its content
+    checked against the digest it was saved with."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # torch raises several types for truncated/corrupt files
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        # The target to name: a corrupt file newer than its inputs looks done to Snakemake, so a
-        # table target alone would say "nothing to be done"; forcing the file itself rebuilds it.
-        raise ValueError(f"checkpoint {path} is corrupt or not a torch file ({first}): delete it and rebuild it "
-                         f"with `snakemake --cores 2 --force {path}` (what reads it then reruns)") from None
+        payload = load_plain(path)
+    except ValueError as err:
+        raise ValueError(f"checkpoint {err}") from None
     found = payload.get("format") if isinstance(payload, dict) else None
     wanted = [expect] if expect else declared_formats()
     if found not in wanted:
         raise ValueError(f"checkpoint {path} has format {found!r}, expected {' or '.join(wanted)}")
+    why = payload_digest_error(payload)
+    if why:
+        raise ValueError(f"checkpoint {path} is corrupt: {why}: {rebuild_hint(path)}")
     return payload
 
 
@@ -135,6 +174,7 @@ def provenance(checkpoint, model, payload: dict) -> dict:
     (revision, device, date, attention kernel) that computed it; with the checkpoint's identity where
     it records one (lenex.records.provenance), which the table builders compare with the cell."""
     identity = {"identity": payload["identity"]} if isinstance(payload.get("identity"), dict) else {}
-    return {"checkpoint": str(checkpoint), "model_config": model.config.to_dict(), "params": model.num_parameters(),
-            "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts(),
+    digest = {"checkpoint_sha256": payload[CONTENT_KEY]} if payload.get(CONTENT_KEY) else {}
+    return {"checkpoint": str(checkpoint), **digest, "model_config": model.config.to_dict(),
+            "params": model.num_parameters(), "steps": payload.get("step"), "tokens_seen": payload.get("tokens_seen"), **identity, **run_facts(),
             **kernel_record(model)}

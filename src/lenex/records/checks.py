@@ -11,15 +11,24 @@ the field and the value:
   receptive-field share within [0, 1], an attention resolution R(s) <= 1 (Eq. 4 as defined:
   lenex.lex.resolution.attention_resolution; it has no lower bound), counts >= 0;
 - consistent: a record's ppl is exp(nll) (a segmented record's `corpus_ppl` is, and its `ppl`, a
-  mean of per-piece perplexities, is at least that by Jensen's inequality).
+  mean of per-piece perplexities, is at least that by Jensen's inequality); its nll the mean of its
+  spans' NLLs (`span_nll`, spans of equal size); a cells file's mean over seeds the mean of its
+  seeds' values, its std theirs;
+- unchanged: a record carrying `content_sha256` (lenex.digests) still has that content.
 """
 
 from __future__ import annotations
 
 import math
 
+from ..digests import record_digest_error
+
 # Relative tolerance of "ppl = exp(nll) within rounding": evaluators write both from one float64.
 EXP_TOLERANCE = 1e-6
+# Evaluators round each span's mean NLL to 6 decimals (lenex.scoring.evaluate.span_means).
+SPAN_ROUNDING = 1e-6
+# Relative slack of a mean over seeds recomputed from its seeds' values (both float64).
+MEAN_TOLERANCE = 1e-9
 # Rounding slack of an upper bound that holds exactly in real arithmetic (c <= 1, R(s) <= 1).
 BOUND_SLACK = 1e-9
 
@@ -119,20 +128,66 @@ def check_consistent(record: dict, where: str) -> None:
         raise _bad(where, "ppl", record["ppl"], f"a mean of per-piece perplexities is at least corpus_ppl = {ppl!r}")
 
 
+def check_span_mean(record: dict, where: str) -> None:
+    """A record's nll is the mean of its spans' NLLs where the spans cover its tokens (equal spans)."""
+    spans, span, tokens, nll = (record.get(k) for k in ("span_nll", "span", "tokens", "nll"))
+    if not (isinstance(spans, list) and spans and isinstance(span, int) and isinstance(tokens, int)
+            and isinstance(nll, (int, float)) and len(spans) * span == tokens):
+        return
+    mean = math.fsum(spans) / len(spans)
+    if abs(mean - nll) > SPAN_ROUNDING + EXP_TOLERANCE * abs(nll):
+        raise _bad(where, "nll", nll, f"the mean of its {len(spans)} span_nll values is {mean:.6f}")
+
+
+def check_cells(content: dict, where: str) -> None:
+    """Each cell of a cells file (lenex.tables.cells) whose seeds' values it lists: `ours` is their
+    mean, `ours_std` their sample std (ddof = 1) and `n_seeds` their count."""
+    for index, cell in enumerate(content.get("cells") or []):
+        seeds = cell.get("ours_seeds") if isinstance(cell, dict) else None
+        if not isinstance(seeds, dict) or not seeds or not isinstance(cell.get("ours"), (int, float)):
+            continue
+        values = list(seeds.values())
+        name = f"cell {index} ({cell.get('row')}, {cell.get('corpus')}, length {cell.get('our_length')})"
+        mean = math.fsum(values) / len(values)
+        if abs(cell["ours"] - mean) > MEAN_TOLERANCE * max(1.0, abs(mean)):
+            raise _bad(where, f"{name} ours", cell["ours"], f"the mean of its seeds' values {seeds} is {mean!r}")
+        if cell.get("n_seeds") is not None and cell["n_seeds"] != len(values):
+            raise _bad(where, f"{name} n_seeds", cell["n_seeds"], f"it lists {len(values)} seeds' values")
+        std = cell.get("ours_std")
+        if isinstance(std, (int, float)) and len(values) > 1:
+            expected = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+            if abs(std - expected) > MEAN_TOLERANCE * max(1.0, expected) + 1e-12:
+                raise _bad(where, f"{name} ours_std", std, f"the sample std of its seeds' values is {expected!r}")
+
+
 def check_record(record: dict, where: str) -> None:
     """One recorded evaluation (or any recorded object): finite, in its domains, consistent."""
     check_finite(record, where)
     check_domains(record, where)
     check_consistent(record, where)
+    check_span_mean(record, where)
+    if isinstance(record.get("cells"), list):
+        check_cells(record, where)
 
 
-def check_recorded(content, path: str) -> None:
+def check_unchanged(record: dict, where: str, file: str) -> None:
+    """A record carrying a content digest still has the content it was written with."""
+    why = record_digest_error(record)
+    if why:
+        raise ValueError(f"{where}: {why}: it was changed after it was written; delete it and rebuild it with "
+                         f"`snakemake --cores 2 --force {file}` (what reads it then reruns)")
+
+
+def check_recorded(content, path: str, file: str | None = None) -> None:
     """A recorded file's content as a renderer reads it: an object, or a list of objects (each
-    named by its index and length)."""
+    named by its index and length). `file` (default `path`) is the file named in the fix."""
+    file = file or path
     if isinstance(content, list):
         for index, item in enumerate(content):
             if isinstance(item, dict):
                 length = f", length {item['length']}" if "length" in item else ""
+                check_unchanged(item, f"{path} item {index}{length}", file)
                 check_record(item, f"{path} item {index}{length}")
     elif isinstance(content, dict):
+        check_unchanged(content, path, file)
         check_record(content, path)

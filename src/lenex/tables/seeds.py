@@ -8,6 +8,11 @@ per cell: the first seed's record with `<metric>` the mean, `<metric>_std` the s
 None for one seed), `seeds` the seed list and `seed_values` each seed's value. Records without a
 `seed` (already a mean, or written before seeds) pass through unchanged. The seeds of one cell
 must score the very same tokens (their recorded `scored_tokens_sha256`), so that comparisons pair.
+
+A cell never quietly loses a seed: a record of a seeded cell without its `seed`, or without the
+metric its siblings have, is an error naming its file (lenex.tables.raw_results.read_recorded
+tells each record its file), and every cell of one model (the cell key without mask and length)
+has the same seeds.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 from ..records.run_facts import RUN_FACTS
 
 #: What one seed's model has of its own: not a fact of the mean.
-PER_MODEL_FIELDS = ("seed", "checkpoint", "seconds")
+PER_MODEL_FIELDS = ("seed", "checkpoint", "seconds", "checkpoint_sha256", "data_sha256", "content_sha256")
 #: Per-piece NLLs of one model (lenex.tables.table_data.PIECE_FIELDS): kept where a cell has one
 #: seed (its pieces are then the cell's replication), dropped for a mean over seeds.
 PIECE_FIELDS = ("span_nll", "segment_nll", "piece_nll")
@@ -33,9 +38,16 @@ def mean_std(values) -> tuple[float, float | None]:
     return float(values.mean()), (float(values.std(ddof=1)) if len(values) > 1 else None)
 
 
+def source(record: dict) -> str:
+    """The file a record was read from (lenex.tables.raw_results.Recorded), else its checkpoint."""
+    return getattr(record, "source", None) or f"the record of {record.get('checkpoint', 'an unnamed checkpoint')}"
+
+
 def group_by_seed(records: list[dict], metric: str, key=CELL_KEY) -> tuple[dict[tuple, dict[int, dict]], list[dict]]:
     """({cell key: {seed: record}}, the records that pass through: no `seed`, or no `metric`).
-    Two different values for one cell and seed is an error (a stale or mixed-up results set)."""
+    Two different values for one cell and seed is an error (a stale or mixed-up results set), and
+    so is a record that would silently leave its cell's mean: one without `seed` or without
+    `metric` in a cell whose other records have them (naming the files)."""
     groups: dict[tuple, dict[int, dict]] = {}
     passed = []
     for record in records:
@@ -47,9 +59,35 @@ def group_by_seed(records: list[dict], metric: str, key=CELL_KEY) -> tuple[dict[
         seed = int(record["seed"])
         if seed in by_seed and by_seed[seed][metric] != record[metric]:
             raise ValueError(f"two different results for {dict(zip(key, cell))} seed {seed}: "
-                             f"{by_seed[seed][metric]} and {record[metric]}")
+                             f"{by_seed[seed][metric]} and {record[metric]} ({source(by_seed[seed])}; {source(record)})")
         by_seed[seed] = record
+    for record in passed:
+        cell = tuple(record.get(field) for field in key)
+        if cell not in groups:
+            continue
+        seeded = ", ".join(f"seed {s}: {source(r)}" for s, r in sorted(groups[cell].items()))
+        if "seed" not in record:
+            raise ValueError(f"{source(record)}: no 'seed' field, but the other results of its cell "
+                             f"{dict(zip(key, cell))} record theirs ({seeded}): rebuild it (its evaluation writes the seed)")
+        raise ValueError(f"{source(record)}: no {metric!r} field (seed {record['seed']}), which the mean over seeds of "
+                         f"its cell {dict(zip(key, cell))} needs ({seeded}): rebuild it with its evaluation")
     return groups, passed
+
+
+def check_model_seeds(groups: dict[tuple, dict[int, dict]], key=CELL_KEY) -> None:
+    """Every cell of one model (the key's fields other than mask and length) has the same seeds: a
+    cell with fewer would be a mean over fewer seeds than its row says."""
+    place = [i for i, field in enumerate(key) if field not in ("mask", "length")]
+    seeds_of: dict[tuple, set] = {}
+    for cell, by_seed in groups.items():
+        seeds_of.setdefault(tuple(cell[i] for i in place), set()).update(by_seed)
+    for cell, by_seed in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        model = tuple(cell[i] for i in place)
+        missing = sorted(seeds_of[model] - set(by_seed))
+        if missing:
+            have = ", ".join(f"seed {s}: {source(r)}" for s, r in sorted(by_seed.items()))
+            raise ValueError(f"cell {dict(zip(key, cell))} has no result of seed(s) {missing}, which its model's other "
+                             f"cells have ({have}): its evaluation is missing from the table's inputs")
 
 
 def check_same_tokens(cell: tuple, by_seed: dict[int, dict]) -> None:
@@ -79,6 +117,7 @@ def merged_record(by_seed: dict[int, dict], metric: str) -> dict:
 def mean_over_seeds(records: list[dict], metric: str, key=CELL_KEY) -> list[dict]:
     """Per-seed records -> one record per cell (sorted by cell), then the records that pass through."""
     groups, passed = group_by_seed(records, metric, key)
+    check_model_seeds(groups, key)
     out = []
     for cell, by_seed in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         check_same_tokens(cell, by_seed)

@@ -5,7 +5,9 @@ the sha256 of the token files it reads (meta.json and the train/valid .bin files
 checkpoint it starts from. A state whose identity differs from the run's is set aside (renamed
 to `last.pt.set-aside`, with a one-line notice saying what changed) and the run starts fresh,
 so a corpus re-prepared in place, with other data under the same path, is never mixed into
-a model. An unreadable state (a truncated file) is set aside the same way.
+a model. A state that is not what was saved (unreadable, truncated, its content not matching
+the digest it was saved with, or holding objects `torch.load(weights_only=True)` refuses) is
+renamed to `last.pt.corrupt` with one line saying so, and the run starts from scratch.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from pathlib import Path
 
 import torch
 
-from ..data.fetch import sha256_file as file_sha256
 from ..data.store import meta_path as corpus_meta_path, read_meta
+from ..digests import file_sha256, payload_digest_error
 from ..files import atomic_write_text
 
 log = logging.getLogger("lenex.training.train")
 SET_ASIDE_SUFFIX = ".set-aside"
+CORRUPT_SUFFIX = ".corrupt"
 
 
 def data_fingerprint(data_dir: str | os.PathLike, splits=("train", "valid")) -> dict:
@@ -33,8 +36,10 @@ def data_fingerprint(data_dir: str | os.PathLike, splits=("train", "valid")) -> 
     meta = read_meta(data_dir)
     fingerprint = {"meta.json": file_sha256(corpus_meta_path(data_dir))}
     for split in splits:
-        name = meta["splits"][split]["file"]
-        fingerprint[name] = file_sha256(data_dir / name)
+        info = meta["splits"][split]
+        # The digest meta.json records is the file's (lenex.data.store.load_split compares them
+        # when training reads the split), so the file is not read twice.
+        fingerprint[info["file"]] = info.get("sha256") or file_sha256(data_dir / info["file"])
     return fingerprint
 
 
@@ -55,9 +60,9 @@ def _short(value) -> str:
     return text if len(text) <= 20 else text[:12] + "..."
 
 
-def set_aside(path: Path, why: str) -> Path:
+def set_aside(path: Path, why: str, suffix: str = SET_ASIDE_SUFFIX) -> Path:
     """Rename a state the run must not use out of the way (kept for inspection) with a notice."""
-    target = path.with_name(path.name + SET_ASIDE_SUFFIX)
+    target = path.with_name(path.name + suffix)
     os.replace(path, target)
     log.warning("set aside %s as %s: %s; training starts fresh", path, target.name, why)
     return target
@@ -69,11 +74,20 @@ def load_state(path: Path, identity: dict) -> dict | None:
     if not path.exists():
         return None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # torch raises several types for a truncated or corrupt file
-        set_aside(path, f"unreadable ({str(err).splitlines()[0][:60]}...)")
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for a truncated, corrupt or unsafe file
+        set_aside(path, f"unreadable ({str(err).splitlines()[0][:60]}...)", CORRUPT_SUFFIX)
         return None
-    saved = state.get("identity") if isinstance(state, dict) else None
+    if not isinstance(state, dict):
+        set_aside(path, f"not a resume state (a {type(state).__name__})", CORRUPT_SUFFIX)
+        return None
+    # A state saved before digests carries none and resumes as before (a run interrupted across the
+    # upgrade keeps its steps); one that carries a digest must match it.
+    why = payload_digest_error(state)
+    if why:
+        set_aside(path, f"corrupt: {why}", CORRUPT_SUFFIX)
+        return None
+    saved = state.get("identity")
     if saved != identity:
         changed = differences(saved or {}, identity)
         set_aside(path, "written for another run (" + "; ".join(changed[:4]) +

@@ -1,6 +1,8 @@
 """A training's resumable state (lenex.training.train): the weights, the optimizer and every rank's RNG
 streams in `<workdir>/last.pt`, saved by rank 0 and resumed by all, so that an interrupted run
-continues bit for bit (on the CPU) where it stopped."""
+continues bit for bit (on the CPU) where it stopped. The state holds tensors and plain values only
+(it is read with `torch.load(weights_only=True)`) and the digest of its content (`content_sha256`),
+checked when it is resumed (lenex.training.resume.load_state)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from ..digests import payload_sealed
 from ..files import atomic_write
 from . import distributed, resume
 
@@ -67,7 +70,7 @@ def save_state(workdir: Path, ctx: distributed.Context, identity: dict, step: in
     rng_by_rank = distributed.gather_objects(ctx, rng_state(ctx.device))  # every rank takes part
     if not ctx.is_main:
         return
-    state = {"identity": identity, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    state = payload_sealed({"identity": identity, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
              "rng": rng_by_rank[0]["cpu"], "cuda_rng": rng_by_rank[0]["cuda"], "rng_by_rank": rng_by_rank,
-             "world_size": ctx.world_size}
+             "world_size": ctx.world_size})
     atomic_write(workdir / "last.pt", lambda tmp: torch.save(state, tmp))
