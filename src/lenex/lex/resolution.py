@@ -35,7 +35,7 @@ from ..records.checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..device import autocast, pick_device
-from ..scoring.evaluate import pieces, scored_span
+from ..scoring.evaluate import pieces, scored_data_digests, scored_span
 from ..files import atomic_write_result
 from ..masks import build_mask, default_mask_options
 from ..records.provenance import add_expect_argument, load_checked
@@ -162,7 +162,7 @@ def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, ou
         documents_skipped=skipped, scored_tokens_sha256=hashlib.sha256(tokens.astype(np.uint16).tobytes()).hexdigest(),
         logits="q.k/sqrt(d_head) after the position scheme, plus its bias; before mask and softmax",
         averaging="s[n] over texts and queries per layer and head; R per layer and head, then the mean",
-        **provenance(checkpoint, model, payload), seconds=time.time() - started,
+        **scored_data_digests(data_dir, data), **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
     atomic_write_result(out, result)

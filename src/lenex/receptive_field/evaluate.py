@@ -21,6 +21,7 @@ from ..cli import add_run_options, run_cli, start_run
 from ..data.store import load_split
 from ..device import pick_device
 from ..files import atomic_write_result
+from ..scoring.evaluate import scored_data_digests
 from ..records.provenance import add_expect_argument, load_checked
 from .erf import measure, theoretical_receptive_field
 from .last_token import evaluate, last_token_segments, segment_ends
@@ -50,13 +51,14 @@ def main(argv=None) -> None:
     model, payload = load_checked(args.checkpoint, args.data, args.expect, args.out)
     model.to(pick_device(args.device))
     cfg = model.config
-    tokens = load_split(args.data, args.split).tokens
+    data = load_split(args.data, args.split)
+    tokens = data.tokens
     span = to_lengths([args.span_multiple], args.train_length)[0]
     records = evaluate(model, tokens, to_lengths(args.multiples, args.train_length), span, args.segments,
                        args.batch_tokens)
     common = {"protocol": "last-token", "split": args.split, "span": span, "train_length": cfg.train_length,
               "base_train_length": args.train_length, "mask": cfg.mask, "mask_options": model.train_mask.options(),
-              **provenance(args.checkpoint, model, payload), **extra}
+              **scored_data_digests(args.data, data), **provenance(args.checkpoint, model, payload), **extra}
     if args.erf_out:
         length = to_lengths([args.erf_multiple], args.train_length)[0]
         # The paper's L_ex-th token is predicted from the L_ex - 1 before it.

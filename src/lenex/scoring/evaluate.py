@@ -2,8 +2,10 @@
 `python -m lenex.scoring.evaluate --checkpoint M.pt --data DIR --length L --span S --out R.json`.
 
 The same test text is divided into pieces of the target length, so every length scores
-the same tokens: each test document contributes its first floor(len/S)*S tokens, S (the
-span, the longest length of the table) being a multiple of every evaluated length. Each
+the same tokens: spans of S tokens (S, the span, the longest length of the table, being a
+multiple of every evaluated length) drawn across every test document that holds one, by the
+fixed rule and seed of lenex.scoring.sample, so a table reads its split, not whichever
+documents sort first. Each
 piece is fed as [EOT, t_0 .. t_{L-2}] and predicts t_0 .. t_{L-1}, so every token of the
 span is scored exactly once at every length, the first one of a piece from the
 document-separator token alone.
@@ -24,37 +26,36 @@ from tqdm import tqdm
 
 from ..records.checkpoint import provenance
 from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
-from ..data.store import load_split
+from ..data.store import META_DIGEST, SPLIT_DIGEST, load_split
 from ..device import autocast, pick_device
 from ..files import atomic_write_result
 from ..masks import build_mask, default_mask_options
 from ..records.provenance import add_expect_argument, load_checked
+from .sample import RULES, ScoredSample, first_documents, sample_spans
 
 log = logging.getLogger("lenex.scoring.evaluate")
 
 
+#: The scored sample's seed (lenex.scoring.sample): one fixed value, so every model scored on a split
+#: at a span and budget reads the same tokens, whichever preset or rule asks.
+SAMPLE_SEED = 1234
+
+
+def scored_sample(documents, span: int, max_tokens: int, rule: str = "across-documents") -> ScoredSample:
+    """The tokens an evaluation scores: `max_tokens` // span spans of `span` tokens drawn across
+    every document that holds one (lenex.scoring.sample states the rule), or, for a design fixed
+    before that rule, the first documents' whole spans."""
+    if rule == "first-documents":
+        return first_documents(documents, span, max_tokens)
+    if rule != "across-documents":
+        raise ValueError(f"scored_rule {rule!r} is not one of {', '.join(RULES)}")
+    return sample_spans(documents, span, max_tokens, SAMPLE_SEED)
+
+
 def scored_span(documents, span: int, max_tokens: int) -> tuple[np.ndarray, int]:
-    """Concatenate whole multiples of `span` tokens from each document, up to max_tokens
-    (rounded down to a multiple of span). Returns (tokens, documents skipped as too short)."""
-    if span < 2:
-        raise ValueError(f"the scored span must be at least 2 tokens, got {span}")
-    budget = (max_tokens // span) * span
-    if budget == 0:
-        raise ValueError(f"max_tokens {max_tokens} is smaller than one span of {span} tokens")
-    parts, total, skipped = [], 0, 0
-    for doc in documents:
-        usable = (len(doc) // span) * span
-        if usable == 0:
-            skipped += 1
-            continue
-        take = min(usable, budget - total)
-        parts.append(np.asarray(doc[:take], dtype=np.int64))
-        total += take
-        if total >= budget:
-            break
-    if total == 0:
-        raise ValueError(f"no test document has {span} tokens: the protocol cannot use this span")
-    return np.concatenate(parts), skipped
+    """The scored sample's tokens and the documents too short for one span."""
+    sample = scored_sample(documents, span, max_tokens)
+    return sample.tokens, sample.documents - sample.eligible
 
 
 def pieces(tokens: np.ndarray, length: int, span: int, bos: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -113,16 +114,28 @@ def evaluate_length(model, tokens: np.ndarray, length: int, span: int, mask, bos
 
 def run(checkpoint, data_dir, length: int, span: int, out, mask_name=None, mask_options=None,
         split="test", max_tokens=65536, batch_tokens=16384, position_options=None, extra=None, device="auto",
-        expect=None) -> dict:
+        expect=None, scored_rule="across-documents") -> dict:
     overrides = {"position_options": position_options} if position_options else {}
     model, payload = load_checked(checkpoint, data_dir, expect, out, **overrides)  # the model it claims to be
     model.to(pick_device(device))
     return score(model, payload, checkpoint, data_dir, length, span, out, mask_name, mask_options, split,
-                 max_tokens, batch_tokens, extra)
+                 max_tokens, batch_tokens, extra, scored_rule)
+
+
+def scored_data_digests(data_dir, data) -> dict:
+    """`data_sha256`: the digests of the corpus files this evaluation read, as its meta.json
+    records them (load_split compared them with the files), so a table job can tell that the
+    corpus changed after the evaluation (lenex.tables.raw_results.check_inputs_current); empty
+    for a corpus written before digests."""
+    meta_file, split_file = f"{data_dir}/meta.json", f"{data_dir}/{data.meta['file']}"
+    digests = {meta_file: data.meta["dataset"].get(META_DIGEST), split_file: data.meta.get(SPLIT_DIGEST)}
+    digests = {path: digest for path, digest in digests.items() if digest}
+    return {"data_sha256": digests} if digests else {}
 
 
 def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, out, mask_name=None,
-          mask_options=None, split="test", max_tokens=65536, batch_tokens=16384, extra=None) -> dict:
+          mask_options=None, split="test", max_tokens=65536, batch_tokens=16384, extra=None,
+          scored_rule="across-documents") -> dict:
     """One cell with a loaded model (load_model): several cells of one model share one load."""
     cfg = model.config
     mask_name = mask_name or cfg.mask
@@ -131,15 +144,16 @@ def score(model, payload: dict, checkpoint, data_dir, length: int, span: int, ou
     mask = build_mask(mask_name, {**base, **(mask_options or {})})
     mask.check_length(length)
     data = load_split(data_dir, split)
-    tokens, skipped = scored_span(data.documents(), span, max_tokens)
+    sample = scored_sample(data.documents(), span, max_tokens, scored_rule)
+    tokens, skipped = sample.tokens, sample.documents - sample.eligible
     started = time.time()
     result = evaluate_length(model, tokens, length, span, mask, data.meta["dataset"]["eot_token"], batch_tokens,
                              cfg.train_length)
     result.update(
         length=length, span=span, train_length=cfg.train_length, mask=mask_name, mask_options=mask.options(),
-        protocol="lex", split=split, documents_skipped=skipped,
+        protocol="lex", split=split, documents_skipped=skipped, scored=sample.summary(),
         scored_tokens_sha256=hashlib.sha256(tokens.astype(np.uint16).tobytes()).hexdigest(),
-        **provenance(checkpoint, model, payload), seconds=time.time() - started,
+        **scored_data_digests(data_dir, data), **provenance(checkpoint, model, payload), seconds=time.time() - started,
         **(extra or {}),
     )
     atomic_write_result(out, result, cell=f"{checkpoint} on {data_dir} at L={length}, mask {mask_name}")

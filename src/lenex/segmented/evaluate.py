@@ -30,7 +30,7 @@ from ..cli import add_run_options, add_scoring_inputs, run_cli, start_run
 from ..data.store import load_split
 from ..data.tokens import document_pieces
 from ..device import autocast, pick_device
-from ..scoring.evaluate import position_profile
+from ..scoring.evaluate import position_profile, scored_data_digests
 from ..files import atomic_write_result
 from ..records.provenance import add_expect_argument, load_checked
 from .models import extended
@@ -93,7 +93,8 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
     model, payload = load_checked(checkpoint, data_dir, expect, out)
     model, beta = ready_for(model, length)
     model.to(pick_device(device))
-    pieces = test_pieces(load_split(data_dir, split), length, max_tokens)
+    data = load_split(data_dir, split)
+    pieces = test_pieces(data, length, max_tokens)
     started = time.time()
     per_token = token_nll(model, pieces, batch_tokens)
     nll = per_token.mean(axis=1)
@@ -108,8 +109,8 @@ def run(checkpoint, data_dir, length: int, out, max_tokens: int | None = None, b
         "train_length": train_length,
         # The loss by position (lenex.tables.diagnostics): bin edges count predicted positions 0..L-2.
         **dict(zip(("position_bins", "position_nll"), position_profile(per_token, length - 1, train_length))),
-        **provenance(checkpoint, model, payload), "seconds": time.time() - started,
-        **(extra or {}),
+        **scored_data_digests(data_dir, data), **provenance(checkpoint, model, payload),
+        "seconds": time.time() - started, **(extra or {}),
     }
     atomic_write_result(out, result)
     log.info("L=%d ppl=%.3f (corpus %.3f) over %d pieces", length, result["ppl"], result["corpus_ppl"], len(pieces))

@@ -49,6 +49,34 @@ def describe_training(corpus: str, meta: dict, corpora: dict, stands_in_for: str
     )
 
 
+def scored_fact(results: list[dict]) -> str | int | None:
+    """What the cells scored, per corpus: the tokens and, where the records say it
+    (lenex.scoring.sample), the documents the spans were drawn from and their share of the split.
+    Records from before the spans were drawn across the split say that they read its first
+    documents; results that record no scored tokens (other protocols) give their token count."""
+    first = results[0] if results else {}
+    by_corpus: dict[str, dict] = {}
+    for r in results:
+        if r.get("protocol") == "lex" and r.get("tokens"):
+            by_corpus.setdefault(r.get("corpus", "?"), r)
+    if not by_corpus:
+        return first.get("tokens")
+    parts = []
+    for corpus, r in sorted(by_corpus.items()):
+        scored = r.get("scored")
+        if scored is None:
+            parts.append(f"{corpus}: {r['tokens']}, the first test documents in id order (recorded before spans "
+                         "were drawn across the split; docs/lex.md)")
+        elif scored["rule"] == "first-documents":
+            parts.append(f"{corpus}: {r['tokens']} from the first {scored['documents_scored']} of "
+                         f"{scored['documents']} test documents in id order ({scored['token_share']:.1%} of the split)")
+        else:
+            parts.append(f"{corpus}: {r['tokens']} in {scored['spans']} spans drawn across {scored['documents_scored']} "
+                         f"of the {scored['eligible']} test documents holding one ({scored['documents']} in the split; "
+                         f"{scored['token_share']:.1%} of its tokens)")
+    return "; ".join(parts)
+
+
 def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: list[dict],
                  training_data: str | None = None, unavailable: dict | None = None,
                  facts: dict | None = None) -> dict:
@@ -71,7 +99,7 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "steps": first.get("steps"),
         "tokens_seen": first.get("tokens_seen"),
         "training_data": training_data,
-        "scored_tokens": first.get("tokens"),
+        "scored_tokens": scored_fact(results),
         "stand_ins": stand_ins,
         "unavailable": dict(unavailable or {}),
         "seeds": seeds_fact(results),
