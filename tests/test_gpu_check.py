@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -349,3 +350,15 @@ def test_the_script_runs_its_stages_and_sums_them_up(tmp_path):
     written = {p.name for p in tmp_path.iterdir()}
     assert written == {"env.json", "segmented_memory.json", "check.log", "stages.jsonl", "summary.json"}
     assert json.loads((tmp_path / "env.json").read_text())["dry_run"] is True
+
+
+def test_the_tree_sent_to_the_gpu_machine_leaves_room_to_carry():
+    """The device tool sends the working tree (at most 64 MiB with what it carries): the tracked
+    tree stays within 16 MiB so wheels and a tokenized corpus travel beside it (docs/gpu.md)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    files = [root / name for name in listed.decode().split("\0") if name]
+    size = sum(f.stat().st_size for f in files if f.is_file())
+    assert size <= 16 * 2 ** 20, f"the tracked tree is {size / 2 ** 20:.2f} MiB, over 16 MiB"

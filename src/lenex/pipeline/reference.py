@@ -154,7 +154,10 @@ def shortfall(claims: list[dict]) -> list[str]:
     return lines
 
 
-def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) -> list[str]:
+def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None, claims_name: str | None = None) -> list[str]:
+    claims_name = claims_name or f"{run['paper']}.json"
+    # An archived run keeps its evidence page compressed beside its claims record.
+    evidence_name = f"{run['paper']}.md" + (SUFFIX if claims_name.endswith(SUFFIX) else "")
     lines = [f"## {run['title']}", "", f"Tables and figures: [`{run['paper']}.md`]({run['paper']}.md).", ""]
     if claims_doc is None:
         return lines + [
@@ -165,8 +168,8 @@ def paper_section(run: dict, claims_doc: dict | None, fixed: str | None = None) 
     ours, paper = verdict_counts(claims), paper_counts(claims)
     bar = against_bar(claims)
     lines += [
-        f"Findings, from [`claims/{run['paper']}.json`](claims/{run['paper']}.json) (evidence per claim in "
-        f"[`claims/{run['paper']}.md`](claims/{run['paper']}.md)): {len(claims)} claims; on ours "
+        f"Findings, from [`claims/{claims_name}`](claims/{claims_name}) (evidence per claim in "
+        f"[`claims/{evidence_name}`](claims/{evidence_name})): {len(claims)} claims; on ours "
         + ", ".join(f"{ours[v]} {v}" for v in VERDICTS)
         + f"; median effect fraction {fraction_text(median_effect_fraction(claims))}; on the paper's own numbers "
         f"{paper['holds']} hold. Of the claims that hold on the paper (by-construction ones excluded), "
@@ -228,9 +231,11 @@ def reference_page(root: Path, papers: list[str] | None = None) -> str:
     lines.append("")
     lines += not_run(runs, papers, part_files(root))
     for run in runs["runs"]:
-        claims_file = root / "claims" / f"{run['paper']}.json"
+        # An archived run keeps its claims record compressed (lenex.records.stored); a preset's is plain.
+        claims_file = existing(root / "claims" / f"{run['paper']}.json")
         fixed = fixed_before_run(run["paper"], root, raw_revisions(root, run["paper"]))
-        lines += paper_section(run, read_json(claims_file) if claims_file.exists() else None, fixed)
+        lines += paper_section(run, json.loads(read_text(claims_file)) if claims_file else None, fixed,
+                               Path(claims_file).name if claims_file else f"{run['paper']}.json")
     return "\n".join(lines)
 
 
