@@ -54,7 +54,13 @@ test: setup
 PRESET ?= $(shell sed -n 's/^preset: *//p' config/config.yaml)
 REPORT_RULES := report_table report_card report_claims report_contents
 REPORT_LOG = results/$(PRESET)/logs/report/report.log
+# What the report can show (report_files in lenex.pipeline.report): with none of it, it would be empty.
+REPORTABLE = results/$(PRESET)/tables/*/*.md results/$(PRESET)/figures/*/*.png results/$(PRESET)/diagnostics/*.png \
+	results/$(PRESET)/claims/*.md results/$(PRESET)/data/*/CARD.md
 report: setup
+	@for f in $(REPORTABLE); do [ -e "$$f" ] && exit 0; done; \
+	 echo "error: results/$(PRESET)/ holds no table, figure, claims page or dataset card to report: run" \
+	      "\`snakemake --cores $(CORES) --config preset=$(PRESET)\` (or one of its targets) first" >&2; exit 1
 	snakemake results/$(PRESET)/report/contents.txt --cores $(CORES) --quiet rules --allowed-rules $(REPORT_RULES)
 	snakemake results/$(PRESET)/report/contents.txt --config preset=$(PRESET) \
 		--report results/$(PRESET)/report.tmp.html --report-stylesheet workflow/report/style.css \

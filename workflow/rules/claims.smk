@@ -20,9 +20,11 @@ rule paper_claims:
         sweep_plan=designed_sweeps.PLAN,
         sweep_parts=designed_sweeps.part_files(workflow.basedir),
         code=pipeline.code.stamp("lenex.claims.render"),
+    # update(): Snakemake keeps the previous page while the job runs and puts it back if the job
+    # fails (it deletes the outputs of other failed jobs), so a broken claims file loses no page.
     output:
-        md="results/{preset}/claims/{paper}.md",
-        json="results/{preset}/claims/{paper}.json",
+        md=update("results/{preset}/claims/{paper}.md"),
+        json=update("results/{preset}/claims/{paper}.json"),
     log:
         "results/{preset}/logs/claims/{paper}.log",
     conda:

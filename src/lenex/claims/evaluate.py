@@ -18,7 +18,8 @@ import jsonschema
 
 from ..files import read_yaml
 from . import predicates as P
-from .refs import Missing, describe, expand, model_of, produced_key, resolve, tables_of
+from .cell_names import cell_key
+from .refs import Missing, cell_row, describe, expand, model_of, produced_key, resolve, tables_of
 from .leaves import CONTRADICTED, INCONCLUSIVE
 from .power import claim_power, seeds_cost, sweep_tokens
 from .scale import Budget, scale_note
@@ -295,16 +296,20 @@ def claim_models(refs: list[str], tables: dict[str, dict], per_variant: bool = F
     return sorted(found)
 
 
-def check_produced(claims: dict, produced: set[str], where) -> None:
+def check_produced(claims: dict, produced: set[str], where, cells: set[str] | None = None) -> None:
     """Every ERF, check and figure reference of a claims file names something its paper produces
-    (`produced`, from the experiment definitions): one ValueError naming the file (`where`), the
-    claim and the reference, with the nearest names produced."""
+    (`produced`, from the experiment definitions), and, given `cells` (table_cells), every table
+    cell reference one of its cells: one ValueError naming the file (`where`), the claim and the
+    reference, with the nearest names produced."""
     for claim in claims["claims"]:
         for ref in references(claim.get("check")):
-            key = produced_key(ref)
-            if key is None or key in produced:
+            key, names = produced_key(ref), produced
+            if key is None and cells is not None and cell_row(ref) is not None:
+                table, dataset, method = cell_row(ref)
+                key, names = cell_key(table, dataset, method, ref.rsplit("@", 1)[1]), cells
+            if key is None or key in names:
                 continue
-            close = difflib.get_close_matches(key, sorted(produced), n=3, cutoff=0.6)
-            hint = f"did you mean {' or '.join(close)}?" if close else f"it produces {len(produced)} such names"
+            close = difflib.get_close_matches(key, sorted(names), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(close)}?" if close else f"it produces {len(names)} such names"
             raise ValueError(f"{where}: claim {claim['id']!r}: {ref} names nothing its tables and figures "
                              f"produce ({hint})")

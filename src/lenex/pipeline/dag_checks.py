@@ -12,8 +12,8 @@ input functions.
   sizes are checked by the training itself, before its first step.
 - A paper's claims (`checked_claims`): the file names its paper, a registered one
   (lenex.pipeline.papers.check_claims_paper), and every ERF, check and figure reference names
-  something its tables and figures produce (lenex.claims.evaluate.check_produced); table cells
-  are checked against the cells files when the claims are evaluated.
+  something its tables and figures produce, and every table cell reference a cell of its
+  tables (lenex.claims.evaluate.check_produced, lenex.claims.cell_names.table_cells).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from ..claims.cell_names import table_cells
 from ..training.checks import check_run_configs, check_split_sizes
 from .memo import remembered
 from .papers import check_claims_paper, registered
@@ -110,18 +111,19 @@ class DagChecks:
         path = self.settings.config_dir / "claims" / f"{paper}.yaml"
         schema = self.settings.schemas / "claims.schema.yaml"
         produced = sorted(self.settings.paper(paper).produced_references(self.settings))
+        cells = sorted(table_cells(self.settings.experiment(paper)))
         code = sorted((Path(__file__).resolve().parents[1] / "claims").glob("*.py"))
 
         def check() -> bool:
             from ..claims.evaluate import check_produced, load_claims
 
-            claims = load_claims(path, schema)
             try:
+                claims = load_claims(path, schema)
                 check_claims_paper(claims["paper"], paper, f"config/claims/{paper}.yaml")
+                check_produced(claims, set(produced), f"config/claims/{paper}.yaml", cells=set(cells))
             except ValueError as err:
                 refuse(str(err))
-            check_produced(claims, set(produced), f"config/claims/{paper}.yaml")
             return True
 
         remembered(self.settings.stamps, "claims-check", [path, schema, *code], check,
-                   extra="\n".join([*produced, *sorted(registered())]))
+                   extra="\n".join([*produced, *cells, *sorted(registered())]))

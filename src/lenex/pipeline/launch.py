@@ -25,6 +25,7 @@ import os
 import signal
 import socket
 import sys
+from pathlib import Path
 
 SOCKET_ENV = "LENEX_FORK_SERVER"
 _FDS = 3  # stdin, stdout, stderr
@@ -103,6 +104,22 @@ def run_job(module: str, args: list[str]) -> int | None:
     return int(reply["status"])
 
 
+def foreign_code(cwd=None) -> str | None:
+    """Why a job started in a lenex checkout (`cwd`, a rule's working directory) would run another
+    checkout's code: the lenex imported here is not `cwd`/src/lenex (a copied checkout whose venv
+    has the original installed editable, a cluster node's other venv). None where it is, or where
+    `cwd` holds no src/lenex (a workflow folder that runs the installed code on purpose)."""
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    ours = cwd / "src" / "lenex"
+    if not (ours / "__init__.py").is_file() or not (cwd / "config" / "config.yaml").is_file():
+        return None
+    imported = Path(__file__).resolve().parents[1]
+    if imported == ours.resolve():
+        return None
+    return (f"Python imports lenex from {imported}, not this checkout's {ours}: run `pip install -e .` in {cwd} "
+            f"(with the venv the jobs run in), or set PYTHONPATH={ours.parent}")
+
+
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--serve"] and len(argv) == 2:
@@ -111,6 +128,10 @@ def main(argv=None) -> None:
     if not argv or argv[0].startswith("-"):
         print("usage: python -m lenex.pipeline.launch <module> [args ...] | --serve SOCKET", file=sys.stderr)
         sys.exit(2)
+    problem = foreign_code()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(1)
     status = run_job(argv[0], argv[1:])
     if status is None:
         os.execv(sys.executable, [sys.executable, "-m", argv[0], *argv[1:]])

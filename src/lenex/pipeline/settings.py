@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from ..experiment.presets import eval_length, paper_view, position_blocks, scale
 from ..experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named, rule_file
-from .schema_errors import schema_message
+from .schema_errors import key_path, schema_message
 from .user_errors import known, quiet_refusals, refuse
 from .variants import check_variants_once
 
@@ -30,9 +31,17 @@ def quoted_json(value) -> str:
     return shlex.quote(json.dumps(value, sort_keys=True))
 
 
+#: What a preset (or experiment) is named by: the name of its file in config/presets/, never a path.
+NAME = re.compile(r"[A-Za-z0-9_-]+")
+#: Where the workflow's config comes from, merged before lenex sees it.
+CONFIG_SOURCES = "config/config.yaml, config/schemes.yaml, a --configfile or --config"
+
+
 def validate(values: dict, schema: Path, source: str | Path | None = None) -> None:
     """Snakemake's JSON-schema validation (it fills in the schema's defaults), outside a Snakefile
-    too; given the file the values came from, an error is one line in its terms (schema_errors)."""
+    too; given the file the values came from, an error is one line in its terms (schema_errors).
+    An integer of the schema must be written as one: JSON Schema takes 1234.0 for an integer,
+    which then fails inside a job (a seed, a count) instead of here."""
     from jsonschema.exceptions import ValidationError
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate as snakemake_validate
@@ -44,17 +53,86 @@ def validate(values: dict, schema: Path, source: str | Path | None = None) -> No
         if source is None or not isinstance(cause, ValidationError):
             raise
         refuse(schema_message(cause, os.path.relpath(source)))
+    loose = _loose_integer(values, schema)
+    if loose:
+        where, value = loose
+        label = os.path.relpath(source) if source is not None else f"config (from {CONFIG_SOURCES})"
+        refuse(f"{label}: {where}: {value!r} (must be an integer: write {int(value)})")
+
+
+def _integral_floats(value) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_integral_floats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_integral_floats(v) for v in value)
+    return False
+
+
+def _loose_integer(values, schema_path: Path) -> tuple[str, float] | None:
+    """(key path, value) of the first float written where `schema_path` asks for an integer; None
+    if there is none. Only files holding a whole float at all are validated again."""
+    if not _integral_floats(values):
+        return None
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    from jsonschema import Draft202012Validator, validators
+    from referencing import Registry, Resource
+
+    schema = {**read_yaml(schema_path), "$id": Path(schema_path).resolve().as_uri()}
+    registry = Registry(retrieve=lambda uri: Resource.from_contents(read_yaml(url2pathname(urlparse(uri).path))))
+    registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
+    strict = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    validator = validators.extend(Draft202012Validator, type_checker=strict)(schema, registry=registry)
+    pending = list(validator.iter_errors(values))
+    while pending:
+        error = pending.pop(0)
+        if error.validator == "type" and isinstance(error.instance, float) and error.instance.is_integer():
+            return key_path(error.absolute_path), error.instance
+        pending += error.context or []
+    return None
 
 
 def _validated(values: dict, schema: Path) -> dict:
-    values = json.loads(json.dumps(values))  # a copy: validation fills in defaults
-    validate(values, schema)
+    """The workflow's config, validated (a copy: validation fills in defaults). Its values are merged
+    from several files and the command line, so an error names the key, not a file."""
+    from jsonschema.exceptions import ValidationError
+    from snakemake.exceptions import WorkflowError
+
+    values = json.loads(json.dumps(values))
+    try:
+        validate(values, schema)
+    except WorkflowError as err:
+        cause = err.__context__
+        if not isinstance(cause, ValidationError):
+            raise
+        refuse(config_message(cause))
     return values
+
+
+def config_message(error) -> str:
+    """One line for a schema error of the merged config: an unknown key with the known ones (not
+    jsonschema's dump of the whole schema), anything else as schema_errors says it."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = error.schema.get("properties", {})
+        unknown = sorted(key for key in error.instance if key not in allowed)
+        if unknown:
+            inside = key_path(error.absolute_path)
+            name = unknown[0] if inside == key_path([]) else f"{inside}.{unknown[0]}"
+            return f"unknown config key {name!r} (from {CONFIG_SOURCES}); known: {known(allowed)}"
+    return schema_message(error, f"config (from {CONFIG_SOURCES})")
 
 
 def validated_yaml(path: Path, schema: Path) -> dict:
     """A YAML file's values, validated against `schema` (defaults filled in); an error names the file."""
     values = read_yaml(path)  # a syntax error names the file and line
+    if not isinstance(values, dict):
+        needed = ", ".join(read_yaml(schema).get("required", [])) or "its settings"
+        held = "is empty" if values is None else f"holds a {type(values).__name__}"
+        refuse(f"{os.path.relpath(path)}: the file {held}; it must be a mapping of keys ({needed})")
     validate(values, schema, path)
     return values
 
@@ -74,8 +152,12 @@ class Settings:
                                  lambda: _validated(config, self.schemas / "config.schema.yaml"),
                                  extra=json.dumps(config, sort_keys=True, default=str)))
         self.config = config
+        self._check_preset_name(config["preset"], "config preset")
         # Your own position schemes (config/schemes.yaml), checked against the registry now.
-        self.extra_schemes = resolve_entries(config.get("extra_schemes") or {})
+        try:
+            self.extra_schemes = resolve_entries(config.get("extra_schemes") or {})
+        except ValueError as err:
+            refuse(f"{self._schemes_source(str(err))}: {err}")
         # Raw results (docs/raw-results.md): with `--config from_raw=True` (make tables) every
         # render job reads its recorded inputs from results/<preset>/raw/<paper>.jsonl instead of
         # the evaluation outputs and corpus metas: no fetch, prepare, train or evaluate job.
@@ -86,6 +168,25 @@ class Settings:
         self.sweeps = bool(config.get("sweeps", False)) and not self.from_raw
         for name in config["papers"]:
             paper_named(name)  # a configured paper that no package declares: one error now
+
+    def _schemes_source(self, message: str) -> str:
+        """Where the extra scheme an error names was configured: config/schemes.yaml if it holds it."""
+        path = self.config_dir / "schemes.yaml"
+        entry = message.split(":", 1)[0].removeprefix("extra_schemes.")
+        try:
+            with quiet_refusals():
+                written = (read_yaml(path) or {}).get("extra_schemes") or {} if path.is_file() else {}
+        except (ValueError, AttributeError):
+            written = {}
+        return os.path.relpath(path) if entry in written else f"config (from {CONFIG_SOURCES})"
+
+    def _check_preset_name(self, name, what: str) -> None:
+        """A preset is named by its file's name in config/presets/; a path (`../../x`) would read a
+        file elsewhere."""
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            presets = (p.stem for p in (self.config_dir / "presets").glob("*.yaml"))
+            refuse(f"{what}: {name!r} is not a preset name: a preset is config/presets/<name>.yaml, named by "
+                   f"<name> alone (letters, digits, '_' and '-'); known: {known(presets)}")
 
     # -- papers ------------------------------------------------------------------------------
     def paper(self, name: str) -> Paper:
@@ -137,6 +238,9 @@ class Settings:
 
     def _load_yaml(self, kind: str, name: str, schema: str) -> dict:
         path = self.config_dir / kind / f"{name}.yaml"
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            refuse(f"{kind[:-1]} {name!r} is not a name of config/{kind}/<name>.yaml; "
+                   f"known: {known(p.stem for p in (self.config_dir / kind).glob('*.yaml'))}")
         if not path.exists():
             refuse(f"unknown {kind[:-1]} {name!r}; known: {known(p.stem for p in path.parent.glob('*.yaml'))}")
         # Parsed and validated once per content of the file and its schema (lenex.pipeline.memo).
@@ -147,7 +251,7 @@ class Settings:
     def preset(self, name: str) -> dict:
         values = self._load_yaml("presets", name, "preset.schema.yaml")
         if values["name"] != name:
-            raise ValueError(f"preset file {name}.yaml declares name {values['name']!r}")
+            refuse(f"{self.preset_file(name)}: name: {values['name']!r}; a preset's name is its file's, {name!r}")
         for paper in values.get("papers") or {}:
             paper_named(paper)  # a block for no paper would change nothing: one error instead
         # The schemes and options of its `positions` exist: checked now, as the variants are.
@@ -173,8 +277,19 @@ class Settings:
         loaded = self._load_yaml("experiments", paper, "experiment.schema.yaml")
         # Schemes, masks and their options exist: checked now, not when (after its old output is
         # gone) a job runs; a stamp skips the check (and its torch import) when nothing changed.
+        self._check_corpora(paper, loaded)
         check_variants_once(loaded["variants"], self.config_dir / "experiments" / f"{paper}.yaml", self.stamps)
         return with_extra_schemes(loaded, self.extra_schemes)
+
+    def _check_corpora(self, paper: str, experiment: dict) -> None:
+        """Every corpus an experiment names is a corpus role of the config (config/config.yaml
+        `corpora`; a preset's corpora file replaces roles, adds none): a typo is one line naming
+        the entry now, not a traceback from the first rule that looks the corpus up."""
+        roles = self.config["corpora"]
+        for where, name in corpus_references(experiment):
+            if name not in roles:
+                refuse(f"{self.experiment_file(paper)}: {where}: unknown corpus {name!r}; known: {known(roles)} "
+                       "(config/config.yaml corpora)")
 
     def table_spec(self, paper: str, table) -> dict:
         tables = self.experiment(paper)["tables"]
@@ -219,3 +334,18 @@ class Settings:
         variants = self.experiment(paper)["variants"]
         models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
         return scale_budget(self.paper_preset(preset_name, paper), variants, named, models)
+
+
+def corpus_references(experiment: dict) -> list[tuple[str, str]]:
+    """(key path, corpus) of every corpus an experiment file names: its training corpus (and
+    fallback), each figure's, each table section's (a section may name none)."""
+    found = [(key, experiment[key]) for key in ("train_corpus", "train_corpus_fallback") if experiment.get(key)]
+    for key, figure in (experiment.get("figures") or {}).items():
+        if figure.get("corpus"):
+            found.append((f"figures.{key}.corpus", figure["corpus"]))
+    for key, table in (experiment.get("tables") or {}).items():
+        for part, spec in (("", table), ("compares_schemes.", table.get("compares_schemes") or {})):
+            for i, section in enumerate(spec.get("sections") or []):
+                if section.get("corpus"):
+                    found.append((f"tables.{key}.{part}sections[{i}].corpus", section["corpus"]))
+    return found

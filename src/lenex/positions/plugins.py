@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -22,6 +23,18 @@ _LOADED: dict[str, ModuleType] = {}
 def is_file_module(module: str) -> bool:
     """A path to a .py file (else a dotted module name)."""
     return module.endswith(".py")
+
+
+def _import_failure(module: str, err: Exception, origin: Path | None) -> str:
+    """One line for a scheme module that raised while imported: the module, the line of its own
+    file that raised (the last frame in it; a syntax error's own line) and the exception."""
+    line = err.lineno if isinstance(err, SyntaxError) and err.filename and origin and \
+        Path(err.filename).resolve() == origin else None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if origin is not None and Path(frame.filename).resolve() == origin:
+            line = frame.lineno
+    where = f" at line {line}" if line else ""
+    return f"position scheme module {module!r} raised {type(err).__name__}{where} when imported: {err}"
 
 
 def load_scheme_module(module: str, registry: dict) -> ModuleType:
@@ -38,12 +51,20 @@ def load_scheme_module(module: str, registry: dict) -> ModuleType:
         spec = importlib.util.spec_from_file_location(name, path)
         loaded = importlib.util.module_from_spec(spec)
         sys.modules[name] = loaded
-        spec.loader.exec_module(loaded)
+        try:
+            spec.loader.exec_module(loaded)
+        except Exception as err:  # the user's code: whatever it raises is said in its terms
+            sys.modules.pop(name, None)
+            raise ValueError(_import_failure(module, err, path.resolve())) from err
     else:
         try:
             loaded = importlib.import_module(module)
         except ModuleNotFoundError as err:
             raise ValueError(f"position scheme module {module!r} cannot be imported: {err}") from err
+        except Exception as err:
+            found = importlib.util.find_spec(module)
+            raise ValueError(_import_failure(module, err, Path(found.origin).resolve() if found and found.origin
+                                             else None)) from err
     found = [cls for _, cls in inspect.getmembers(loaded, inspect.isclass)
              if issubclass(cls, PositionScheme) and cls.__module__ == loaded.__name__ and cls.name]
     if not found:

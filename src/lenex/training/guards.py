@@ -1,4 +1,4 @@
-"""A training on a cluster (issue 36): one trainer per workdir, and SIGTERM saves before exit.
+"""A training on a cluster (issue 36): one trainer per workdir, and a stop signal saves before exit.
 
 `WorkdirLock`: `<workdir>/train.lock` records the holder's pid, host and SLURM job, created
 exclusively. A second trainer (an orphan of a killed Snakemake, a rerun started beside it) is
@@ -9,9 +9,9 @@ elsewhere), a holder whose SLURM job is this very job (requeued) or no longer in
 `REFRESH_S` from a thread of its own, so a long step, evaluation or save never makes it look
 stale, and a dead holder's lock is stale within minutes, not the quarter hour it once was.
 
-`Termination`: SIGTERM (what SLURM sends at a time limit, and `kill`) only sets a flag; the
-training loop saves its state after the step in progress and stops with one line, so a rerun
-resumes at that step, losing none.
+`Termination`: SIGTERM (what SLURM sends at a time limit, and `kill`), SIGINT (Ctrl-C) and SIGHUP
+only set a flag; the training loop saves its state after the step in progress and stops with one
+line naming the signal, so a rerun resumes at that step, losing none.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class WorkdirInUse(RuntimeError):
 
 
 class Terminated(RuntimeError):
-    """SIGTERM arrived; the state was saved (lenex.cli prints the one line, status 2)."""
+    """A stop signal arrived; the state was saved (lenex.cli prints the one line, status 2)."""
 
 
 class WorkdirLock:
@@ -167,23 +167,50 @@ class Guards:
             self.lock.refresh()
 
 
+#: Every way a run is stopped from outside: SIGTERM (`kill`, `scancel`, SLURM's time limit through
+#: the profile's `--signal=TERM@N`, Snakemake stopping a job), SIGINT (Ctrl-C, which the terminal
+#: sends to Snakemake and its jobs alike) and SIGHUP (the terminal or ssh session closed).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 class Termination:
-    """Within `with Termination() as term:`, SIGTERM sets `term.requested` instead of killing
-    the process (only in the main thread, where Python handles signals)."""
+    """Within `with Termination() as term:`, a stop signal (STOP_SIGNALS) sets `term.requested`
+    instead of ending the process, and `term.signal_name` says which (only in the main thread,
+    where Python handles signals). A second Ctrl-C stops at once, as Python's KeyboardInterrupt,
+    without saving: the way out of a save that hangs."""
 
     def __init__(self):
         self.requested = False
-        self._previous = None
+        self.signal_name: str | None = None
+        self._previous: dict[int, object] = {}
 
     def _handle(self, signum, frame) -> None:
-        self.requested = True
-        log.warning("SIGTERM: saving the training state after the step in progress, then stopping")
+        name = signal.Signals(signum).name
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if not self.requested:
+            self.requested, self.signal_name = True, name
+            again = " (Ctrl-C again stops at once, unsaved)" if signum == signal.SIGINT else ""
+            log.warning(f"{name}: saving the training state after the step in progress, then stopping{again}")
+
+    @property
+    def stopped_by(self) -> str:
+        """What stopped the run, for its last line: the signal, or (a rank that got none, told in
+        the loss all-reduce) another rank's."""
+        return self.signal_name or "a stop signal to another rank"
 
     def __enter__(self) -> "Termination":
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            for signum in STOP_SIGNALS:
+                # An ignored SIGINT or SIGHUP stays ignored (`nohup`, a job started with `&`): the
+                # user asked the run to outlive the terminal. SIGTERM is taken even where ignored: a
+                # GPU job's shell ignores it (KEEP_SHELL) so that the trainer alone handles it.
+                if signum != signal.SIGTERM and signal.getsignal(signum) is signal.SIG_IGN:
+                    continue
+                self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}

@@ -39,8 +39,8 @@ from .schedule import learning_rate
 from .checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
 from .guards import Guards, Terminated
 from .state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
-from .speed import (CompiledForward, StepStats, configure_device, defers_sync, is_fused, skip_on_device,
-                          sync_point)
+from .speed import (CompiledForward, IntervalRate, StepStats, configure_device, defers_sync, is_fused,
+                    skip_on_device, sync_point)
 from .vocabulary import check_vocabulary, model_config_for_corpus
 
 log = logging.getLogger("lenex.training.train")
@@ -180,6 +180,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
     run.stats = StepStats(ctx.device)
     run.deferred = defers_sync(ctx.device) and is_fused(run.optimizer)
     loss_value, grad_norm, started, run_steps = float("nan"), float("nan"), time.time(), 0
+    throughput = IntervalRate()  # tokens/s over each log interval (the metrics' tokens_per_s)
     stop_at = None if stop_after is None else step + stop_after
     seq_len = run.length  # tokens per training sequence (a `batches` hook may use another length)
     progress = tqdm(total=cfg.steps, initial=step, desc=f"train {model_cfg.position}", unit="step", mininterval=5,
@@ -198,6 +199,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             seq_len = x.shape[1]
             grad_norm_t = _optimizer_step(run, x, y, extra, step + 1)
             step, run_steps = step + 1, run_steps + 1
+            throughput.add(cfg.batch_size * seq_len)
             progress.update(1)
             if not sync_point(step, cfg.steps, cfg.log_every, cfg.checkpoint_every, cfg.eval_every, stop_at,
                               run.deferred):
@@ -208,7 +210,7 @@ def _train(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, out, workdir: Pat
             if cfg.eval_every and step % cfg.eval_every == 0:
                 record["valid_loss"] = validation_loss(run.model, run.valid_tokens, cfg, run.length, ctx.device)
             if ctx.is_main and (step % cfg.log_every == 0 or step == cfg.steps or "valid_loss" in record):
-                record["tokens_per_s"] = run_steps * cfg.batch_size * seq_len / (time.time() - started)
+                record["tokens_per_s"] = throughput.read()
                 resume.append_record(metrics, record)
                 progress.set_postfix(loss=f"{loss_value:.3f}")
             if step % cfg.checkpoint_every == 0 and step < cfg.steps:
@@ -227,7 +229,8 @@ def _stop_if_terminated(run: _Run, step: int) -> None:
     if step and step != run.saved_step:
         _save_state(run.workdir, run.ctx, run.identity, step, run.model, run.optimizer)
     where = f"state at step {step} saved in {run.workdir / 'last.pt'}" if step else "no step done, nothing to save"
-    raise Terminated(f"stopped by SIGTERM: {where}; rerun the same command to resume")
+    stopped_by = run.hooks.guards.termination.stopped_by
+    raise Terminated(f"stopped by {stopped_by}: {where}; rerun the same command to resume")
 
 
 def _set_up(model_cfg: ModelConfig, cfg: TrainConfig, data_dir, workdir: Path, ctx: distributed.Context,
