@@ -89,23 +89,25 @@ def payload_sealed(payload: dict) -> dict:
     return {**body, CONTENT_KEY: payload_sha256(body)}
 
 
+def _digest_error(content: dict, digest_of, verb: str) -> str | None:
+    recorded = content.get(CONTENT_KEY)
+    if recorded is None:
+        return None
+    actual = digest_of(without_digest(content))
+    if actual != recorded:
+        return f"its content does not match the digest it was {verb} with ({CONTENT_KEY} {recorded[:12]}..., content {actual[:12]}...)"
+    return None
+
+
 def payload_digest_error(payload: dict) -> str | None:
     """Why a loaded payload is not what was saved ('its content does not match its digest'), or None
     (it matches, or it was written before digests and carries none)."""
-    recorded = payload.get(CONTENT_KEY)
-    if recorded is None:
-        return None
-    actual = payload_sha256(without_digest(payload))
-    if actual != recorded:
-        return f"its content does not match the digest it was saved with ({CONTENT_KEY} {recorded[:12]}..., content {actual[:12]}...)"
-    return None
+    return _digest_error(payload, payload_sha256, "saved")
 
 
 def record_digest_error(record: dict) -> str | None:
     """The same for a JSON record (an evaluation's result, a meta.json)."""
-    recorded = record.get(CONTENT_KEY)
-    if recorded is None:
-        return None
+    return _digest_error(record, json_sha256, "written")
     actual = json_sha256(without_digest(record))
     if actual != recorded:
         return f"its content does not match the digest it was written with ({CONTENT_KEY} {recorded[:12]}..., content {actual[:12]}...)"
