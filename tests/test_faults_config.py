@@ -414,3 +414,35 @@ def test_a_failed_claims_job_keeps_the_previous_claims_page(tmp_path):
     assert run.returncode == 1 and "Restored previous version of results/tiny/claims/lex.md" in said, said[-3000:]
     assert page.read_text() == "# the previous claims page\n" and record.read_text() == "{}\n"
     assert "is nan: not a finite number" in (work / "results/tiny/logs/claims/lex.log").read_text()
+
+
+def test_a_failed_table_job_keeps_the_previous_table(tmp_path):
+    """Before: a raw record without its seed failed the table job and Snakemake deleted the table.
+    The table rule's outputs are update(), as the claims': here the committed workstation raw
+    results with one evaluation's `seed` removed fail the job, and the previous table is put back."""
+    import lzma
+
+    work = _scratch_workflow(tmp_path / "w")
+    ours = work / "results/workstation"
+    ours.mkdir()
+    for name in ("raw", "tables"):
+        shutil.copytree(REPO / "results/workstation" / name, ours / name)
+    shutil.copy(REPO / "results/workstation/runs.yaml", ours / "runs.yaml")
+    part = ours / "raw/lex.part-run.jsonl.xz"
+    lines = lzma.decompress(part.read_bytes()).decode().splitlines()
+    first = next(i for i, line in enumerate(lines)
+                 if '/eval/lex/' in line and '/pg22/causal/' in line and '"seed"' in line)
+    record = json.loads(lines[first])
+    del record["seed"]
+    lines[first] = json.dumps(record)
+    part.write_bytes(lzma.compress(("\n".join(lines) + "\n").encode()))
+    previous = {path: path.read_bytes() for path in (ours / "tables/lex").glob("table2.*")}
+    for path in previous:
+        os.utime(path, (1, 1))
+    run = _snakemake(work, "--cores", "1", "results/workstation/tables/lex/table2.md", "--config", "from_raw=True",
+                     "preset=workstation", "--allowed-rules", "paper_table", "--forcerun", "paper_table")
+    said = run.stdout + run.stderr
+    assert run.returncode == 1 and "Restored previous version of results/workstation/tables/lex/table2.md" in said, \
+        said[-3000:]
+    for path, content in previous.items():
+        assert path.read_bytes() == content, f"{path} was not put back"

@@ -20,10 +20,12 @@ rule paper_table:
         code=lambda wc: pipeline.code.stamp(
             pipeline.settings.paper(wc.paper).table_renderer
         ),
+    # update(), as the claims' outputs: a table job that fails (a record missing a field its cells
+    # need, a corpus changed since its evaluation) puts the previous table back instead of deleting it.
     output:
-        md="results/{preset}/tables/{paper}/table{table}.md",
-        tex="results/{preset}/tables/{paper}/table{table}.tex",
-        cells="results/{preset}/tables/{paper}/table{table}.cells.json",
+        md=update("results/{preset}/tables/{paper}/table{table}.md"),
+        tex=update("results/{preset}/tables/{paper}/table{table}.tex"),
+        cells=update("results/{preset}/tables/{paper}/table{table}.cells.json"),
     log:
         "results/{preset}/logs/tables/{paper}/table{table}.log",
     conda:
