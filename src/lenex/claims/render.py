@@ -181,7 +181,9 @@ def main(argv=None) -> None:
         records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence),
                                  per_variant=args.one_model_per_variant, designed=designed)
         document = claims_document(claims["paper"], args.preset, records)
-        atomic_write_text(args.out_json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+        # One value a line, unindented: diffs stay line by line, and the tree sent to a GPU machine stays
+        # small (the receptive-field record alone is half a megabyte indented).
+        atomic_write_text(args.out_json, json.dumps(document, indent=0, ensure_ascii=False) + "\n")
         atomic_write_text(args.out_md, render_markdown(document))
     else:
         paths = [Path(p) for p in args.claims_json]
