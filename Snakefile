@@ -1,30 +1,17 @@
 # lenex: regenerate the tables and figures of three length-extrapolation papers.
 #   snakemake --cores 2                                   # every table of config `preset`
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md # one table, at one scale
+import importlib.util
 import sys
 
-
-# Before lenex is imported: the lenex Python finds must be this checkout's src/lenex. A copy of a
-# checkout whose venv has lenex installed editable (`cp -a`) would otherwise run, and code-stamp,
-# the original checkout's code. Plain Python here: the imported lenex cannot vouch for itself.
-def _foreign_lenex(checkout):
-    import importlib.util
-    from pathlib import Path
-
-    ours = Path(checkout, "src", "lenex")
-    if not (ours / "__init__.py").is_file():
-        return None  # a workflow folder without the code (the tests' scratch copies)
-    found = importlib.util.find_spec("lenex")
-    imported = Path(found.origin).resolve().parent if found and found.origin else None
-    if imported == ours.resolve():
-        return None
-    return (
-        f"Python imports lenex from {imported or 'nowhere'}, not this checkout's {ours}: run "
-        f"`pip install -e .` in {checkout} (with the venv you run snakemake from), or set PYTHONPATH={ours.parent}"
-    )
-
-
-_problem = _foreign_lenex(workflow.basedir)
+# Before lenex is imported: the lenex Python finds must be this checkout's src/lenex
+# (workflow/scripts/own_checkout.py says why, in plain Python).
+_spec = importlib.util.spec_from_file_location(
+    "own_checkout", f"{workflow.basedir}/workflow/scripts/own_checkout.py"
+)
+_own_checkout = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_own_checkout)
+_problem = _own_checkout.foreign_lenex(workflow.basedir)
 if _problem:
     print(f"error: {_problem}", file=sys.stderr)
     sys.exit(1)

@@ -30,6 +30,7 @@ def dry_run_jobs(workdir, *args) -> dict[str, dict]:
         field = {k: (m[1] if (m := re.search(rf"^\s*{k}: (.*)$", block, re.M)) else "")
                  for k in ("input", "output")}
         shell = re.search(r"^Shell command: (.*)$", block, re.M)
+        field["output"] = re.sub(r" \((?:update|temp|protected)\)(?=,|$)", "", field["output"])  # update() outputs' flag
         jobs[field["output"]] = {"rule": rule[1], "input": field["input"], "shell": shell[1] if shell else ""}
     return jobs
 

@@ -95,4 +95,6 @@ def test_both_paths_write_the_same_result_file_for_a_cell(both_paths, toy, stage
     one_cell.main([word for pair in alone.items() for word in pair])
     written = [json.loads((tmp_path / name).read_text()) for name in ("per_model.json", "one_cell.json")]
     assert written[0].pop("seconds") >= 0 and written[1].pop("seconds") >= 0
+    # Each record's digest covers its own timing, so the two differ by it alone; the content is compared.
+    assert all(len(w.pop("content_sha256")) == 64 for w in written)
     assert written[0] == written[1] and {key: written[0][key] for key in cell["extra"]} == cell["extra"]

@@ -109,7 +109,7 @@ class Checkout:
     def __init__(self, root: Path):
         self.root, self.site, self.touched = root / "checkout", root / "site", []
         self.root.mkdir()
-        for name in ("Snakefile", "envs", "results/scale-study", "workflow/schemas", "workflow/report"):
+        for name in ("Snakefile", "envs", "results/scale-study", "workflow/schemas", "workflow/report", "workflow/scripts"):
             (self.root / name).parent.mkdir(parents=True, exist_ok=True)
             (self.root / name).symlink_to(REPO / name)
         for folder in ("workflow/rules", "src/lenex"):

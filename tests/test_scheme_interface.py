@@ -53,7 +53,8 @@ def leaks(source: str, allowed: frozenset = frozenset()) -> list[str]:
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
               and node.func.id in ("isinstance", "hasattr", "getattr") and node.args and _holds_scheme(node.args[0])):
             found.append(f"line {node.lineno}: {node.func.id} on a scheme")
-        elif isinstance(node, ast.Attribute) and _holds_scheme(node.value) and not hasattr(PositionScheme, node.attr):
+        elif (isinstance(node, ast.Attribute) and _holds_scheme(node.value) and not hasattr(PositionScheme, node.attr)
+              and node.attr not in PositionScheme.__annotations__):  # declared, set by __init__
             found.append(f"line {node.lineno}: {node.attr} is not declared by PositionScheme")
     return found
 

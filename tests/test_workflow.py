@@ -37,7 +37,9 @@ def planned_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
         listed = re.search(r"^\s+output: (.+)$", block, re.M)
         command = re.search(r"^Shell command: (.+)$", block, re.M)
         if rule and listed:
-            jobs.append((rule[1], listed[1].split(", "), shlex.split(command[1]) if command else []))
+            # An update() output is printed with its flag: "results/.../lex.md (update)".
+            files = [re.sub(r" \((?:update|temp|protected)\)$", "", f) for f in listed[1].split(", ")]
+            jobs.append((rule[1], files, shlex.split(command[1]) if command else []))
     return jobs
 
 

@@ -113,7 +113,8 @@ def foreign_code(cwd=None) -> str | None:
     ours = cwd / "src" / "lenex"
     if not (ours / "__init__.py").is_file() or not (cwd / "config" / "config.yaml").is_file():
         return None
-    imported = Path(__file__).resolve().parents[1]
+    # The package folder, resolved (not this file: a checkout may link its files one by one).
+    imported = Path(sys.modules["lenex"].__file__).parent.resolve()
     if imported == ours.resolve():
         return None
     return (f"Python imports lenex from {imported}, not this checkout's {ours}: run `pip install -e .` in {cwd} "

@@ -31,6 +31,11 @@ class PositionScheme(nn.Module):
     name: str = ""
     Options: type = NoOptions  # a dataclass of the scheme's options (lenex.config.build_dataclass)
     learned_bias: bool = False  # True: bias() depends on parameters, so attention plans are not cached
+    # The model's sizes, set by __init__ (declared here: the attention kernels ask for head_dim).
+    d_model: int
+    n_heads: int
+    head_dim: int
+    max_length: int
 
     def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):
         super().__init__()
