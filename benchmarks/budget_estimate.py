@@ -44,14 +44,21 @@ def job_seconds(text: str) -> list[dict]:
     return jobs
 
 
-def scaled_seconds(jobs: list[dict], scales: list[tuple[str, float]], train_rule: str = "_train") -> dict:
-    """Job seconds as measured and as estimated: a training job (rule name containing `train_rule`)
-    whose output matches a pattern is multiplied by its factor (the first pattern that matches)."""
+def is_training_rule(rule: str) -> bool:
+    """A model's training: the training rule (`train`, `train_multinode`), or in the log of a run made
+    before every paper trained through it, a paper's own `<paper>_train` (receptive_field_train)."""
+    return rule in ("train", "train_multinode") or rule.endswith("_train")
+
+
+def scaled_seconds(jobs: list[dict], scales: list[tuple[str, float]]) -> dict:
+    """Job seconds as measured and as estimated: a training job (`is_training_rule`) whose output
+    matches a pattern is multiplied by its factor (the first pattern that matches)."""
     measured = estimated = 0.0
     groups: dict[str, float] = {}
     for job in jobs:
-        factor, group = 1.0, "other jobs" if train_rule not in job["rule"] else "other training jobs"
-        if train_rule in job["rule"]:
+        training = is_training_rule(job["rule"])
+        factor, group = 1.0, "other training jobs" if training else "other jobs"
+        if training:
             for pattern, value in scales:
                 if re.search(pattern, job["output"]):
                     factor, group = value, f"training matching {pattern} (x{value:g})"

@@ -165,6 +165,9 @@ def test_budget_estimate_scales_only_the_matching_training_jobs(tmp_path, capsys
     cost = scaled_seconds(jobs, [("/window-", 2.0)])
     # 2 x 100 for the window model's training; the other training and the evaluation as run.
     assert cost["measured"] == 250 and cost["estimated"] == 350
+    # a log of today's workflow: every paper's models are the `train` rule's
+    today = [{**job, "rule": "train"} if job["rule"].endswith("_train") else job for job in jobs]
+    assert scaled_seconds(today, [("/window-", 2.0)]) == cost
     log = tmp_path / "run.log"
     log.write_text(LOG)
     estimate_main(["--log", str(log), "--scale", "/window-=2"])

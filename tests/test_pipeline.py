@@ -1,5 +1,6 @@
 """lenex.pipeline: what the rules read (config, presets, experiments, corpora, every job's resources
 and launcher, recorded files and targets), without Snakemake, on the repository's own config."""
+import re
 import shutil
 from types import SimpleNamespace
 
@@ -207,9 +208,11 @@ def test_every_job_declares_what_it_asks_a_cluster_for(pipeline):
                                                                             "slurm_extra": "--signal=TERM@300"}
     assert pipeline.resources.stage_threads("train")(wc(preset="paper", paper="lex")) == 64
     assert pipeline.resources.stage_setting("train", "runtime")(wc(preset="tiny", paper="lex")) == 20
-    assert pipeline.resources.process_threads()(wc(preset="paper", paper="lex"), 64) == 8
     assert pipeline.resources.gpu_stage("paper", "evaluate", "lex") and not pipeline.resources.gpu_stage("tiny", "evaluate", "lex")
-    assert pipeline.resources.presets_by_nodes(one_node=True) == "gpu|paper|tiny|workstation"
+    one_node = re.compile(rf"results/(?:{pipeline.resources.presets_by_nodes(one_node=True)})/models/[a-z-]+/")
+    for preset in ("gpu", "paper", "tiny", "workstation"):
+        for paper in ("lex", "receptive-field", "segmented"):
+            assert one_node.match(f"results/{preset}/models/{paper}/x/seed1.pt"), (preset, paper)
     assert pipeline.resources.presets_by_nodes(one_node=False) == "-"
 
 
@@ -253,12 +256,6 @@ def test_a_shell_that_ignores_sigterm_waits_for_the_trainer_to_save(tmp_path):
         statuses.append(shell.wait(timeout=20))
         time.sleep(0.7)  # the plain shell's orphaned child finishes too
     assert statuses == [-signal.SIGTERM, 2]
-
-
-def test_multinode_launcher_starts_one_torchrun_per_node(pipeline):
-    command = pipeline.resources.multinode_launcher("paper", "lex")
-    assert "srun --nodes 1 --ntasks-per-node 1 torchrun --nnodes 1 --nproc_per_node 8" in command
-    assert command.endswith("--rdzv_endpoint $head_node:29500 -m lenex.training.train")
 
 
 def test_recorded_inputs_are_the_raw_results_under_from_raw(pipeline, tmp_path, monkeypatch):

@@ -183,16 +183,6 @@ def test_a_presets_crosscheck_train_is_laid_over_lexs_training(tmp_path):
     assert fairseq.crosscheck_budget(preset, "p") == {"steps": 7, "batch_size": 8, "lr": 0.003, "warmup": 1}
 
 
-def test_the_training_backend_picks_the_launcher(pipeline):  # noqa: F811
-    # a GPU training's shell leaves SIGTERM to the trainer (lenex.pipeline.resources.KEEP_SHELL)
-    assert fairseq.train_launcher(pipeline, "paper", "lex") == (
-        "trap '' TERM; torchrun --standalone --nproc_per_node 8 -m lenex.training.train")
-    assert fairseq.train_launcher(pipeline, "tiny", "lex") == "python -m lenex.pipeline.launch lenex.training.train"
-    assert fairseq.train_launcher(pipeline, "tiny", "lex", "fairseq") == (
-        "python -m lenex.pipeline.launch lenex.fairseq_backend.train --bin results/tiny/data-fairseq/train_mix")
-    assert fairseq.backend_inputs(pipeline, "tiny", "lex") == []
-
-
 def test_every_paper_names_its_seeds_and_each_seeds_training_seed(pipeline):  # noqa: F811
     """Seeds 1..n per preset (a receptive-field budget group may set its own n); seed s trains with
     the preset's seed + s - 1, so seed 1 is the run a preset without seeds makes."""

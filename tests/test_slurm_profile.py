@@ -33,8 +33,7 @@ PRESETS = {name: yaml.safe_load((REPO / f"config/presets/{name}.yaml").read_text
 PAPERS = yaml.safe_load((REPO / "config/config.yaml").read_text())["papers"]
 # Which stage of the preset's `resources:` each GPU rule runs (a rule made per preset and job is named
 # by its prefix). A rule asking for a GPU that is not here fails the test: name its stage.
-STAGES = {"train": "train", "train_multinode": "train", "receptive_field_train": "train",
-          "segmented_pretrain": "train", "segmented_adapt": "train", "segmented_continue": "train",
+STAGES = {"train": "train", "train_multinode": "train",
           "evaluate": "evaluate", "resolution": "evaluate", "lex_eval": "evaluate", "lex_resolution": "evaluate",
           "receptive_field_evaluate": "evaluate", "receptive_field_cache_window": "evaluate",
           "segmented_evaluate": "evaluate", "segmented_attention": "evaluate"}

@@ -48,6 +48,22 @@ def job_outputs(output: str, rule_prefix: str) -> list[str]:
     return [path for rule, files, _ in planned_jobs(output) if rule.startswith(rule_prefix) for path in files]
 
 
+def trained_models(output: str) -> list[str]:
+    """The checkpoints the training rule's jobs of a dry-run printout write (rule `train`, and its
+    variant on several nodes): every paper's models are its (lenex.pipeline.specs)."""
+    return [path for rule, files, _ in planned_jobs(output) if rule in ("train", "train_multinode") for path in files]
+
+
+def segmented_trainings(output: str) -> dict[str, int]:
+    """The segmented paper's trainings of a dry-run printout by kind: `pretrained` (own stand-ins),
+    `adapted` (one epoch of domain adaptation: ootb, da) and `continued` (<method>-x<beta>)."""
+    models = [path for path in trained_models(output) if "/models/segmented/" in path]
+    pretrained = [path for path in models if "/models/segmented/pretrained/" in path]
+    adapted = [path for path in models if path.endswith(("/ootb.pt", "/da.pt"))]
+    return {"pretrained": len(pretrained), "adapted": len(adapted),
+            "continued": len(models) - len(pretrained) - len(adapted)}
+
+
 def lex_cells(output: str, stage: str = "eval") -> tuple[int, int]:
     """(jobs, cells) of the LEX evaluation jobs of one measure (eval: perplexity, or resolution):
     one job per model and corpus writes every cell of it (rule lex_<stage>__<preset>_<variant>_<corpus>)."""

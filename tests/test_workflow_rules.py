@@ -48,7 +48,7 @@ def test_rule_names_use_one_name_per_paper():
     names = rule_names()
     assert len(names) == len(set(names))
     assert not [n for n in names if n.startswith(("rf_", "seg_", "sandwich_"))], names
-    assert {"receptive_field_train", "receptive_field_evaluate", "paper_table", "lex_table_header",
+    assert {"train", "receptive_field_evaluate", "paper_table", "lex_table_header",
             "segmented_evaluate"} <= set(names)
 
 

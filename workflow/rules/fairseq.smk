@@ -24,41 +24,20 @@ rule binarize_fairseq:
         " --out {params.out} > {log} 2>&1"
 
 
-# One cross-check model: the `train` rule with the backend and seed taken from the path.
+# One cross-check model: the `train` rule with the backend and seed taken from the path
+# (its spec: lenex.fairseq_backend.workflow.crosscheck_model).
 use rule train as crosscheck_train with:
     input:
-        lambda wc: pipeline.paths.data_files(
-            wc.preset, pipeline.paths.training_corpus(wc.preset, wc.paper)
-        )
-        + fairseq.backend_inputs(pipeline, wc.preset, wc.paper, wc.backend),
-        code=lambda wc: fairseq.train_code(
-            pipeline, wc.preset, wc.paper, wc.variant, wc.backend
-        ),
+        unpack(lambda wc: pipeline.specs.inputs(fairseq.crosscheck_model(pipeline, wc))),
     output:
         "results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
     log:
         "results/{preset}/logs/crosscheck/{backend}/s{seed}/train/{paper}/{variant}.log",
+    wildcard_constraints:
+        preset=r"[A-Za-z0-9_-]+",
     params:
-        model=lambda wc: quoted_json(
-            pipeline.settings.model_config(wc.preset, wc.paper, wc.variant)
-        ),
-        train=lambda wc: pipeline.checks.checked_train(
-            wc.preset,
-            wc.paper,
-            wc.variant,
-            fairseq.crosscheck_train_config(
-                pipeline, wc.preset, wc.paper, wc.backend, wc.seed
-            ),
-            pipeline.paths.training_data(wc.preset, wc.paper),
-        ),
-        identity=lambda wc: pipeline.identities.identity(
-            wc.preset, wc.paper, wc.variant, backend=wc.backend
-        ),
-        data=lambda wc: pipeline.paths.training_data(wc.preset, wc.paper),
-        workdir="results/{preset}/crosscheck/{backend}/s{seed}/train/{paper}/{variant}",
-        threads=1,
-        launcher=lambda wc: fairseq.train_launcher(
-            pipeline, wc.preset, wc.paper, wc.backend
+        command=lambda wc, threads: fairseq.crosscheck_model(pipeline, wc).command(
+            threads
         ),
 
 

@@ -1,49 +1,13 @@
 # The receptive-field paper (Chi et al. 2023): one model per (corpus, variant, seed), since the
 # paper trains on each dataset separately; the last-token protocol (Section 3.4), the empirical
 # receptive field (Section 5.1) and cache-window inference (Appendix B) per model; Tables 1-5 and
-# Figures 4-13. Its interface: lenex.receptive_field.paper; scale rules and file lists:
-# lenex.receptive_field.targets.
+# Figures 4-13. Its models are the train rule's (results/<preset>/models/receptive-field/<corpus>/
+# <variant>/seed<s>.pt, lenex.receptive_field.paper.ReceptiveField.model_spec). Its interface:
+# lenex.receptive_field.paper; scale rules and file lists: lenex.receptive_field.targets.
 #   snakemake --cores 2 results/tiny/receptive-field.md         # the whole paper
 #   snakemake --cores 2 results/tiny/tables/receptive-field/table2.md
 
 RF = pipeline.settings.paper("receptive-field")
-
-
-# One model per (corpus, variant, seed): the train rule with the seed's training config.
-use rule train as receptive_field_train with:
-    input:
-        lambda wc: pipeline.paths.data_files(wc.preset, wc.corpus)
-        + pipeline.settings.scheme_files(RF.name, wc.variant),
-        code=lambda wc: pipeline.code.stamp(
-            "lenex.training.train", wc.preset, RF.name, wc.variant
-        ),
-    output:
-        "results/{preset}/models/receptive-field/{corpus}/{variant}/seed{seed}.pt",
-    log:
-        "results/{preset}/logs/train/receptive-field/{corpus}/{variant}/seed{seed}.log",
-    wildcard_constraints:
-        seed=r"\d+",
-    threads: pipeline.resources.stage_threads("train", RF.name)
-    resources:
-        **pipeline.resources.stage_resources("train", RF.name),
-    params:
-        model=lambda wc: quoted_json(
-            pipeline.settings.model_config(wc.preset, RF.name, wc.variant)
-        ),
-        train=lambda wc: pipeline.checks.checked_train(
-            wc.preset,
-            RF.name,
-            wc.variant,
-            RF.train_config(pipeline.settings, wc.preset, wc.variant, wc.seed),
-            f"results/{wc.preset}/data/{wc.corpus}",
-        ),
-        identity=lambda wc: pipeline.identities.identity(
-            wc.preset, RF.name, wc.variant, corpus=wc.corpus
-        ),
-        data="results/{preset}/data/{corpus}",
-        workdir="results/{preset}/train/receptive-field/{corpus}/{variant}/seed{seed}",
-        threads=pipeline.resources.process_threads(RF.name),
-        launcher=pipeline.resources.train_launcher_of("lenex.training.train", RF.name),
 
 
 # Section 3.4: the same N last tokens scored at every L_ex of Tables 1-4, and Section 5.1: c_m

@@ -4,7 +4,12 @@
 # segmented sequences (chunk-α, prefix-α, full) and one more epoch of adaptation (Table 5),
 # Section 4.5 evaluation, Tables 2-5 and Figures 2-3. The pretrained model is one per preset;
 # everything after it is trained per seed (seed{s}/ in its paths; docs/segmented.md). Its
-# interface: lenex.segmented.paper; file lists: lenex.segmented.targets.
+# interface: lenex.segmented.paper; file lists: lenex.segmented.targets. Its models are the train
+# rule's (lenex.segmented.paper.Segmented.model_spec): the own stand-ins pretrained at L_t
+# (pretrained/<model>.pt), one epoch of domain adaptation at L_t (the OOTB checkpoint, <model>/
+# seed<s>/ootb.pt, and Table 5's one more epoch, da.pt), and continued pretraining from OOTB to
+# L_e = beta x L_t, compute-equivalent (Section 4.4: <model>/seed<s>/<method>-x<beta>.pt); seed s
+# continues seed s's OOTB model, its pieces and segments drawn with its own seed.
 #   snakemake --cores 2 results/tiny/segmented.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/segmented/table3.md   # one table
 
@@ -16,45 +21,6 @@ wildcard_constraints:
     run=r"ootb|da|(full|chunk-[0-9.]+|prefix-[0-9.]+)-x\d+",
     method=r"full|chunk-[0-9.]+|prefix-[0-9.]+",
     beta=r"\d+",
-
-
-# Own stand-ins: the train rule at the model's L_t on the paper's training corpus.
-use rule train as segmented_pretrain with:
-    input:
-        lambda wc: pipeline.paths.data_files(
-            wc.preset, pipeline.paths.training_corpus(wc.preset, SEG.name)
-        )
-        + pipeline.settings.scheme_files(SEG.name, wc.model),
-        code=lambda wc: pipeline.code.stamp(
-            "lenex.training.train", wc.preset, SEG.name, wc.model
-        ),
-    output:
-        "results/{preset}/models/segmented/pretrained/{model}.pt",
-    log:
-        "results/{preset}/logs/train/segmented/pretrained/{model}.log",
-    wildcard_constraints:
-        preset=SEG.presets(pipeline.settings, released=False),
-    threads: pipeline.resources.stage_threads("train", SEG.name)
-    resources:
-        **pipeline.resources.stage_resources("train", SEG.name),
-    params:
-        model=lambda wc: quoted_json(
-            pipeline.settings.model_config(wc.preset, SEG.name, wc.model)
-        ),
-        train=lambda wc: pipeline.checks.checked_train(
-            wc.preset,
-            SEG.name,
-            wc.model,
-            pipeline.settings.paper_preset(wc.preset, SEG.name)["train"],
-            pipeline.paths.training_data(wc.preset, SEG.name),
-        ),
-        identity=lambda wc: SEG.identity(
-            pipeline.identities, wc.preset, wc.model, "pretrained"
-        ),
-        data=lambda wc: pipeline.paths.training_data(wc.preset, SEG.name),
-        workdir="results/{preset}/train/segmented/pretrained/{model}",
-        threads=pipeline.resources.process_threads(SEG.name),
-        launcher=pipeline.resources.train_launcher_of("lenex.training.train", SEG.name),
 
 
 # Paper scale: the released checkpoint itself (needs the hub, or its cache): run where Snakemake
@@ -96,80 +62,6 @@ rule segmented_retokenize:
     shell:
         "python -m lenex.pipeline.launch lenex.segmented.retokenize --data results/{wildcards.preset}/data/arxiv"
         " --tokenizer {params.name} --out {params.out} > {log} 2>&1"
-
-
-# One epoch at L_t on the domain corpus: the OOTB checkpoint (Section 4.3), and (da) one more
-# epoch from it, Table 5's further-adaptation baseline; both are `full` with L_e = L_t. Seed s
-# samples its epoch with its own seed, from the one pretrained model.
-rule segmented_adapt:
-    input:
-        model=lambda wc: SEG.adapted_from(wc.preset, wc.model, wc.run, wc.seed),
-        data=lambda wc: SEG.domain_data(
-            pipeline.settings, wc.preset, wc.model, meta=True
-        ),
-        code=lambda wc: pipeline.code.stamp(
-            "lenex.segmented.continued", wc.preset, SEG.name, wc.model
-        ),
-    output:
-        "results/{preset}/models/segmented/{model}/seed{seed}/{run}.pt",
-    log:
-        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{run}.log",
-    wildcard_constraints:
-        run="ootb|da",
-    conda:
-        ENV
-    threads: pipeline.resources.stage_threads("train", SEG.name)
-    resources:
-        **pipeline.resources.stage_resources("train", SEG.name),
-    params:
-        method="full",
-        extend_by=1,
-        train=lambda wc: quoted_json(
-            SEG.continued_train_config(pipeline.settings, wc.preset, wc.seed)
-        ),
-        data=lambda wc: SEG.domain_data(pipeline.settings, wc.preset, wc.model),
-        epoch_tokens=lambda wc: SEG.epoch_tokens(pipeline.settings, wc.preset),
-        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{run}",
-        launcher=pipeline.resources.train_launcher_of(
-            "lenex.segmented.continued", SEG.name
-        ),
-        threads=pipeline.resources.process_threads(SEG.name),
-        identity=lambda wc: SEG.identity(
-            pipeline.identities, wc.preset, wc.model, wc.run
-        ),
-        expect=lambda wc: SEG.expect(
-            pipeline.identities, wc.preset, wc.model, SEG.init_run(wc.run), wc.seed
-        ),
-    shell:
-        "{params.launcher} --init {input.model} --method {params.method}"
-        " --extend {params.extend_by} --train-config {params.train} --data {params.data}"
-        " --epoch-tokens {params.epoch_tokens} --out {output} --workdir {params.workdir}"
-        " --threads {params.threads} --identity {params.identity} --expect {params.expect} > {log} 2>&1"
-
-
-# Continued pretraining from OOTB to L_e = extend x L_t, compute-equivalent (Section 4.4): seed s
-# continues seed s's OOTB model, its pieces and segments drawn with its own seed.
-use rule segmented_adapt as segmented_continue with:
-    input:
-        model="results/{preset}/models/segmented/{model}/seed{seed}/ootb.pt",
-        data=lambda wc: SEG.domain_data(
-            pipeline.settings, wc.preset, wc.model, meta=True
-        ),
-        code=rules.segmented_adapt.input.code,
-    output:
-        "results/{preset}/models/segmented/{model}/seed{seed}/{method}-x{beta}.pt",
-    log:
-        "results/{preset}/logs/train/segmented/{model}/seed{seed}/{method}-x{beta}.log",
-    params:
-        method="{method}",
-        extend_by="{beta}",
-        workdir="results/{preset}/train/segmented/{model}/seed{seed}/{method}-x{beta}",
-        identity=lambda wc: SEG.identity(
-            pipeline.identities, wc.preset, wc.model, f"{wc.method}-x{wc.beta}"
-        ),
-        expect=lambda wc: SEG.expect(
-            pipeline.identities, wc.preset, wc.model, "ootb", wc.seed
-        ),
 
 
 # Section 4.5 perplexity of one model at one length (APE tables interpolated when shorter);

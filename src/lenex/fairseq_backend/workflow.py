@@ -1,18 +1,14 @@
-"""What the rules of the fairseq backend and its cross-check read (rules in fairseq.smk; the
-`train` rule takes its launcher and inputs from here whichever the backend; docs/fairseq.md).
+"""What the rules of the fairseq backend and its cross-check read (rules in fairseq.smk; a
+training on the backend is the `train` rule's, its launcher and inputs from its spec,
+lenex.pipeline.specs; docs/fairseq.md).
 Every function takes the workflow's `Pipeline` (lenex.pipeline.workflow) and reads the parts it needs."""
 
 from __future__ import annotations
 
-from ..pipeline.resources import launcher, train_command
 from . import require_fairseq
 
 FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
     f"{split}.{ext}" for split in ("train", "valid", "test") for ext in ("bin", "idx")]
-
-
-def train_backend(pipeline, preset: str, paper: str) -> str:
-    return pipeline.settings.paper_preset(preset, paper)["train"].get("backend", "lenex")
 
 
 def fairseq_data_files(pipeline, preset: str, corpus: str) -> list[str]:
@@ -20,33 +16,6 @@ def fairseq_data_files(pipeline, preset: str, corpus: str) -> list[str]:
     with the one line naming `make setup-fairseq` (before any job runs)."""
     require_fairseq()
     return [f"results/{preset}/data-fairseq/{corpus}/{name}" for name in FAIRSEQ_FILES]
-
-
-def backend_inputs(pipeline, preset: str, paper: str, backend: str | None = None) -> list[str]:
-    """Inputs a training job needs beyond lenex's token files: fairseq's binarized copy."""
-    if (backend or train_backend(pipeline, preset, paper)) != "fairseq":
-        return []
-    return fairseq_data_files(pipeline, preset, pipeline.paths.training_corpus(preset, paper))
-
-
-def train_module(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
-    """The trainer's entry point: lenex.training.train, or the fairseq backend's."""
-    fairseq = (backend or train_backend(pipeline, preset, paper)) == "fairseq"
-    return "lenex.fairseq_backend.train" if fairseq else "lenex.training.train"
-
-
-def train_launcher(pipeline, preset: str, paper: str, backend: str | None = None) -> str:
-    """The trainer's command up to its shared arguments (--model-config ... --threads)."""
-    module = train_module(pipeline, preset, paper, backend)
-    if module != "lenex.training.train":
-        folder = f"results/{preset}/data-fairseq/{pipeline.paths.training_corpus(preset, paper)}"
-        return f"{launcher(module, 1)} --bin {folder}"
-    return train_command(module, pipeline.resources.train_gpus(preset, paper))
-
-
-def train_code(pipeline, preset: str, paper: str, variant: str, backend: str | None = None) -> str:
-    """The code stamp of a training (lenex.pipeline.code): its trainer's and its scheme's."""
-    return pipeline.code.stamp(train_module(pipeline, preset, paper, backend), preset, paper, variant)
 
 
 def crosscheck_spec(pipeline, preset: str) -> dict:
@@ -64,6 +33,22 @@ def crosscheck_train_config(pipeline, preset: str, paper: str, backend: str, see
     train = {**pipeline.settings.paper_preset(preset, paper)["train"],
              **(pipeline.settings.preset(preset).get("crosscheck") or {}).get("train", {})}
     return {**train, "backend": backend, "seed": int(seed), "eval_every": train["log_every"]}
+
+
+def crosscheck_model(pipeline, wildcards):
+    """The spec (lenex.pipeline.specs.ModelSpec) of one cross-check model: the variant as the
+    preset trains it, on `backend` with `seed` (one torch thread, so both backends get the same
+    CPU), its checkpoint labelled with its backend."""
+    import dataclasses
+
+    preset, paper, variant, backend = wildcards.preset, wildcards.paper, wildcards.variant, wildcards.backend
+    settings, root = pipeline.settings, f"results/{preset}/crosscheck/{backend}/s{wildcards.seed}"
+    own = settings.paper(paper)
+    spec = own.model_spec(settings.paper_preset(preset, paper), settings.experiment(paper), f"{variant}/seed1")
+    spec = dataclasses.replace(spec, seed=int(wildcards.seed), output=f"{root}/models/{paper}/{variant}.pt",
+                               workdir=f"{root}/train/{paper}/{variant}", labels=own.labels(preset, variant, backend=backend),
+                               train=crosscheck_train_config(pipeline, preset, paper, backend, wildcards.seed), threads=1)
+    return pipeline.specs.launch(pipeline.specs.completed(spec))
 
 
 def crosscheck_expect(pipeline, wildcards) -> str:

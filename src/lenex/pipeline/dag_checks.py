@@ -58,11 +58,13 @@ class DagChecks:
     def __init__(self, settings, paths):
         self.settings, self.paths = settings, paths
 
-    def checked_train(self, preset_name: str, paper: str, variant: str, train: dict, data: str) -> str:
-        """`--train-config` of a training of `variant` on the corpus folder `data`, one shell word,
-        once the model and train configs pass lenex.training.train's own checks and the corpus's splits
-        (where it is prepared already) hold a training window. An error names the preset's file."""
-        model = self.settings.model_config(preset_name, paper, variant)
+    def checked_train(self, preset_name: str, paper: str, variant: str, train: dict, data: str,
+                      model: dict | None = None) -> str:
+        """`--train-config` of a training of `variant` (its ModelConfig fields `model`, else the
+        variant's at the preset) on the corpus folder `data`, one shell word, once the model and
+        train configs pass lenex.training.train's own checks and the corpus's splits (where it is
+        prepared already) hold a training window. An error names the preset's file."""
+        model = self.settings.model_config(preset_name, paper, variant) if model is None else model
         preset_file = self.settings.preset_file(preset_name)
         try:
             check_run_configs(model, train)

@@ -42,7 +42,7 @@ class Identities:
         """The labels a model of `variant` records (and its evaluations expect): the variant under
         its paper's name for it (`Paper.model_label`: the segmented paper's `model`); `more`: what
         else its path names (a receptive-field model's corpus, a segmented model's run)."""
-        return {"paper": paper, "preset": preset_name, self.settings.paper(paper).model_label: variant, **more}
+        return self.settings.paper(paper).labels(preset_name, variant, **more)
 
     def identity(self, preset_name: str, paper: str, variant: str, **more) -> str:
         """`--identity` of a training, one shell word."""

@@ -78,10 +78,57 @@ class Paper(ABC):
         return train_seed(view["train"].get("seed", 1), int(seed))
 
     def train_config(self, settings, preset: str, variant: str, seed) -> dict:
+        """TrainConfig fields of one variant's model of seed s at a preset (`train_fields`)."""
+        return self.train_fields(settings.paper_preset(preset, self.name), settings.experiment(self.name), variant, seed)
+
+    def train_fields(self, view: dict, experiment: dict, variant: str, seed) -> dict:
         """TrainConfig fields of one variant's model of seed s: the paper's training at the preset
-        with seed s's training seed."""
-        view = settings.paper_preset(preset, self.name)
+        (`view`) with seed s's training seed."""
         return {**view["train"], "seed": self.train_seed(view, seed)}
+
+    def model_spec(self, view: dict, experiment: dict, path: str):
+        """The spec (lenex.pipeline.specs.ModelSpec) of the model whose checkpoint is
+        results/<preset>/models/<paper>/<path>.pt, from the preset as the paper sees it (`view`)
+        and its experiment file alone; the pipeline's `specs` part completes it (its corpus's
+        files, its checks, backend and launch). Here: one model per variant and seed,
+        `<variant>/seed<s>`, trained on the paper's training corpus; a paper laying its models out
+        otherwise says so."""
+        from ..experiment.schemes import module_files
+        from .specs import ModelSpec, path_fields
+
+        found = path_fields(r"(?P<variant>[^/]+)/seed(?P<seed>\d+)", path, self.name, "<variant>/seed<s>.pt")
+        variant, seed, preset = found["variant"], found["seed"], view["name"]
+        self.check_variant(experiment, variant)
+        return ModelSpec(paper=self.name, preset=preset, variant=variant, seed=seed, corpus=None,
+                         output=f"results/{preset}/models/{self.name}/{path}.pt",
+                         workdir=f"results/{preset}/train/{self.name}/{path}", labels=self.labels(preset, variant),
+                         model=self.model_config(view, experiment, variant),
+                         train=self.train_fields(view, experiment, variant, seed),
+                         scheme_files=tuple(module_files(experiment["variants"][variant])))
+
+    def labels(self, preset: str, variant: str, **more) -> dict:
+        """What a model of `variant` records (and what reads it expects): the paper, the preset and
+        the variant under the paper's name for it (`model_label`); `more`: what else its path names."""
+        return {"paper": self.name, "preset": preset, self.model_label: variant, **more}
+
+    def check_variant(self, experiment: dict, variant: str) -> None:
+        """`variant` is one of the paper's (its experiment file's), or one error naming them."""
+        variants = experiment["variants"]
+        if variant not in variants:
+            from .user_errors import refuse
+
+            refuse(f"unknown variant {variant!r} for paper {self.name!r}; known: {', '.join(variants)}")
+
+    def fetched_models(self, settings, preset: str) -> str | None:
+        """A regular expression of its model paths (under results/<preset>/models/<paper>/) that a
+        preset fetches instead of training (released checkpoints), or None: the training rule
+        leaves them to the rule that fetches them."""
+        return None
+
+    def trains_from_scratch(self, path: str) -> bool:
+        """Whether the model at results/<preset>/models/<paper>/<path>.pt trains from scratch for
+        the preset's steps (a plan estimates its hours from them), or continues another checkpoint."""
+        return True
 
     @abstractmethod
     def table_recorded(self, paths, preset: str, table: str) -> dict[str, list[str]]:

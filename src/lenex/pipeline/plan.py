@@ -113,10 +113,23 @@ def training_cpu_hours(groups: list[dict], paper: str) -> tuple[int, float]:
     return sum(g["count"] for g in mine), hours
 
 
-def is_training(rule: str) -> bool:
-    # Training rules: the generic `train*` and a paper's own `<paper>_train` (e.g. receptive_field_train);
-    # a tokenizer's training is no model's.
-    return (rule.startswith("train") and rule != "train_tokenizer") or rule.endswith("_train")
+def is_training(rule: str, output: str = "") -> bool:
+    """Whether a job trains a model from scratch: a job of the training rule (`train`, its
+    variants `train_multinode` and `<x>_train`; a tokenizer's training is no model's) whose model
+    its paper trains from scratch (Paper.trains_from_scratch): continued pretraining runs one epoch,
+    not the preset's steps, so it is counted at its declared runtime as the other jobs are."""
+    if not ((rule.startswith("train") and rule != "train_tokenizer") or rule.endswith("_train")):
+        return False
+    found = MODEL_PATH.match(output)
+    if not found:
+        return True
+    from .papers import paper_named
+
+    return paper_named(found["paper"]).trains_from_scratch(found["model"])
+
+
+#: A checkpoint of the training rule: results/<preset>/models/<paper>/<model>.pt.
+MODEL_PATH = re.compile(r"^results/[^/]+/models/(?P<paper>[^/]+)/(?P<model>.+)\.pt$")
 
 
 def build_cpu_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None) -> dict:
@@ -129,9 +142,9 @@ def build_cpu_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None)
                                                              "declared_cpu_hours": 0.0})
         total["jobs"] += 1
         total["declared_cpu_hours"] += declared
-    trainings = [r for r in rows if is_training(r["rule"])]
+    trainings = [r for r in rows if is_training(r["rule"], r["output"])]
     models, measured = training_cpu_hours(cost["groups"], paper) if cost and trainings else (None, None)
-    others = sum(r["declared_cpu_hours"] for r in rows if not is_training(r["rule"]))
+    others = sum(r["declared_cpu_hours"] for r in rows if not is_training(r["rule"], r["output"]))
     bound = sum(r["declared_cpu_hours"] for r in trainings)
     return {
         "preset": preset["name"], "paper": paper, "device": "cpu", "jobs": rows, "by_rule": by_rule,
@@ -157,7 +170,7 @@ def build_plan(jobs: list[Job], preset: dict, paper: str, cost: dict | None = No
     # Sorted: the dry run lists jobs in an order that changes between runs; the plan must not.
     for job in sorted(jobs, key=lambda j: (j.rule, j.output)):
         declared = job.gpus * job.runtime_minutes / 60
-        estimate = per_training if is_training(job.rule) and per_training is not None and job.gpus else None
+        estimate = per_training if is_training(job.rule, job.output) and per_training is not None and job.gpus else None
         rows.append({**asdict(job), "gpus": job.gpus, "declared_gpu_hours": declared, "estimated_gpu_hours": estimate})
         # Rules made per job in a loop (lex.smk: lex_eval__<preset>_<variant>_<corpus>) count as one.
         total = by_rule.setdefault(job.rule.split("__")[0], {"jobs": 0, "gpus_per_job": job.gpus, "declared_gpu_hours": 0.0,

@@ -14,6 +14,7 @@ local run's job rate limit.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -81,19 +82,24 @@ class Resources:
     def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
         """stage_resources of a job whose preset is known when its rule is made (the rules made per
         preset); `runs`: how many of the stage's units of work the job does (the preset's runtime
-        bounds one). `cpus_per_gpu`: the stage's threads shared among its GPUs (0 for a CPU job,
-        which SLURM gives `threads` CPUs per task instead). `nodes`: 1, as the launch is
-        single-node (`torchrun --standalone`: a job spread over nodes with fewer GPUs would give
-        ranks devices that do not exist). `slurm_extra` (train): `train_slurm_extra`."""
+        bounds one). GPUs are asked for in one form by every rule: `gpu`, the job's GPUs in all
+        (SLURM's --gpus; a local run's `--resources gpu=N` bounds them), which for a training on
+        several nodes is `nodes` x the preset's GPUs per node, each node's share fixed by
+        --gpus-per-node in `slurm_extra`. `cpus_per_gpu`: the stage's threads (per node) shared
+        among its GPUs (0 for a CPU job, which SLURM gives `threads` CPUs per task instead).
+        `nodes`: the training's nodes (`resources: train: nodes`), else 1: a one-node launch is
+        `torchrun --standalone`, and a job spread over nodes with fewer GPUs would give ranks
+        devices that do not exist. `slurm_extra` (train): `train_slurm_extra`."""
         defaults = STAGE_DEFAULTS[stage]
         gpus = self.settings.rule_resources(preset_name, stage, "gpus", 0, paper)
         threads = self.settings.rule_resources(preset_name, stage, "threads", 1, paper)
+        nodes = self.settings.rule_resources(preset_name, stage, "nodes", 1, paper) if stage == "train" else 1
         declared = {
             "mem_mb": self.settings.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
             "runtime": runs * self.settings.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
-            "gpu": gpus,
+            "gpu": gpus * nodes,
             "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
-            "nodes": 1,
+            "nodes": nodes,
         }
         if stage == "train":
             declared["slurm_extra"] = self.train_slurm_extra(preset_name, paper)
@@ -106,7 +112,16 @@ class Resources:
         srun step, whose processes `--signal` reaches), and the nodes whole where it says `exclusive`."""
         lead = self.settings.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
         exclusive = self.settings.rule_resources(preset_name, "train", "exclusive", False, paper)
-        return ("--exclusive " if exclusive else "") + f"--signal=TERM@{lead}"
+        nodes = self.settings.rule_resources(preset_name, "train", "nodes", 1, paper)
+        per_node = f"--gpus-per-node={self.train_gpus(preset_name, paper)} " if nodes > 1 else ""
+        return ("--exclusive " if exclusive else "") + per_node + f"--signal=TERM@{lead}"
+
+    def multinode_resources(self) -> dict:
+        """resources: of a training on several nodes: the train stage's, and one task per node,
+        which SLURM's executor must not wrap in an srun of its own (`mpi`): the launcher's srun
+        starts one torchrun per node (lenex.pipeline.specs.ModelSpec.launcher)."""
+        nodes = self.stage_setting("train", "nodes", 1)
+        return {**self.stage_resources("train"), "tasks": nodes, "tasks_per_gpu": 0, "mpi": "srun"}
 
     def cost_model_file(self, preset_name: str) -> list[str]:
         """The cost model's measurement of a preset on this machine (benchmarks.preset_cost), where
@@ -115,11 +130,22 @@ class Resources:
         return [os.path.relpath(path)] if path.is_file() else []
 
     def presets_by_nodes(self, one_node: bool) -> str:
-        """The presets whose trainings span one node (or several), as a wildcard pattern: each
-        preset's trainings go to one rule (train or train_multinode); "-" matches no preset."""
-        names = [name for name in self.settings.preset_names
-                 if (self.settings.preset(name)["resources"].get("train", {}).get("nodes", 1) == 1) == one_node]
-        return "|".join(names) or "-"
+        """The training rule's `preset` constraint that sends each (preset, paper) to the rule of its
+        node count (train, or train_multinode): a paper may train on one node at a preset whose
+        other papers span several (its `papers.<paper>.resources.train.nodes`). A constraint sees
+        only its own wildcard, so each preset's name carries a lookahead for the papers it takes:
+        `paper(?=/models/(?:lex)/)` matches results/paper/models/lex/... and no other paper's
+        models. A paper's models that are fetched at a preset, not trained (Paper.fetched_models:
+        the segmented paper's released checkpoints) are left to the rule that fetches them. "-"
+        matches no preset."""
+        choices = []
+        for name in self.settings.preset_names:
+            for paper in self.settings.config["papers"]:
+                if (self.settings.rule_resources(name, "train", "nodes", 1, paper) == 1) != one_node:
+                    continue
+                fetched = self.settings.paper(paper).fetched_models(self.settings, name)
+                choices.append(f"{name}(?=/models/{re.escape(paper)}/{f'(?!{fetched})' if fetched else ''})")
+        return "|".join(choices) or "-"
 
     def train_gpus(self, preset_name: str, paper: str) -> int:
         return self.settings.rule_resources(preset_name, "train", "gpus", 0, paper)
@@ -128,22 +154,6 @@ class Resources:
         """Whether the preset runs the stage's jobs on GPUs (a cluster or a GPU workstation)."""
         return self.settings.rule_resources(preset_name, stage, "gpus", 0, paper) > 0
 
-    def process_threads(self, paper: str | None = None):
-        """Params function: torch CPU threads per training process, the job's cores shared among
-        its processes."""
-        return lambda wc, threads: max(1, threads // max(1, self.train_gpus(wc.preset, paper or wc.paper)))
-
-    def train_launcher_of(self, module: str, paper: str | None = None):
-        """Params function: the launcher of `module` with the preset's training GPUs."""
-        return lambda wc: train_command(module, self.train_gpus(wc.preset, paper or wc.paper))
-
-    def multinode_launcher(self, preset_name: str, paper: str) -> str:
-        """srun starting one torchrun per node; the torchruns meet at the allocation's first node."""
-        nodes = self.settings.rule_resources(preset_name, "train", "nodes", 1, paper)
-        return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
-                f" srun --nodes {nodes} --ntasks-per-node 1 torchrun --nnodes {nodes}"
-                f" --nproc_per_node {self.train_gpus(preset_name, paper)} --rdzv_backend c10d"
-                " --rdzv_id $SLURM_JOB_ID --rdzv_endpoint $head_node:29500 -m lenex.training.train")
 
 
 def local_run(workflow) -> bool:

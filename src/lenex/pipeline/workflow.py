@@ -17,6 +17,7 @@ from .recorded import Recorded
 from .report import Report
 from .resources import Resources
 from .settings import Settings
+from .specs import Specs
 from .targets import Targets
 
 
@@ -28,6 +29,7 @@ class Pipeline:
     | `settings` | settings | the config, presets, experiment files, each paper's model configs; the papers (registry) |
     | `paths` | paths | a preset's corpora: which build here, their fetched and prepared files, the tokenizer |
     | `resources` | resources | every train and evaluate job's threads, resources and launcher |
+    | `specs` | specs | one typed spec per trained model, and the training rule's inputs and command |
     | `evaluation` | evaluation | a cell's two evaluation paths (one-cell, per-model) and what both pass |
     | `identities` | identities | what a job is told about its model (`--identity`, `--expect`) |
     | `checks` | dag_checks | the checks made when the DAG is built (trainings, claims) |
@@ -48,6 +50,7 @@ class Pipeline:
         self.identities = Identities(self.settings)
         self.checks = DagChecks(self.settings, self.paths)
         self.code = CodeInputs(self.settings)
+        self.specs = Specs(self.settings, self.paths, self.resources, self.checks, self.code)
         self.recorded = Recorded(self.settings, self.paths)
         self.targets = Targets(self.settings, self.paths, self.recorded)
         self.report = Report(self.settings, self.paths)

@@ -33,11 +33,25 @@ class ReceptiveField(Paper):
         """The preset as one variant's budget group sees it."""
         return self.variant_view(settings.paper_preset(preset, self.name), settings.experiment(self.name), variant)
 
-    def train_config(self, settings, preset: str, variant: str, seed) -> dict:
+    def train_fields(self, view: dict, experiment: dict, variant: str, seed) -> dict:
         """The variant's budget group's training with seed s's training seed (the paper's `train.seed`
         + s - 1, Paper.train_seed)."""
-        return {**self.view(settings, preset, variant)["train"],
-                "seed": self.train_seed(settings.paper_preset(preset, self.name), seed)}
+        return {**self.variant_view(view, experiment, variant)["train"], "seed": self.train_seed(view, seed)}
+
+    def model_spec(self, view: dict, experiment: dict, path: str):
+        """One model per corpus, variant and seed: `<corpus>/<variant>/seed<s>`, trained on that
+        corpus (the paper trains on each dataset separately), its checkpoint labelled with it."""
+        import dataclasses
+
+        from ..pipeline.specs import path_fields
+
+        found = path_fields(r"(?P<corpus>[^/]+)/(?P<variant>[^/]+)/seed(?P<seed>\d+)", path, self.name,
+                            "<corpus>/<variant>/seed<s>.pt")
+        corpus, variant, seed = found["corpus"], found["variant"], found["seed"]
+        spec = super().model_spec(view, experiment, f"{variant}/seed{seed}")
+        return dataclasses.replace(spec, corpus=corpus, output=f"results/{view['name']}/models/{self.name}/{path}.pt",
+                                   workdir=f"results/{view['name']}/train/{self.name}/{path}",
+                                   labels=self.labels(view["name"], variant, corpus=corpus))
 
     def multiples(self, settings, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""

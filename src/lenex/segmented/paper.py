@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..config import TrainConfig
 from ..pipeline.identities import EXPECTED_MODEL_FIELDS, SHAPE_FIELDS
 from ..pipeline.papers import Paper
+from ..pipeline.specs import ModelSpec
 from ..pipeline.settings import quoted_json
 from . import targets
 
@@ -69,17 +70,68 @@ class Segmented(Paper):
         return identities.identity(preset, self.name, model, run=run)
 
     def expect(self, identities, preset: str, model: str, run: str, seed) -> str:
-        """`--expect` of a job reading the checkpoint of `model` after `run` (seed s): its labels and seed,
+        """`--expect` of a job reading the checkpoint of `model` after `run` (seed s), one shell word."""
+        return quoted_json(self.expected(identities, preset, model, run, seed))
+
+    def expected(self, identities, preset: str, model: str, run: str, seed) -> dict:
+        """What the checkpoint of `model` after `run` (seed s) must record (`expected_of`)."""
+        settings = identities.settings
+        return self.expected_of(self.view(settings, preset), settings.experiment(self.name), model, run, seed)
+
+    def expected_of(self, view: dict, experiment: dict, model: str, run: str, seed) -> dict:
+        """What the checkpoint of `model` after `run` (seed s) must record: its labels and seed,
         and the model it was built as (the whole config when pretrained here; the shape, scheme
         included, once adaptation or continued pretraining changed its L_t). A released
         checkpoint records no identity: nothing is expected of it but what it is, by name."""
-        view = self.view(identities.settings, preset)  # the pretrained model is one per preset, the runs after it per seed
         released = targets.uses_hf(view)
         if run == "pretrained" and released:
-            return quoted_json({})
+            return {}
         train_seed = view["train"].get("seed", TrainConfig().seed) if run == "pretrained" else self.train_seed(view, seed)
         fields = () if released else EXPECTED_MODEL_FIELDS if run == "pretrained" else SHAPE_FIELDS
-        return quoted_json(identities.expected_model(preset, self.name, model, train_seed, fields, run=run))
+        config = self.model_config(view, experiment, model)
+        return {**self.labels(view["name"], model, run=run), "seed": int(train_seed),
+                **{k: config[k] for k in fields if k in config}}
+
+    def fetched_models(self, settings, preset: str) -> str | None:
+        """At a preset of released checkpoints the pretrained models are fetched (segmented_fetch_hf)."""
+        return "pretrained/" if targets.uses_hf(self.view(settings, preset)) else None
+
+    def trains_from_scratch(self, path: str) -> bool:
+        """Only the own stand-ins (pretrained/<model>) train from scratch; every run after them continues one."""
+        return path.startswith("pretrained/")
+
+    def model_spec(self, view: dict, experiment: dict, path: str):
+        """`pretrained/<model>`: an own stand-in trained once per preset at its L_t on the paper's
+        training corpus (at a preset of released checkpoints, rule segmented_fetch_hf makes it
+        instead: `fetched_models`); `<model>/seed<s>/<run>`: seed s's domain adaptation (`ootb`,
+        `da`: one epoch, `full` at L_t) or continued pretraining (`<method>-x<beta>`: `method` at
+        beta x L_t) on the domain corpus, from the checkpoint it continues (`adapted_from`), which
+        must be what `expected_of` says."""
+        import dataclasses
+
+        from ..pipeline.specs import Continuation, path_fields
+
+        found = path_fields(r"pretrained/(?P<model>[^/]+)|(?P<adapted>[^/]+)/seed(?P<seed>\d+)/"
+                            r"(?P<run>ootb|da|(?P<method>full|chunk-[0-9.]+|prefix-[0-9.]+)-x(?P<beta>\d+))",
+                            path, self.name, "pretrained/<model>.pt or <model>/seed<s>/<run>.pt (run: ootb, da, "
+                            "<method>-x<beta>)")
+        preset = view["name"]
+        output, workdir = f"results/{preset}/models/{self.name}/{path}.pt", f"results/{preset}/train/{self.name}/{path}"
+        if found["model"] is not None:
+            model = found["model"]
+            spec = super().model_spec(view, experiment, f"{model}/seed1")
+            return dataclasses.replace(spec, seed=None, output=output, workdir=workdir, train=view["train"],
+                                       labels=self.labels(preset, model, run="pretrained"), run="pretrained")
+        model, seed, run = found["adapted"], found["seed"], found["run"]
+        self.check_variant(experiment, model)
+        method, extend_by = (found["method"], int(found["beta"])) if found["method"] else ("full", 1)
+        continued = Continuation(init=self.adapted_from(preset, model, run, seed), method=method, extend_by=extend_by,
+                                 epoch_tokens=view["experiment"].get("epoch_tokens") or 0,
+                                 expect=self.expected_of(view, experiment, model, self.init_run(run), seed))
+        return ModelSpec(paper=self.name, preset=preset, variant=model, seed=seed, corpus=DOMAIN,
+                         data=targets.domain_data(preset, view, model), output=output, workdir=workdir,
+                         labels=self.labels(preset, model, run=run), train=targets.continued_train_config(view, int(seed)),
+                         continued=continued, data_inputs=(targets.domain_meta(preset, view, model),), run=run)
 
     def init_run(self, run: str) -> str:
         """The run whose checkpoint a training of `run` starts from."""
