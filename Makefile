@@ -71,6 +71,7 @@ report: setup
 lint: setup
 	snakemake --lint
 	snakemake --lint --config sweeps=True
+	snakemake --lint --config scale_study=True
 	snakefmt --check Snakefile workflow/rules
 
 format: setup

@@ -54,6 +54,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/fairseq.smk"
 include: "workflow/rules/hf_profile.smk"
 include: "workflow/rules/sweeps.smk"
+include: "workflow/rules/scale_study.smk"
 
 
 onstart:

@@ -50,6 +50,15 @@ def test_the_sweeps_rules_only_when_asked_for_and_never_under_from_raw(tmp_path)
     assert sweeps(sweeps=True, from_raw=True) is False
 
 
+def test_the_scale_studys_rules_only_when_asked_for_and_never_under_from_raw(tmp_path):
+    def settings(**changes):
+        return Pipeline(repo_config(**changes), REPO, stamps=tmp_path).settings
+    assert settings().scale_study is False  # config/config.yaml's default
+    assert settings(scale_study=True).scale_study is True
+    assert settings(scale_study=True, from_raw=True).scale_study is False
+    assert (settings().scale_study_only, settings().scale_study_train) == ("", True)  # the schema's defaults
+
+
 def test_presets_and_their_views(pipeline):
     assert pipeline.settings.preset_names == ["gpu", "paper", "tiny", "workstation"]
     assert pipeline.settings.preset_file("tiny") == "config/presets/tiny.yaml"  # relative: no rule names the checkout

@@ -1,15 +1,25 @@
-"""Scale study (issue 16): grid expansion and ratios by hand; a second invocation trains nothing."""
+"""Scale study (issue 16): grid expansion and ratios by hand; a second invocation trains nothing;
+its points are Snakemake targets only with `--config scale_study=True`."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 import yaml
 from corpus_fixture import make_corpus
+from subprocess_env import env_with_venv
+from test_workflow import REPO, job_counts, snakemake
 
 from lenex.scale_study import study as scale_study
-from lenex.scale_study.points import length_ratios, read_points, with_added_scores
-from lenex.scale_study.report import first_showing_rows, scheme_order_rows, writeup
-from lenex.scale_study.study import estimated_cost, expand_grid, load_study, receptive_field, run_study, steps_for
+from lenex.scale_study.points import gather_points, length_ratios, read_points, with_added_scores
+from lenex.scale_study import study_rules
+from lenex.scale_study.points import merged_record
+from lenex.scale_study.report import first_showing_rows, scheme_order_rows, write_report, writeup
+from lenex.scale_study.study import estimated_cost, expand_grid, load_study, point_name, receptive_field, steps_for
+from lenex.scale_study.study_rules import pending_points
 
 GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],
         "shapes": {"2x64": {"n_layer": 2, "d_model": 64}, "4x128": {"n_layer": 4, "d_model": 128}},
@@ -109,6 +119,27 @@ def _tiny_study(tmp_path, **fields) -> dict:
             "eval": {"max_tokens": 256, "batch_tokens": 256},
             "phenomena": {"rope-blowup": {"model": {"position": "rope", "train_length": 16}, "multiples": [1, 4]}},
             **fields}
+
+
+def run_study(study: dict, out, only: str = "") -> list[str]:
+    """What `snakemake results/scale-study/README.md --config scale_study=True` runs, job by job:
+    for each pending point (study_rules.pending_points) whose key contains `only`, the model job
+    unless its model is kept (Snakemake's decision: the model is that rule's output), the point
+    job, then the gather and the report. The keys it scored."""
+    records = []
+    for point in pending_points(study, out / "points.jsonl"):
+        if only not in point["key"]:
+            continue
+        data_dir = out / "data" / point["tokenizer"]
+        if not (data_dir / "meta.json").exists():
+            scale_study.prepared_data(study, point["tokenizer"], out, "resources")
+        if not scale_study.point_paths(out, point["key"])[0].exists():
+            scale_study.train_point(point, study, out, data_dir, "cpu")
+        records.append(scale_study.score_point(point, study, out, data_dir, "cpu", "test", {"git_rev": "t"}))
+    out.mkdir(parents=True, exist_ok=True)
+    gather_points(out / "points.jsonl", records)
+    write_report(read_points(out / "points.jsonl"), expand_grid(study), out)
+    return [r["key"] for r in records]
 
 
 def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
@@ -244,12 +275,11 @@ def test_scheme_order_rows_by_hand():
 
 
 def _record_many(path, prefix):
-    from lenex.scale_study.points import record_point
     for i in range(25):
-        record_point(path, {"key": f"{prefix}{i}"})
+        gather_points(path, [{"key": f"{prefix}{i}"}])
 
 
-def test_two_sweeps_side_by_side_lose_no_recorded_point(tmp_path):
+def test_two_gathers_side_by_side_lose_no_recorded_point(tmp_path):
     import multiprocessing
     path = tmp_path / "points.jsonl"
     workers = [multiprocessing.get_context("fork").Process(target=_record_many, args=(path, p)) for p in "ab"]
@@ -284,3 +314,144 @@ def test_three_readings_of_a_probe_by_hand():
     (row,) = three_readings_rows([point])
     assert row == "| rope | bpe-4096 | 4x128 | 4 | 10 | 0.405 | 2x 2.000 | 2x 4.000 | 2x 3.000 |"
     assert three_readings_rows([{**point, "ppl": {"4": 20.0, "8": 40.0}}]) == []  # no L_tr / 2 score
+
+
+COMMITTED = REPO / "results" / "scale-study"
+
+
+def test_the_pending_points_are_those_the_store_lacks_cheapest_first():
+    study = load_study(scale_study.CONFIG)
+    pending = pending_points(study, COMMITTED / "points.jsonl")
+    assert pending and pending == sorted(pending, key=estimated_cost)
+    recorded = read_points(COMMITTED / "points.jsonl")
+    readme = (COMMITTED / "README.md").read_text(encoding="utf-8")
+    assert f"{len(pending)} recorded point(s) lack a multiple or protocol" in readme  # the write-up's own count
+    assert {p["key"] for p in pending} <= set(recorded)  # every grid point is recorded, some lack a multiple
+    files = study_rules.gather_inputs(study, REPO)
+    assert files == [f"results/scale-study/records/{point_name(p['key'])}.json" for p in pending]
+    assert study_rules.gather_inputs(study, REPO, train=False) == []
+    only = study_rules.gather_inputs(study, REPO, only="rope-blowup/gpt2")
+    assert only and all("rope-blowup__gpt2" in f for f in only) and len(only) < len(files)
+
+
+def test_gathering_no_record_writes_the_committed_store_and_plot_back_byte_for_byte(tmp_path):
+    shutil.copy(COMMITTED / "points.jsonl", tmp_path / "points.jsonl")
+    gather_points(tmp_path / "points.jsonl", [])
+    assert (tmp_path / "points.jsonl").read_bytes() == (COMMITTED / "points.jsonl").read_bytes()
+    write_report(read_points(tmp_path / "points.jsonl"), expand_grid(load_study(scale_study.CONFIG)), tmp_path)
+    assert (tmp_path / "ratio.png").read_bytes() == (COMMITTED / "ratio.png").read_bytes()
+
+
+def test_a_point_measured_again_is_merged_only_when_it_is_the_recorded_model_over_the_same_span():
+    recorded = {"key": "k", "multiples": [1, 4], "train_length": 16, "ppl": {"16": 10.0, "64": 20.0},
+                "ratio": {"1": 1.0, "4": 2.0}, "steps": 2, "tokens_seen": 128, "final_loss": 3.5, "valid_loss": 3.6,
+                "finished_utc": "then", "command": "first"}
+    again = {**recorded, "multiples": [1, 2, 4], "ppl": {"16": 10.0, "32": 15.0, "64": 20.0},
+             "ratio": {"1": 1.0, "2": 1.5, "4": 2.0}, "finished_utc": "now", "command": "second", "git_rev": "abc"}
+    merged = merged_record(recorded, again)
+    assert merged["finished_utc"] == "then" and merged["ratio"]["2"] == 1.5
+    assert merged["added"] == [{"multiples": [2], "command": "second", "finished_utc": "now", "git_rev": "abc"}]
+    retrained = {**again, "final_loss": 3.4}  # another model: its record replaces the recorded one
+    assert merged_record(recorded, retrained) is retrained
+    wider = {**again, "multiples": [1, 2, 8]}  # another span: every length was scored again
+    assert merged_record(recorded, wider) is wider
+    assert merged_record(None, again) is again
+
+
+def test_a_points_inputs_and_unknown_names_by_hand():
+    study = load_study(scale_study.CONFIG)
+    name = "rope-blowup__bpe-4096__2x64__65536"
+    assert study_rules.point_inputs(study, name) == {"model": f"results/scale-study/models/{name}.pt",
+                                                     "data": "results/scale-study/data/bpe-4096/meta.json"}
+    assert study_rules.model_inputs(study, name) == ["results/scale-study/data/bpe-4096/meta.json"]
+    corpus = study_rules.corpus_inputs(study)
+    assert corpus and all(f.startswith("resources/") and f.endswith("/SOURCE.json") for f in corpus)
+    assert study_rules.data_inputs(study, "bpe-4096") == [*corpus, "results/scale-study/tokenizer/bpe-4096.json"]
+    assert study_rules.data_inputs(study, "gpt2") == corpus
+    with pytest.raises(ValueError, match="no scale-study point 'rope-blowup__bpe-4096__2x64__1'"):
+        study_rules.point_inputs(study, "rope-blowup__bpe-4096__2x64__1")
+    with pytest.raises(ValueError, match="no tokenizer 'bpe-300'; its tokenizers: gpt2, bpe-4096"):
+        study_rules.data_inputs(study, "bpe-300")
+    with pytest.raises(ValueError, match="gpt2 is not trained by the study"):
+        study_rules.tokenizer_inputs(study, "gpt2")
+    assert study_rules.snakemake_command(2, ["-n"]) == ["snakemake", "--cores", "2", "scale_study", "-n",
+                                                        "--config", "scale_study=True"]
+    assert study_rules.snakemake_command(1, [], only="alibi/")[-2:] == ["scale_study=True", "scale_study_only=alibi/"]
+    assert study_rules.study_targets(study, REPO, train=False) == ["results/scale-study/README.md",
+                                                                    "results/scale-study/ratio.png"]
+
+
+@pytest.fixture(scope="module")
+def study_workdir(tmp_path_factory):
+    """A scratch workflow with a copy of the committed store (so a planted model stays out of the repository)."""
+    path = tmp_path_factory.mktemp("study")
+    for name in ("Snakefile", "workflow", "config"):
+        (path / name).symlink_to(REPO / name)
+    (path / "results" / "scale-study").mkdir(parents=True)
+    for name in ("points.jsonl", "README.md", "ratio.png"):
+        shutil.copy(COMMITTED / name, path / "results" / "scale-study" / name)
+    return path
+
+
+def test_the_study_points_plan_only_with_the_flag(study_workdir):
+    pending = pending_points(load_study(scale_study.CONFIG), COMMITTED / "points.jsonl")
+    name = point_name(pending[0]["key"])
+    record = f"results/scale-study/records/{name}.json"
+    without = snakemake("-n", record, cwd=study_workdir)
+    assert without.returncode != 0 and "No rule to produce" in without.stdout + without.stderr
+    with_flag = snakemake("-n", record, "--config", "scale_study=True", cwd=study_workdir)
+    assert with_flag.returncode == 0, with_flag.stdout[-2000:] + with_flag.stderr[-2000:]
+    assert {r: n for r, n in job_counts(with_flag.stdout).items() if r.startswith("scale_study_")} == {
+        "scale_study_tokenizer": 1, "scale_study_data": 1, "scale_study_model": 1, "scale_study_point": 1}
+
+
+@pytest.mark.slow  # two dry runs of the whole study: a minute or two on a shared machine
+def test_the_study_target_plans_every_pending_point_and_with_train_off_none(study_workdir):
+    pending = pending_points(load_study(scale_study.CONFIG), COMMITTED / "points.jsonl")
+    # `python -m lenex.scale_study` is `snakemake scale_study --config scale_study=True`.
+    whole = subprocess.run([sys.executable, "-m", "lenex.scale_study", "-n"], cwd=study_workdir, env=env_with_venv(),
+                           capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    counts = job_counts(whole.stdout)
+    assert counts["scale_study_point"] == counts["scale_study_model"] == len(pending)
+    assert counts["scale_study_points"] == counts["scale_study_report"] == counts["scale_study"] == 1
+    again = snakemake("-n", "scale_study", "--forcerun", "scale_study_points", "scale_study_report",
+                      "--config", "scale_study=True", "scale_study_train=False", cwd=study_workdir)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert job_counts(again.stdout) == {"scale_study": 1, "scale_study_points": 1, "scale_study_report": 1}
+
+
+def test_a_kept_model_is_scored_not_trained_again(study_workdir):
+    name = point_name(pending_points(load_study(scale_study.CONFIG), COMMITTED / "points.jsonl")[0]["key"])
+    out = study_workdir / "results" / "scale-study"
+    planted = [out / "tokenizer" / "bpe-4096.json", out / "data" / "bpe-4096" / "meta.json", out / "models" / f"{name}.pt"]
+    for when, path in enumerate(planted):  # each newer than what it is made from
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+        os.utime(path, (2e9 + when, 2e9 + when))
+    run = snakemake("-n", f"results/scale-study/records/{name}.json", "--config", "scale_study=True", cwd=study_workdir)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert job_counts(run.stdout) == {"scale_study_point": 1}
+
+
+def test_the_rules_jobs_run_one_point_end_to_end(tmp_path):
+    # The commands of workflow/rules/scale_study.smk, in the order Snakemake runs them.
+    study = _tiny_study(tmp_path, train_tokens=[128])
+    config, out = tmp_path / "study.yaml", tmp_path / "study"
+    config.write_text(yaml.safe_dump(study))
+    name = "rope-blowup__bpe-300__1x16__128"
+    common = ["--config", str(config), "--out", str(out)]
+    scale_study.main(["tokenizer", "bpe-300", *common])
+    scale_study.main(["data", "bpe-300", *common])
+    assert (out / study_rules.data_meta("bpe-300", ".")).is_file()
+    scale_study.main(["model", name, *common])
+    record = out / "records" / f"{name}.json"
+    scale_study.main(["point", name, "--record", str(record), *common])
+    assert json.loads(record.read_text())["command"].startswith(f"python -m lenex.scale_study.study point {name}")
+    scale_study.main(["gather", "--records", str(record), *common])
+    assert list(read_points(out / "points.jsonl")) == ["rope-blowup/bpe-300/1x16/128"]
+    assert pending_points(study, out / "points.jsonl") == []
+    scale_study.main(["report", *common])
+    assert "complete: every grid point recorded" in (out / "README.md").read_text()
+    with pytest.raises(ValueError, match="no scale-study point 'rope-blowup__bpe-300__1x16__64'"):
+        scale_study.main(["model", "rope-blowup__bpe-300__1x16__64", *common])

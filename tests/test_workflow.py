@@ -153,7 +153,8 @@ def test_paper_preset_dry_run_asks_for_gpus(workdir):
 
 
 def test_lint_and_format_are_clean():
-    for config in ([], ["--config", "sweeps=True"]):  # the sweeps' rules are defined only with the flag
+    # the sweeps' and the scale study's rules are defined only with their flags
+    for config in ([], ["--config", "sweeps=True"], ["--config", "scale_study=True"]):
         lint = snakemake("--lint", *config)
         assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
     snakefmt = shutil.which("snakefmt", path=str(Path(sys.executable).parent))

@@ -18,8 +18,10 @@ pipeline = Pipeline(config, workflow.basedir)
 ENV = "../../envs/lenex.yaml"
 
 
+# results/scale-study/ is the scale study's folder (workflow/rules/scale_study.smk), not a preset's:
+# without the lookahead its tokenizer and corpora would match the presets' rules too.
 wildcard_constraints:
-    preset=r"[A-Za-z0-9_-]+",
+    preset=r"(?!scale-study/)[A-Za-z0-9_-]+",
     paper=r"[a-z-]+",
     variant=r"[A-Za-z0-9_-]+",
     corpus=r"[A-Za-z0-9_-]+",

@@ -1,6 +1,6 @@
 """Claims whose phenomenon may need more training, or a larger model, than a preset gives.
 
-The scale study (`python -m lenex.scale_study`, results/scale-study/points.jsonl) records, for each
+The scale study (`snakemake scale_study --config scale_study=True`, results/scale-study/points.jsonl) records, for each
 headline failure of the papers (e.g. RoPE blowing up beyond L_tr), ppl(k L_tr) / ppl(L_tr) against
 training tokens and model shape. A claim that names its phenomena (`scale:` in
 config/claims/<paper>.yaml) and is contradicted on ours is looked up at every multiple of L_tr it

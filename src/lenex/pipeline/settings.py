@@ -166,6 +166,14 @@ class Settings:
         # never under from_raw: otherwise a claims page, which reads a sweep's committed records,
         # would link them to the rules that made them and a fresh checkout would rerun the sweep.
         self.sweeps = bool(config.get("sweeps", False)) and not self.from_raw
+        # The scale study's rules (workflow/rules/scale_study.smk) only with `--config scale_study=True`,
+        # for the same reason: the claims read its committed results/scale-study/points.jsonl.
+        self.scale_study = bool(config.get("scale_study", False)) and not self.from_raw
+        # Which of its pending points the gather asks for: those whose key contains `scale_study_only`
+        # (every one by default); with `scale_study_train=False` none, so points.jsonl and the pages are
+        # rendered again from the committed records alone.
+        self.scale_study_only = str(config.get("scale_study_only", ""))
+        self.scale_study_train = bool(config.get("scale_study_train", True))
         for name in config["papers"]:
             paper_named(name)  # a configured paper that no package declares: one error now
 

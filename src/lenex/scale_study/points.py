@@ -2,11 +2,16 @@
 
 A point is complete when its ratios cover every multiple its phenomenon asks for now; a multiple
 added to the config after a point was recorded is measured on the point's kept model (the record
-says when and at which revision, under `added`), or, with that model gone, by training it again.
-A new largest multiple widens the scored span (the LEX protocol scores the same tokens at every
+says when and at which revision, under `added`), or, with that model gone, by training it again
+(Snakemake decides which: the model is a rule's output, lenex.scale_study.study_rules). A new
+largest multiple widens the scored span (the LEX protocol scores the same tokens at every
 length), so then every length is measured again and the record replaced. A protocol added to a
 phenomenon (`protocols: [lex, last-token]`) is measured the same way: on the kept model, or by
 training it again.
+
+points.jsonl is the store: a point's job writes its own record, and the gather (gather_points)
+adds it in place of the point's line, or at the end for a new point, so the committed lines keep
+the order they were first recorded in.
 """
 from __future__ import annotations
 
@@ -32,13 +37,34 @@ def read_points(path: Path) -> dict[str, dict]:
     return points
 
 
-def record_point(path: Path, record: dict) -> None:
-    """Add or replace one point (by key, in place): the file is rewritten atomically, never left
-    half-written, under a lock, so that two sweeps run side by side (`--only` each) lose no line."""
+def same_model(record: dict, measured: dict) -> bool:
+    """Whether a fresh record was measured on the recorded point's model (its training's outcome,
+    to the bit: training on CPU is deterministic, so a model trained again from the same state may
+    be the same one)."""
+    return all(record.get(k) == measured.get(k) for k in ("steps", "tokens_seen", "final_loss", "valid_loss"))
+
+
+ADDED_FACTS = ("command", "finished_utc", "git_rev", "device", "date")
+
+
+def merged_record(recorded: dict | None, measured: dict) -> dict:
+    """What the store keeps of a point measured again: the recorded point completed by the new
+    lengths and protocols when `measured` is of the same model over the same span (the largest
+    multiple), else `measured` itself."""
+    if (recorded is None or not same_model(recorded, measured)
+            or max(recorded["multiples"]) != max(measured["multiples"])):
+        return measured
+    return with_added_scores(recorded, measured, {k: measured[k] for k in ADDED_FACTS if k in measured})
+
+
+def gather_points(path: Path, measured: list[dict]) -> None:
+    """Add the point records `measured` to the store at `path`, each merged with its recorded line
+    (merged_record) and kept in its place; the store is rewritten even with none (the same bytes)."""
     with open(path.parent / f".{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         points = read_points(path)
-        points[record["key"]] = record
+        for record in measured:
+            points[record["key"]] = merged_record(points.get(record["key"]), record)
         atomic_write_text(path, "".join(json.dumps(p, sort_keys=True) + "\n" for p in points.values()))
 
 

@@ -1,4 +1,4 @@
-"""Scale study (issue 16): `python -m lenex.scale_study [--config config/scale-study.yaml]`.
+"""Scale study (issue 16): the grid (config/scale-study.yaml) and the jobs of its Snakemake rules.
 
 For each point of the grid (phenomenon x tokenizer x model shape x training tokens) train one
 model with lenex.training.train on the corpus's train split and score it with the LEX protocol
@@ -6,10 +6,12 @@ model with lenex.training.train on the corpus's train split and score it with th
 the parameter count and the training tokens/s as one line of results/scale-study/points.jsonl, then
 regenerate the plot and the write-up from every recorded line (lenex.scale_study.report).
 
-Resumable: a recorded point is never retrained; an interrupted one resumes from its training
-state (lenex.training.train's workdir) and keeps the evaluations it finished. A multiple added to a
-phenomenon later is measured on the point's kept model (lenex.scale_study.points). Points run cheapest first
-(estimated_cost), so a sweep cut off midway has covered every phenomenon at the small budgets.
+What runs is Snakemake's to decide (workflow/rules/scale_study.smk, targets from
+lenex.scale_study.study_rules): `python -m lenex.scale_study` asks it for the write-up. Each job
+here does its one thing: `model` trains a point (resuming from its training state,
+lenex.training.train's workdir, when an earlier try was cut off), `point` scores a trained model
+(keeping the evaluations an earlier try finished), `gather` adds the point records to
+points.jsonl, `report` writes the plot and the write-up.
 """
 
 from __future__ import annotations
@@ -31,10 +33,9 @@ from ..receptive_field import evaluate as rf_evaluate
 from ..records.checkpoint import read_checkpoint
 from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
-from ..files import read_json, read_yaml
+from ..files import atomic_write_text, read_json, read_yaml
 from ..records.run_facts import run_facts
-from .points import (length_ratios, missing_multiples, missing_protocols, read_points, record_point,
-                     with_added_scores)
+from .points import gather_points, length_ratios, read_points
 from .report import write_report
 from ..config import TrainConfig
 from ..training.train import train
@@ -156,36 +157,58 @@ def receptive_field(model: dict) -> int | None:
     return window * model.get("n_layer", 1) if model.get("mask") in ("windowed", "sliding") and window else None
 
 
-def corpus_spec(study: dict) -> dict:
+def corpus_spec(study: dict, root: Path = ROOT) -> dict:
     corpus = study["corpus"]
     if isinstance(corpus, dict):  # an inline spec (tests)
         return corpus
-    corpora = read_yaml(ROOT / "config" / "config.yaml")["corpora"]
+    corpora = read_yaml(root / "config" / "config.yaml")["corpora"]
     if corpus not in corpora:
         raise ValueError(f"scale study corpus {corpus!r} is not in config/config.yaml; known: {', '.join(corpora)}")
     return corpora[corpus]
 
 
-def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
-    """The corpus tokenized by `tokenizer` (the pipeline's own bpe and prepare code), built once."""
-    from ..data import bpe, prepare, store
+def bpe_tokenizer_file(out: Path, tokenizer: str) -> Path:
+    return out / "tokenizer" / f"{tokenizer}.json"
 
-    spec, data = corpus_spec(study), study["data"]
-    split_args = ["--seed", str(data["seed"]), "--valid-fraction", str(data["valid_fraction"]),
-                  "--test-fraction", str(data["test_fraction"])]
-    name = tokenizer
-    if tokenizer.startswith("bpe-"):
-        tok_file = out / "tokenizer" / f"{tokenizer}.json"
-        if not tok_file.exists():
-            tok_file.parent.mkdir(parents=True, exist_ok=True)
-            bpe.main(["--source-spec", json.dumps(spec), "--resources", resources, *split_args,
-                      "--vocab-size", tokenizer.split("-", 1)[1], "--out", str(tok_file)])
-        name = f"bpe:{tok_file}"
-    folder = out / "data" / tokenizer
-    if not store.is_prepared(folder):
-        prepare.main(["--source-spec", json.dumps(spec), "--resources", resources, "--out", str(folder),
-                      "--tokenizer", name, *split_args, "--role", "scale-study"])
+
+def data_folder(out: Path, tokenizer: str) -> Path:
+    return out / "data" / tokenizer
+
+
+def _split_args(study: dict) -> list[str]:
+    data = study["data"]
+    return ["--seed", str(data["seed"]), "--valid-fraction", str(data["valid_fraction"]),
+            "--test-fraction", str(data["test_fraction"])]
+
+
+def train_tokenizer(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
+    """A bpe-<vocab> tokenizer trained on the corpus's train split (the pipeline's own bpe code)."""
+    from ..data import bpe
+
+    tok_file = bpe_tokenizer_file(out, tokenizer)
+    tok_file.parent.mkdir(parents=True, exist_ok=True)
+    bpe.main(["--source-spec", json.dumps(corpus_spec(study)), "--resources", resources, *_split_args(study),
+              "--vocab-size", tokenizer.split("-", 1)[1], "--out", str(tok_file)])
+    return tok_file
+
+
+def prepare_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
+    """The corpus tokenized by `tokenizer` (a bpe-<vocab> one must be trained already: train_tokenizer)."""
+    from ..data import prepare
+
+    name = f"bpe:{bpe_tokenizer_file(out, tokenizer)}" if tokenizer.startswith("bpe-") else tokenizer
+    folder = data_folder(out, tokenizer)
+    prepare.main(["--source-spec", json.dumps(corpus_spec(study)), "--resources", resources, "--out", str(folder),
+                  "--tokenizer", name, *_split_args(study), "--role", "scale-study"])
     return folder
+
+
+def prepared_data(study: dict, tokenizer: str, out: Path, resources: str) -> Path:
+    """Tokenizer and tokenized corpus in one job (the sweeps' corpus rule: Snakemake runs it only
+    while the corpus's meta.json is missing)."""
+    if tokenizer.startswith("bpe-"):
+        train_tokenizer(study, tokenizer, out, resources)
+    return prepare_data(study, tokenizer, out, resources)
 
 
 def _train_config(study: dict, steps: int) -> TrainConfig:
@@ -200,22 +223,57 @@ def _last_metrics(workdir: Path) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
-    started = time.time()
-    name = point["key"].replace("/", "__")
-    model_path, workdir = out / "models" / f"{name}.pt", out / "train" / name
+def point_name(key: str) -> str:
+    """A point's key as one path component: the name of its model, training state and scores."""
+    return key.replace("/", "__")
+
+
+def find_point(study: dict, name: str) -> dict:
+    """The grid point called `name` (point_name of its key); one error naming a few known ones."""
+    grid = expand_grid(study)
+    for point in grid:
+        if point_name(point["key"]) == name:
+            return point
+    raise ValueError(f"no scale-study point {name!r} in the grid; known, e.g.: "
+                     f"{', '.join(point_name(p['key']) for p in grid[:3])} ({len(grid)} in all)")
+
+
+def point_paths(out: Path, key: str) -> tuple[Path, Path, Path]:
+    """A point's model, training state (the workdir its training resumes from) and scores."""
+    name = point_name(key)
+    return out / "models" / f"{name}.pt", out / "train" / name, out / "eval" / name
+
+
+def _point_configs(point: dict, study: dict, data_dir: Path):
     model_cfg = model_config_for_corpus(point["model"], data_dir)
+    steps = steps_for(point["train_tokens"], study["train"]["batch_size"], model_cfg.train_length)
+    return model_cfg, _train_config(study, steps)
+
+
+def train_point(point: dict, study: dict, out: Path, data_dir: Path, device: str) -> Path:
+    """Train a point's model (resuming from its workdir's state if an earlier try was cut off);
+    the scores of a former model of the point are dropped first, so none is read as this one's."""
+    model_path, workdir, scores = point_paths(out, point["key"])
+    model_cfg, cfg = _point_configs(point, study, data_dir)
+    shutil.rmtree(scores, ignore_errors=True)
+    train(model_cfg, cfg, data_dir, model_path, workdir, device=device)
+    return model_path
+
+
+def score_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
+    """Score a point's trained model at every length it asks for; its record. Scores finished
+    by an earlier try over the same span are kept. `point_wall_s`: the model's training time
+    (its last run) plus this scoring."""
+    started = time.time()
+    model_path, workdir, scores_dir = point_paths(out, point["key"])
+    model_cfg, cfg = _point_configs(point, study, data_dir)
     length = model_cfg.train_length
-    cfg = _train_config(study, steps_for(point["train_tokens"], study["train"]["batch_size"], length))
-    if not model_path.exists():
-        shutil.rmtree(out / "eval" / name, ignore_errors=True)  # scores of a former model, if any
-        train(model_cfg, cfg, data_dir, model_path, workdir, device=device)
     payload = read_checkpoint(model_path)
     metrics = _last_metrics(workdir)
     multiples = point["multiples"]
     span, ppl = max(multiples) * length, {}
     for scored in scored_lengths(multiples, point.get("short_multiples", []), length):
-        result_path = out / "eval" / name / f"L{scored}.json"
+        result_path = scores_dir / f"L{scored}.json"
         # The same tokens at every length: a score over another span (before a larger multiple
         # was added) is measured again.
         result = read_json(result_path) if result_path.exists() else None
@@ -228,7 +286,7 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
     if "last-token" in point["protocols"]:
         settings = point.get("last_token") or study["last_token"]
         scores["last_token"] = last_token_scores(model_path, data_dir, length, multiples, settings,
-                                                 out / "eval" / name / "last-token.json", device)
+                                                 scores_dir / "last-token.json", device)
     return {**{k: point[k] for k in ("key", "phenomenon", "tokenizer", "shape", "train_tokens", "multiples")},
             "model_config": payload["model_config"], "params": payload["params"],
             "vocab_size": payload["model_config"]["vocab_size"], "train_length": length,
@@ -238,9 +296,16 @@ def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, 
             "train_tokens_per_s": metrics.get("tokens_per_s"), "train_wall_s": payload["wall_seconds_last_run"],
             "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
             "scored_tokens": result["tokens"], "ratio": length_ratios(ppl, length, multiples),
-            "point_wall_s": time.time() - started, "command": command,
+            "point_wall_s": payload["wall_seconds_last_run"] + time.time() - started, "command": command,
             "finished_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             **scores, **facts}
+
+
+def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
+    """Train and score one point in one job (an emergence sweep's point, lenex.scale_study.sweep_run)."""
+    started = time.time()
+    train_point(point, study, out, data_dir, device)
+    return {**score_point(point, study, out, data_dir, device, command, facts), "point_wall_s": time.time() - started}
 
 
 def last_token_scores(model_path: Path, data_dir: Path, length: int, multiples: list[int], settings: dict,
@@ -263,57 +328,42 @@ def last_token_scores(model_path: Path, data_dir: Path, length: int, multiples: 
             "segments": segments, "span": span}
 
 
-def run_study(study: dict, out: Path, resources: str = "resources", device: str = "cpu",
-              only: str | None = None, command: str = "lenex.scale_study.study.run_study") -> list[str]:
-    """Run every unrecorded point (those whose key contains `only`, if given); returns the keys
-    it trained or finished in this call. `command`: how it was started, recorded with each point."""
-    out.mkdir(parents=True, exist_ok=True)
-    points_path = out / POINTS
-    grid = sorted((p for p in expand_grid(study) if only is None or only in p["key"]), key=estimated_cost)
-    done = read_points(points_path)
-    facts = run_facts()  # the revision this process runs, even if the checkout moves on meanwhile
-    ran = []
-    for point in grid:
-        recorded = done.get(point["key"])
-        lacking = missing_multiples(recorded, point["multiples"]) if recorded is not None else None
-        protocols = missing_protocols(recorded, point["multiples"], point["protocols"]) if recorded else None
-        if recorded is not None and not lacking and not protocols:
-            continue
-        kept = (out / "models" / f"{point['key'].replace('/', '__')}.pt").exists()
-        log.info("point %s%s", point["key"], "" if recorded is None else f": adding {lacking} x L_tr, {protocols}"
-                 + (" on its kept model" if kept else "; its model is gone, so it trains again"))
-        data_dir = prepared_data(study, point["tokenizer"], out, resources)
-        record = run_point(point, study, out, data_dir, device, command, facts)
-        if recorded is not None and kept and max(recorded["multiples"]) == max(point["multiples"]):
-            when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-            record = with_added_scores(recorded, record, {"command": command, "finished_utc": when, **facts})
-        record_point(points_path, record)
-        ran.append(point["key"])
-        write_report(read_points(points_path), expand_grid(study), out)
-    if not ran:
-        write_report(done, expand_grid(study), out)
-    return ran
-
-
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description="The scale study's jobs (workflow/rules/scale_study.smk runs them)")
+    parser.add_argument("command", choices=["tokenizer", "data", "model", "point", "gather", "report"])
+    parser.add_argument("name", nargs="?", help="a tokenizer (tokenizer, data) or a point (model, point)")
     parser.add_argument("--config", default=str(CONFIG), help="the grid (default config/scale-study.yaml)")
     parser.add_argument("--out", default="results/scale-study")
     parser.add_argument("--resources", default="resources", help="fetched corpora (as for the pipeline)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--device", default="cpu", help="cpu, auto, cuda ...")
-    parser.add_argument("--only", default=None, help="run only the points whose key contains this")
-    parser.add_argument("--report-only", action="store_true", help="regenerate plot and write-up, train nothing")
+    parser.add_argument("--record", help="point: where its record goes")
+    parser.add_argument("--records", nargs="*", default=[], help="gather: the point records to add to points.jsonl")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     torch.set_num_threads(args.threads)
     study, out = load_study(args.config), Path(args.out)
-    if args.report_only:
+    if args.command in ("tokenizer", "data", "model", "point") and not args.name:
+        parser.error(f"{args.command} takes a name")
+    if args.command == "tokenizer":
+        train_tokenizer(study, args.name, out, args.resources)
+    elif args.command == "data":
+        prepare_data(study, args.name, out, args.resources)
+    elif args.command == "model":
+        point = find_point(study, args.name)
+        train_point(point, study, out, data_folder(out, point["tokenizer"]), args.device)
+    elif args.command == "point":
+        if not args.record:
+            parser.error("point needs --record")
+        point = find_point(study, args.name)
+        command = " ".join(["python -m lenex.scale_study.study", *(argv if argv is not None else sys.argv[1:])])
+        record = score_point(point, study, out, data_folder(out, point["tokenizer"]), args.device, command, run_facts())
+        atomic_write_text(Path(args.record), json.dumps(record, sort_keys=True) + "\n")
+    elif args.command == "gather":
+        gather_points(out / POINTS, [read_json(Path(path)) for path in args.records])
+        log.info("%d point(s) added, %d recorded in %s", len(args.records), len(read_points(out / POINTS)), out / POINTS)
+    else:
         write_report(read_points(out / POINTS), expand_grid(study), out)
-        return
-    command = " ".join(["python -m lenex.scale_study", *(argv if argv is not None else sys.argv[1:])])
-    ran = run_study(study, out, args.resources, args.device, args.only, command)
-    log.info("%d point(s) run, %d recorded in %s", len(ran), len(read_points(out / POINTS)), out / POINTS)
 
 
 if __name__ == "__main__":
