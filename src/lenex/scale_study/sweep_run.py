@@ -335,7 +335,7 @@ def write_predictions(root: Path, out: Path) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["plan", "part", "point", "corpus", "part-record", "report", "existing",
+    parser.add_argument("command", choices=["plan", "point", "corpus", "part-record", "report", "existing",
                                             "predictions"])
     parser.add_argument("names", nargs="*", help="sweep and part / point, or a corpus, or sweeps to report")
     parser.add_argument("--config", default=str(sw.CONFIG))
@@ -348,10 +348,10 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config, out, work = sw.load_sweeps(args.config), Path(args.out), Path(args.work)
     command = " ".join(["python -m lenex.scale_study.sweep_run", *(argv if argv is not None else sys.argv[1:])])
-    need = {"part": 2, "point": 2, "part-record": 2, "corpus": 1}.get(args.command)
+    need = {"point": 2, "part-record": 2, "corpus": 1}.get(args.command)
     if need is not None and len(args.names) != need:
         parser.error(f"{args.command} takes {need} name(s), got {len(args.names)}")
-    if args.command in ("part", "point", "corpus"):
+    if args.command in ("point", "corpus"):
         import torch
 
         torch.set_num_threads(args.threads)
@@ -362,11 +362,6 @@ def main(argv=None) -> None:
     elif args.command == "point":
         sw.find_point(config, *args.names)
         run_sweep_point(config, *args.names, out, work, args.resources, args.device, command)
-    elif args.command == "part":
-        for ident in planned_part(out, *args.names):
-            log.info("point %s/%s", args.names[0], ident)
-            run_sweep_point(config, args.names[0], ident, out, work, args.resources, args.device, command)
-        record_part(out, *args.names, command)
     elif args.command == "part-record":
         record_part(out, *args.names, command)
     elif args.command == "report":
