@@ -129,7 +129,8 @@ def test_every_claims_reference_of_the_papers_names_what_they_produce():
 
 def test_n_head_not_dividing_d_model_fails_the_dry_run_and_keeps_the_old_model(tmp_path):
     """`n_head: 3` with `d_model: 64` passed the dry run; the job failed after Snakemake had deleted
-    the finished model. Now the DAG is refused (the configs lenex.training.train checks first)."""
+    the finished model. Now the DAG is refused: the preset is typed when it is read
+    (lenex.experiment.preset_spec)."""
     work = _config_copy(tmp_path)
     preset = work / "config/presets/tiny.yaml"
     text, n = re.subn(r"^(model:\n(?:  .*\n)*?  n_head:) 4$", r"\1 3", preset.read_text(), count=1, flags=re.M)
@@ -141,7 +142,7 @@ def test_n_head_not_dividing_d_model_fails_the_dry_run_and_keeps_the_old_model(t
     for args in (["-n"], ["--cores", "1"]):
         run = snakemake(work, *args, "results/tiny/models/lex/rope/seed1.pt")
         assert run.returncode != 0
-        assert "config/presets/tiny.yaml: lex rope: d_model 64 is not divisible by n_head 3" in said(run), said(run)
+        assert "config/presets/tiny.yaml: model: d_model 64 is not divisible by n_head 3" in said(run), said(run)
     assert model.read_bytes() == b"a finished model"
 
 

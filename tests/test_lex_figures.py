@@ -67,3 +67,26 @@ def test_figure2_cells_are_exact_and_named_as_the_claims_read_them(tmp_path):
     n = np.arange(65)
     rope = expected_rotary_score(n, 8, 1.0)
     assert cells["values"]["rope_far_variation"] == pytest.approx(np.abs(np.diff(rope[32:])).sum() / 4.0)
+
+
+def test_figure2s_gamma_and_scale_base_are_xpos_own_defaults(tmp_path, monkeypatch):
+    """The Figure 2 rule wrote `--gamma 0.4 --scale-base 512` beside xPos's defaults; it now reads
+    them from XPosOptions (lenex.pipeline.settings.Settings.scheme_defaults), kept per content of
+    the registry's code so a DAG build imports no torch when it did not change."""
+    import dataclasses
+    from pathlib import Path
+
+    import lenex.pipeline.settings as settings_module
+    from lenex.positions.xpos import XPosOptions
+
+    repo = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((repo / "config/config.yaml").read_text())
+    settings = settings_module.Settings(config, repo, stamps=tmp_path)
+    with pytest.raises(ValueError, match="^unknown position scheme 'xpoz'; known: "):
+        settings.scheme_defaults("xpoz")
+    defaults = settings.scheme_defaults("xpos")
+    assert defaults == dataclasses.asdict(XPosOptions()) and (defaults["gamma"], defaults["scale_base"]) == (0.4, 512)
+    monkeypatch.setattr(settings_module, "_scheme_defaults", lambda scheme: pytest.fail("read again"))
+    assert settings.scheme_defaults("xpos") == defaults  # kept: the registry's code is unchanged
+    rule = (repo / "workflow/rules/lex.smk").read_text().split("rule lex_figure2:")[1].split("\nrule ")[0]
+    assert "--gamma {params.gamma} --scale-base {params.scale_base}" in rule and "0.4" not in rule

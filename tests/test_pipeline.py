@@ -179,7 +179,9 @@ def test_every_papers_models_and_your_own_scheme_get_the_presets_scheme_options(
     for paper in ("lex", "receptive-field", "segmented"):
         scaled = pipeline.settings.paper_preset("workstation", paper)["positions"]
         assert pipeline.settings.model_config("workstation", paper, "mine")["position_options"] == {**scaled["alibi"], "shift": 1}
-    assert pipeline.settings.model_config("workstation", "lex", "xpos")["position_options"] == preset["positions"]["xpos"]
+    # derived from the preset's L_tr / B = 2 at LEX's L_tr 256 (lenex.experiment.preset_spec)
+    assert preset["positions"]["xpos"] == {"train_over_base": 2}
+    assert pipeline.settings.model_config("workstation", "lex", "xpos")["position_options"] == {"scale_base": 128}
     assert pipeline.settings.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16, "num_buckets": 4}
     assert pipeline.settings.model_config("workstation", "segmented", "bloom")["position_options"] == {"slope_scale": 8}
     # tiny scales nothing: its models' configs are what they were

@@ -1,6 +1,6 @@
 """The configs, typed one way: a dataclass whose numeric fields carry their bounds (`bounded`,
-the bounds of workflow/schemas/preset.schema.yaml, checked on construction, so every entry point
-rejects what the pipeline would) and whose `from_dict` names an unknown key. ModelConfig travels
+checked on construction, so every entry point rejects what the pipeline would; the bounds of
+workflow/schemas/preset.schema.yaml are written from them, lenex.experiment.preset_spec) and whose `from_dict` names an unknown key. ModelConfig travels
 inside every checkpoint; TrainConfig is a preset's `train` block. Position schemes and masks
 type their options the same way (an `Options` dataclass per scheme or mask, `build_dataclass`)."""
 
@@ -34,29 +34,55 @@ def required_fields(cls) -> list[str]:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
 
 
-def bounded(default, low=None, high=None, *, above=None):
-    """A numeric config field with its bounds (inclusive; `above`: exclusive low), which
-    `check_bounds` enforces; the annotation (int or float) says which numbers it takes."""
-    return field(default=default, metadata={"bounds": ((">", above) if above is not None else low, high)})
+def bounded(default=dataclasses.MISSING, low=None, high=None, *, above=None, below=None):
+    """A numeric config field with its bounds (inclusive; `above`, `below`: exclusive), which
+    `check_bounds` enforces; the annotation (int or float, `| None` where it may be left unset)
+    says which numbers it takes. No default: a key the section must hold. The bounds of
+    workflow/schemas/preset.schema.yaml are written from these (lenex.experiment.preset_spec)."""
+    bounds = ((">", above) if above is not None else low, ("<", below) if below is not None else high)
+    return field(default=default, metadata={"bounds": bounds})
 
 
-def check_bounds(obj, what: str) -> None:
+def field_kind(f) -> type:
+    """int or float: the numbers a `bounded` field takes, from its annotation."""
+    written = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    return int if written.split("|")[0].strip() == "int" else float
+
+
+def bound_rule(low, high) -> str:
+    """'>= 1', '> 0 and < 0.5': a field's bounds in words."""
+    rules = []
+    if low is not None:
+        rules.append(f"> {low[1]}" if isinstance(low, tuple) else f">= {low}")
+    if high is not None:
+        rules.append(f"< {high[1]}" if isinstance(high, tuple) else f"<= {high}")
+    return " and ".join(rules)
+
+
+def bound_problem(value, kind: type, low, high) -> str | None:
+    """What is wrong with `value` for a field of `kind` within (low, high), or None."""
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not numeric or (kind is int and not float(value).is_integer()):
+        return f"{value!r} is not {'an integer' if kind is int else 'a number'}"
+    too_low = low is not None and (value <= low[1] if isinstance(low, tuple) else value < low)
+    too_high = high is not None and (value >= high[1] if isinstance(high, tuple) else value > high)
+    return f"{value!r} (must be {bound_rule(low, high)})" if too_low or too_high else None
+
+
+def check_bounds(obj, what: str, sep: str = " ") -> None:
     """Enforce the `bounded` fields' bounds on a config dataclass. The first bad value is one
-    ValueError naming the key and the value; an int field given 100.0 (JSON) becomes 100."""
+    ValueError naming the key and the value; an int field given 100.0 (JSON) becomes 100; a
+    field annotated `| None` may be left None (unset)."""
     for f in dataclasses.fields(obj):
         if "bounds" not in f.metadata:
             continue
-        (low, high), kind, key = f.metadata["bounds"], (int if f.type in ("int", int) else float), f.name
+        (low, high), kind, key = f.metadata["bounds"], field_kind(f), f.name
         value = getattr(obj, key)
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not numeric or (kind is int and not float(value).is_integer()):
-            raise ValueError(f"{what} {key}: {value!r} is not {'an integer' if kind is int else 'a number'}")
-        exclusive = isinstance(low, tuple)
-        floor = low[1] if exclusive else low
-        if (floor is not None and (value <= floor if exclusive else value < floor)) or (high is not None and value > high):
-            rule = (f"> {floor}" if exclusive else f">= {floor}") if floor is not None else ""
-            rule += (" and " if rule and high is not None else "") + (f"<= {high}" if high is not None else "")
-            raise ValueError(f"{what} {key}: {value!r} (must be {rule})")
+        if value is None and "None" in str(f.type):
+            continue
+        problem = bound_problem(value, kind, low, high)
+        if problem:
+            raise ValueError(f"{what}{sep}{key}: {problem}")
         if kind is int:
             setattr(obj, key, int(value))
 

@@ -156,7 +156,10 @@ rule lex_figure2:
     params:
         head_dim=lambda wc: LEX.paper_head_dim(pipeline.settings),
         max_distance=lambda wc: pipeline.evaluation.span("paper", LEX.name),
+        # xPos's own defaults (its Options), the gamma and B of the paper's Figure 2
+        gamma=lambda wc: pipeline.settings.scheme_defaults("xpos")["gamma"],
+        scale_base=lambda wc: pipeline.settings.scheme_defaults("xpos")["scale_base"],
     shell:
         "python -m lenex.pipeline.launch lenex.lex.figures figure2 --head-dim {params.head_dim}"
-        " --max-distance {params.max_distance} --gamma 0.4 --scale-base 512"
+        " --max-distance {params.max_distance} --gamma {params.gamma} --scale-base {params.scale_base}"
         " --out-png {output.png} --out-pdf {output.pdf} --out-cells {output.cells} > {log} 2>&1"

@@ -17,13 +17,14 @@ import sys
 from pathlib import Path
 
 from ..files import read_yaml
-from ..experiment.presets import eval_length, paper_view, position_blocks, scale_budget
+from ..experiment.preset_spec import Preset, PresetView, read_preset, type_view
+from ..experiment.presets import derived_view, eval_length, position_blocks, scale_budget
 from ..experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named, rule_file
 from .schema_errors import key_path, schema_message
 from .user_errors import known, quiet_refusals, refuse
-from .variants import check_variants_once
+from .variants import check_variants_once, registry_files
 
 
 def quoted_json(value) -> str:
@@ -257,25 +258,59 @@ class Settings:
 
     @functools.cache
     def preset(self, name: str) -> dict:
+        """The preset file's values as written (schema-checked, defaults filled in); typed once with
+        every configured paper's view (`preset_spec`)."""
         values = self._load_yaml("presets", name, "preset.schema.yaml")
         if values["name"] != name:
             refuse(f"{self.preset_file(name)}: name: {values['name']!r}; a preset's name is its file's, {name!r}")
         for paper in values.get("papers") or {}:
             paper_named(paper)  # a block for no paper would change nothing: one error instead
-        # The schemes and options of its `positions` exist: checked now, as the variants are.
-        if position_blocks(values):
-            check_variants_once(position_blocks(values), self.preset_file(name), self.stamps, "scheme options")
+        papers = list(dict.fromkeys([*self.config["papers"], *(values.get("papers") or {})]))
+        try:
+            self.__dict__.setdefault("_preset_specs", {})[name] = read_preset(values, self.preset_file(name), papers)
+            blocks = position_blocks(values)
+        except ValueError as err:
+            refuse(str(err))
+        # The schemes and options of its `positions` exist (derived ones written out): checked now,
+        # as the variants are.
+        if blocks:
+            check_variants_once(blocks, self.preset_file(name), self.stamps, "scheme options")
         return values
 
-    @functools.cache
+    def preset_spec(self, name: str) -> Preset:
+        """The preset typed (lenex.experiment.preset_spec.Preset): its sections, bounds checked, and
+        each paper's view with the options it derives."""
+        self.preset(name)
+        return self._preset_specs[name]
+
+    def paper_spec(self, name: str, paper: str | None) -> PresetView:
+        """One paper's typed view of a preset (None: the shared sections); a paper the config does
+        not run is typed when first asked for."""
+        spec = self.preset_spec(name)
+        if paper is not None and paper not in spec.papers:
+            source = self.preset_file(name)
+            try:
+                spec.papers[paper] = type_view(*derived_view(self.preset(name), paper, source), paper, source)
+            except ValueError as err:
+                refuse(str(err))
+        return spec.view(paper)
+
     def paper_preset(self, name: str, paper: str) -> dict:
-        """The preset as one paper sees it: its `papers.<paper>` block merged over the shared sections."""
-        return paper_view(self.preset(name), paper)
+        """The preset as one paper sees it (lenex.experiment.presets.paper_view): its `papers.<paper>`
+        block merged over the shared sections, derived options written out; the dict the typed
+        view was built from."""
+        return self.paper_spec(name, paper).view
 
     def rule_resources(self, preset_name: str, stage: str, key: str, default, paper: str | None = None):
         """The preset's `resources: <stage>: <key>` (as `paper` sees it, or the shared one)."""
-        view = self.preset(preset_name) if paper is None else self.paper_preset(preset_name, paper)
-        return view["resources"].get(stage, {}).get(key, default)
+        return self.paper_spec(preset_name, paper).resource(stage, key, default)
+
+    def scheme_defaults(self, scheme: str) -> dict:
+        """A built-in position scheme's option defaults, as its Options dataclass declares them:
+        read once per content of the scheme registry's code (lenex.pipeline.memo), so the DAG
+        build imports the registry (and torch) only when that code changed."""
+        return remembered(self.stamps, "scheme-defaults", registry_files(), lambda: _scheme_defaults(scheme),
+                          extra=scheme)
 
     # -- experiments --------------------------------------------------------------------------
     @functools.cache
@@ -325,7 +360,7 @@ class Settings:
         return self.paper(paper).model_config(self.paper_preset(preset_name, paper), self.experiment(paper), variant)
 
     def train_length(self, preset_name: str, paper: str) -> int:
-        return self.paper_preset(preset_name, paper)["model"]["train_length"]
+        return self.paper_spec(preset_name, paper).model.train_length
 
     def eval_length(self, preset_name: str, multiple, paper: str) -> int:
         """multiple x the paper's L_tr at a preset, in tokens (lenex.experiment.presets.eval_length)."""
@@ -342,6 +377,16 @@ class Settings:
         variants = self.experiment(paper)["variants"]
         models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
         return scale_budget(self.paper_preset(preset_name, paper), variants, named, models)
+
+
+def _scheme_defaults(scheme: str) -> dict:
+    import dataclasses
+
+    from ..positions import POSITIONS
+
+    if scheme not in POSITIONS:
+        refuse(f"unknown position scheme {scheme!r}; known: {known(POSITIONS)}")
+    return dataclasses.asdict(POSITIONS[scheme].Options())
 
 
 def corpus_references(experiment: dict) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
-from ..experiment.presets import paper_view
+from ..experiment.presets import paper_view, shared_view
 from .raw_results import read_recorded
 from .seeds import seeds_fact
 from ..records.run_facts import RUN_FACTS, recorded  # RUN_FACTS: which code, on which device, when
@@ -158,8 +158,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     preset = read_yaml(args.preset_file)  # a duplicate key or a syntax error names file and line
-    if args.paper:
-        preset = paper_view(preset, args.paper)
+    preset = paper_view(preset, args.paper) if args.paper else shared_view(preset)
     metas = {Path(m).parent.name: read_recorded(m) for m in args.metas}
     results = [read_recorded(r) for r in args.results]
     corpora = json.loads(args.corpora)
