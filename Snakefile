@@ -42,7 +42,7 @@ include: "workflow/rules/plan.smk"
 
 
 # Each configured paper's own rules, workflow/rules/<package>.smk: the papers come from the registry
-# (entry points `lenex.papers`, lenex.pipeline.papers), so the Snakefile names none.
+# (each paper package registers itself in its paper.py, lenex.pipeline.papers), so the Snakefile names none.
 for paper_rules in pipeline.settings.paper_rule_files():
 
     include: paper_rules

@@ -126,36 +126,37 @@ def test_no_import_cycle_in_lenex():
 # The layers (docs/architecture.md): the generic library at the root of src/lenex (with tables/,
 # claims/ and pipeline/, the workflow's Python), and above it the three papers and the tools beside
 # them. The library imports neither, and names none of their modules in a string it uses (a
-# registry is filled from above: a paper or a model family declares itself by an entry point in
-# pyproject.toml). A paper never imports another paper. A tool may use a paper's measure (the
+# registry is filled from above: a paper or a model family registers itself in its own package,
+# which the registry finds, lenex.registry). A paper never imports another paper. A tool may use a paper's measure (the
 # Hugging Face profile reads LEX's attention resolution, the scale study scores with the
 # receptive-field protocol) and a paper a tool (the segmented paper reads the released checkpoints
 # through hf), as long as no import runs in a circle (test_no_import_cycle_in_lenex). The papers
-# are those the entry points register (paper_packages): a fourth paper is one by its entry point.
+# are the packages holding a paper.py, and those outside entry points declare (paper_packages): a
+# fourth paper is one by its paper.py.
 TOOLS = ("lenex.hf", "lenex.scale_study", "lenex.fairseq_backend", "lenex.fairseq_plugin")
 
 
-def paper_package(entry_point_value: str) -> str:
-    """The package of the paper an entry point `lenex.papers` declares: `lenex.lex.paper:PAPER`
+def paper_package(module: str) -> str:
+    """The package of a paper's module (or of an entry point `lenex.papers`'s value): `lenex.lex.paper`
     is lenex.lex's (a paper under lenex is lenex.<package>; one outside it, its top package)."""
-    parts = entry_point_value.split(":")[0].split(".")
+    parts = module.split(":")[0].split(".")
     return ".".join(parts[:2]) if parts[0] == "lenex" else parts[0]
 
 
 def paper_packages() -> tuple[str, ...]:
-    """Every registered paper's package, from the installed entry points (none is loaded)."""
-    from importlib.metadata import entry_points
+    """Every registered paper's package, from the registry's paper.py files and the entry points of
+    packages outside the tree (none is loaded)."""
+    from lenex.pipeline.papers import PAPERS
 
-    from lenex.pipeline.papers import PAPER_ENTRY_POINTS
-
-    return tuple(sorted({paper_package(point.value) for point in entry_points(group=PAPER_ENTRY_POINTS)}))
+    modules = [*PAPERS.in_tree_modules().values(), *(point.value for point in PAPERS.outside_entry_points())]
+    return tuple(sorted({paper_package(module) for module in modules}))
 
 
 PAPERS = paper_packages()
 
 
 def test_the_papers_are_the_registered_ones():
-    """Read from the entry points without loading them, they are the packages of the loaded papers."""
+    """Read from the files and entry points without loading them, they are the packages of the loaded papers."""
     from lenex.pipeline.papers import registered
 
     assert PAPERS == tuple(sorted(paper_package(type(paper).__module__) for paper in registered().values()))

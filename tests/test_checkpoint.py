@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from lenex.records.checkpoint import (FORMAT, FORMATS, declared_formats, format_named, format_of, load_model, read_checkpoint,
+from lenex.records.checkpoint import (FORMAT, declared_formats, format_named, format_of, load_model, read_checkpoint,
                               save_checkpoint)
 from lenex.config import ModelConfig
 from lenex.model import LanguageModel
@@ -70,14 +70,21 @@ def test_loading_a_lenex_checkpoint_does_not_import_transformers(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
 
 
-def test_a_model_familys_format_is_found_by_its_entry_point_without_the_library_naming_it(tmp_path):
-    """lenex.records.checkpoint names no model family: the Hugging Face format is registered by lenex.hf.models,
-    which a fresh interpreter imports only when it reads a file of that format."""
-    code = ("import sys; from lenex.records.checkpoint import FORMATS, declared_formats, format_named; "
-            "assert 'lenex.hf.models' not in sys.modules and list(FORMATS) == ['lenex-checkpoint-v1']; "
+def test_a_model_familys_format_is_found_in_the_tree_without_the_library_naming_it(tmp_path):
+    """lenex.records.checkpoint names no model family: the Hugging Face format is registered by
+    lenex.hf.checkpoint_format, which the registry finds; its models' module (lenex.hf.models) a
+    fresh interpreter imports only when a file of that format is rebuilt."""
+    code = ("import sys; from lenex.records.checkpoint import declared_formats, format_named; "
+            "assert 'lenex.hf.checkpoint_format' not in sys.modules; "
             f"assert declared_formats() == ['lenex-checkpoint-v1', '{HF_FORMAT}']; "
-            f"fmt = format_named('{HF_FORMAT}'); assert 'lenex.hf.models' in sys.modules; "
-            "print(fmt.resolve('model_class').__name__)")
+            "assert 'lenex.hf.checkpoint_format' in sys.modules and 'lenex.hf.models' not in sys.modules; "
+            f"fmt = format_named('{HF_FORMAT}'); cls = fmt.resolve('model_class'); assert 'lenex.hf.models' in sys.modules; "
+            "assert 'transformers' not in sys.modules, 'transformers imported'; print(cls.__name__)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == "HFLanguageModel"
+
+
+def test_an_unknown_format_name_is_one_error_naming_the_known_ones():
+    with pytest.raises(ValueError, match=rf"^unknown checkpoint format 'v0'; known: {FORMAT}, {HF_FORMAT}$"):
+        format_named("v0")

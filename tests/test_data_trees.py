@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lenex.data import code, corpus, fetch, novels, rnw, techdocs
+from lenex.data import sources
 from lenex.data.sources import debian_rvignettes
 from test_data_debian import PAPER, lazyload_db, serialize, unpacked
 
@@ -150,7 +151,7 @@ def test_rvignettes_source_reads_its_package_list(tmp_path, monkeypatch):
     declared = debian_rvignettes.SOURCE
     assert declared.packages == debian_rvignettes.R_VIGNETTE_PACKAGES
     assert len(set(declared.packages)) == len(declared.packages) == 347
-    monkeypatch.setattr(debian_rvignettes, "SOURCE", replace(declared, packages=("r-cran-party",)))
+    monkeypatch.setitem(sources.SOURCES, "debian_rvignettes", replace(declared, packages=("r-cran-party",)))
     unpacked(tmp_path, "r-cran-party", {"usr/lib/R/site-library/party/doc/party.Rnw": PAPER})
     docs = corpus.read_corpus({"source": "debian_rvignettes", "path": str(tmp_path)})
     assert [(d.doc_id, d.group) for d in docs] == [("party/party", "party")]

@@ -224,6 +224,21 @@ def test_a_job_counts_the_code_of_its_own_scheme_only():
     assert {"tables/render.py", "tables/templates/table.md.j2"} <= render and not render & schemes
 
 
+def test_a_job_counts_every_mask_a_registry_finds_by_itself(tmp_path):
+    """The mask registry imports every module of lenex/masks/ at its first lookup (lenex.registry),
+    which no import statement names: a training still counts each mask's file, and a scheme
+    registry's discovered schemes count only as the model's own."""
+    from lenex.pipeline.code import ROOT, discovered_files, job_files
+
+    masks = {p.relative_to(ROOT).as_posix() for p in discovered_files(ROOT / "masks/base.py")}
+    assert masks == {"masks/blockwise.py", "masks/causal.py", "masks/sliding.py"}
+    alibi = {p.relative_to(ROOT).as_posix() for p in job_files("lenex.training.train", "alibi")}
+    assert masks | {"registry.py"} <= alibi and "positions/t5.py" not in alibi
+    registry = tmp_path / "reg.py"
+    registry.write_text('THINGS = Registry("thing", members="lenex.masks.*")\n')
+    assert discovered_files(registry) == discovered_files(ROOT / "masks/base.py") | {ROOT / "masks/base.py"}
+
+
 def test_a_training_records_and_an_evaluation_expects_what_its_path_names(tmp_path):
     work = _config_copy(tmp_path)
     run = snakemake(work, "-n", "-p", "--forceall", "results/tiny/eval/receptive-field/arxiv/alibi/seed2/erf.json")

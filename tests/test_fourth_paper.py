@@ -1,9 +1,9 @@
 """A fourth paper as a throwaway (issue 50): a toy paper, package `lenex.toy`, written into a
 scratch checkout (the repository's files linked, nothing of it changed) as docs/architecture.md says
 a paper is added. Every file it writes is counted: besides its own package, configs and docs it
-needs three, its entry point (pyproject.toml), its rule file and its rows of the papers' numbers.
-Nothing else names it, and still the registry, the Snakefile, the claims check and the layering
-test find it."""
+needs two, its rule file and its rows of the papers' numbers; no entry point and no reinstall (its
+paper.py registers it in the tree). Nothing else names it, and still the registry, the Snakefile,
+the claims check and the layering test find it."""
 
 import shutil
 import subprocess
@@ -37,7 +37,7 @@ PAPER = '''"""The toy paper as the workflow sees it: the generic train, evaluate
 models, cells and table; its own rule draws Figure 1, whose numbers its claims may read."""
 
 from lenex.experiment.presets import model_config
-from lenex.pipeline.papers import Paper
+from lenex.pipeline.papers import PAPERS, Paper
 
 from . import targets
 
@@ -62,7 +62,7 @@ class Toy(Paper):
         return "--results " + " ".join(self.table_recorded(paths, preset, table)["results"])
 
 
-PAPER = Toy()
+PAPER = PAPERS.register(Toy())
 '''
 RULES = '''# The toy paper's own rule (tests/test_fourth_paper.py): Figure 1, with the numbers its claims read.
 TOY = pipeline.settings.paper("toy")
@@ -107,7 +107,7 @@ class Checkout:
     to) and its config copied; every file the toy writes is recorded (`touched`), relative to it."""
 
     def __init__(self, root: Path):
-        self.root, self.site, self.touched = root / "checkout", root / "site", []
+        self.root, self.touched = root / "checkout", []
         self.root.mkdir()
         for name in ("Snakefile", "envs", "results/scale-study", "workflow/schemas", "workflow/report", "workflow/scripts"):
             (self.root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -128,16 +128,6 @@ class Checkout:
         path.write_text((path.read_text() if append else "") + text)
         self.touched.append(name)
 
-    def declare_entry_point(self, line: str) -> None:
-        """The paper's line under [project.entry-points."lenex.papers"] in pyproject.toml, as
-        installing lenex writes it (a dist-info's entry_points.txt, on the path of every process)."""
-        info = self.site / "lenex_toy-0.1.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lenex-toy\nVersion: 0.1\n")
-        (info / "entry_points.txt").write_text(f"[lenex.papers]\n{line}\n")
-        self.touched.append("pyproject.toml")
-
-
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
     """The toy paper added as docs/architecture.md's "Adding a fourth paper" says."""
@@ -151,28 +141,28 @@ def checkout(tmp_path_factory):
     made.write("config/config.yaml", config.replace("papers: [lex, receptive-field, segmented]",
                                                     "papers: [lex, receptive-field, segmented, toy]"))
     made.write("docs/toy.md", "# A toy fourth paper\n\nWhat it measures, and how.\n")  # its docs
-    made.declare_entry_point("toy = lenex.toy.paper:PAPER")  # 3. three files besides
-    made.write("workflow/rules/toy.smk", RULES)
+    made.write("workflow/rules/toy.smk", RULES)  # 3. two files besides
     made.write("src/lenex/paper_results.csv", NUMBERS, append=True)
     return made
 
 
-def test_a_fourth_paper_touches_three_files_outside_its_package_configs_and_docs(checkout):
+def test_a_fourth_paper_touches_two_files_outside_its_package_configs_and_docs(checkout):
     outside = sorted({name for name in checkout.touched if not name.startswith(OWN)})
-    assert outside == ["pyproject.toml", "src/lenex/paper_results.csv", "workflow/rules/toy.smk"]
-    assert len(outside) <= 3
+    assert outside == ["src/lenex/paper_results.csv", "workflow/rules/toy.smk"]  # no pyproject.toml: no entry point
+    assert len(outside) <= 2
 
 
 @pytest.fixture
 def toy_registered(checkout, monkeypatch):
-    """This process finds the toy as an installed lenex would: its entry point on the path, its
-    package beside lenex's."""
+    """This process finds the toy as lenex in that checkout would: its package beside lenex's, no
+    entry point declared and nothing reinstalled."""
     import lenex
+    from lenex.pipeline.papers import PAPERS
 
     monkeypatch.setattr(lenex, "__path__", [*lenex.__path__, str(checkout.root / "src/lenex")])
-    monkeypatch.syspath_prepend(str(checkout.site))
     registered.cache_clear()
     yield checkout
+    PAPERS.pop("toy", None)
     registered.cache_clear()
     for name in [m for m in sys.modules if m == "lenex.toy" or m.startswith("lenex.toy.")]:
         del sys.modules[name]
@@ -188,7 +178,7 @@ def test_the_registry_the_rule_files_the_claims_and_the_layers_find_it(toy_regis
     assert pipeline.settings.paper_rule_files()[-1] == "workflow/rules/toy.smk"
     assert pipeline.checks.checked_claims("toy") == "config/claims/toy.yaml"  # no enum of papers to edit
     papers = paper_packages()
-    assert "lenex.toy" in papers  # a paper, by its entry point alone
+    assert "lenex.toy" in papers  # a paper, by its paper.py alone
     assert upward_imports({("lenex.tables.render", "lenex.toy.paper"): "a", ("lenex.toy.paper", "lenex.lex.paper"): "b"},
                           papers) == ["lenex.tables.render -> lenex.toy.paper (a)", "lenex.toy.paper -> lenex.lex.paper (b)"]
     assert upward_imports(import_edges(root / "src/lenex"), papers) == []
@@ -196,7 +186,7 @@ def test_the_registry_the_rule_files_the_claims_and_the_layers_find_it(toy_regis
 
 
 def test_the_snakefile_includes_its_rules_and_builds_its_claims(checkout):
-    env = env_with_venv(PYTHONPATH=f"{checkout.root / 'src'}:{checkout.site}")
+    env = env_with_venv(PYTHONPATH=str(checkout.root / "src"))
 
     def snakemake(*args):
         return subprocess.run([*SNAKEMAKE, *args], cwd=checkout.root, env=env, capture_output=True, text=True,

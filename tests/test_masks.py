@@ -66,6 +66,28 @@ def test_blockwise_refuses_ragged_lengths():
 def test_default_options_follow_the_papers():
     assert default_mask_options("blockwise", 1024) == {"block": 512}
     assert default_mask_options("sliding", 1024) == {"window": 1024}
+    assert default_mask_options("windowed", 1024) == {} == default_mask_options("causal", 1024)
+
+
+def test_a_masks_block_size_is_what_the_mask_declares(monkeypatch):
+    """The BCA block size comes from the mask (its `default_options`), not from a list of mask names:
+    a mask of its own declares its own."""
+    from lenex.masks import MASKS, BlockwiseMask
+
+    monkeypatch.setattr(BlockwiseMask, "default_options", classmethod(lambda cls, train_length: {"block": train_length // 4}))
+    assert default_mask_options("blockwise", 1024) == {"block": 256}
+
+    class Quarter(BlockwiseMask):
+        name = "quarter"
+
+        @classmethod
+        def default_options(cls, train_length):
+            return {"block": train_length // 8}
+
+    monkeypatch.setitem(MASKS, "quarter", Quarter)
+    assert default_mask_options("quarter", 1024) == {"block": 128}
+    with pytest.raises(ValueError, match=r"^unknown attention mask 'quartre'; known: blockwise, causal, quarter, sliding, windowed$"):
+        default_mask_options("quartre", 1024)
 
 
 def _dense_reference(q, k, v, positions, scheme, mask):

@@ -1,5 +1,5 @@
-"""One interface per paper (lenex.pipeline.papers): the registry is filled by the packages' entry
-points, each paper answers the same questions (models, recorded inputs, table arguments, header
+"""One interface per paper (lenex.pipeline.papers): the registry holds the tree's papers (each
+package's paper.py registers its own) and those outside packages declare by entry points, each paper answers the same questions (models, recorded inputs, table arguments, header
 facts, figure cells), and the fairseq cross-check's settings (lenex.fairseq_backend.workflow)."""
 import json
 import re
@@ -19,8 +19,67 @@ def test_the_registry_holds_each_paper_its_package_declares():
         "lex": "lenex.lex.paper", "receptive-field": "lenex.receptive_field.paper",
         "segmented": "lenex.segmented.paper"}
     with pytest.raises(ValueError, match="unknown paper 'sandwich'; registered: lex, receptive-field, segmented "
-                                         r"\(a paper declares itself under the entry points `lenex.papers`"):
+                                         r"\(a paper registers itself in its package's paper.py, .* a paper outside "
+                                         "lenex declares the entry point `lenex.papers`"):
         paper_named("sandwich")
+
+
+def test_the_trees_papers_are_found_without_an_entry_point(monkeypatch):
+    """No reinstall: a paper package of the tree is registered with no entry point in the installed metadata."""
+    registered.cache_clear()
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [])
+    try:
+        assert sorted(registered()) == ["lex", "receptive-field", "segmented"]
+    finally:
+        monkeypatch.undo()
+        registered.cache_clear()
+
+
+def test_an_entry_point_into_the_tree_is_left_to_the_tree(monkeypatch):
+    """An install from before the tree registered its own papers still lists them: such an entry
+    point is not loaded (it would name what the tree registers anyway)."""
+    class Stale:
+        name, value = "lex", "lenex.segmented.paper:PAPER"  # loaded, it would be refused: not the paper named lex
+
+        def load(self):
+            raise AssertionError("an entry point into lenex is loaded")
+
+    registered.cache_clear()
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [Stale()])
+    try:
+        assert registered()["lex"] is paper_named("lex") and type(registered()["lex"]).__module__ == "lenex.lex.paper"
+    finally:
+        monkeypatch.undo()
+        registered.cache_clear()
+
+
+OUTSIDE_PAPER = '''from lenex.lex.paper import Lex
+
+
+class Outside(Lex):
+    name = "outside"
+
+
+PAPER = Outside()
+'''
+
+
+def test_a_paper_outside_the_tree_is_registered_by_its_entry_point(tmp_path, monkeypatch):
+    (tmp_path / "outside_paper.py").write_text(OUTSIDE_PAPER)
+    info = tmp_path / "outside_paper-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: outside-paper\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[lenex.papers]\noutside = outside_paper:PAPER\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registered.cache_clear()
+    try:
+        assert sorted(registered()) == ["lex", "outside", "receptive-field", "segmented"]
+        assert type(paper_named("outside")).__module__ == "outside_paper"
+    finally:
+        papers.PAPERS.pop("outside", None)
+        monkeypatch.undo()
+        registered.cache_clear()
+    assert "outside" not in registered()
 
 
 def test_each_configured_papers_rule_file_is_found_through_the_registry(pipeline):  # noqa: F811
@@ -60,19 +119,17 @@ def test_a_paper_must_answer_every_question():
         Half()
 
 
-def test_an_entry_point_that_is_not_its_paper_is_refused(monkeypatch):
-    segmented = paper_named("segmented")
+def test_an_entry_point_that_is_not_its_paper_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "other_paper.py").write_text("from lenex.segmented.paper import PAPER\n")  # outside lenex
 
     class Point:
-        name, value = "lex", "lenex.segmented.paper:PAPER"
+        name, value = "lex", "other_paper:PAPER"
 
-        def load(self):
-            return segmented
-
+    monkeypatch.syspath_prepend(str(tmp_path))
     registered.cache_clear()
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [Point()])
     try:
-        with pytest.raises(TypeError, match="entry point lex = lenex.segmented.paper:PAPER"):
+        with pytest.raises(TypeError, match="entry point lex = other_paper:PAPER"):
             papers.registered()
     finally:
         monkeypatch.undo()

@@ -15,7 +15,6 @@ from lenex.model.transformer import LanguageModel
 from lenex.pipeline.settings import validate
 from lenex.positions import POSITIONS, PositionScheme, build_position
 from lenex.positions.base import NAME_PATTERN
-from lenex.positions.plugins import load_scheme_module
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "lenex"
@@ -209,7 +208,8 @@ def test_a_scheme_name_outside_the_pattern_is_refused_when_its_module_loads(tmp_
     module.write_text("from lenex.positions.base import PositionScheme\n\n\n"
                       "class Spaced(PositionScheme):\n    name = 'log distance'\n")
     with pytest.raises(ValueError, match="'log distance' of module .*: a scheme name is letters, digits"):
-        load_scheme_module(str(module), {})
+        POSITIONS.load_module(str(module))
+    assert "log distance" not in POSITIONS
 
 
 def test_code_stamps_find_a_built_in_scheme_named_with_a_dash():

@@ -2,7 +2,7 @@
 name on a networked machine, or from a local copy in the hub's schema.
 
 One reader per corpus, ``read_<corpus>(spec) -> list[Document]``, registered in
-``HUB_READERS``. Spec keys every reader accepts:
+``HUB_READERS`` (``@HUB_READERS.register(name=...)``, lenex.registry). Spec keys every reader accepts:
   ``name``, ``config``, ``split``   hub dataset (defaults: the papers' corpus, below)
   ``path``                          a local json/jsonl(.gz/.zst)/parquet file, a folder of
                                     them, or a glob, in the hub's schema: used instead
@@ -30,9 +30,13 @@ from glob import glob
 from pathlib import Path
 from typing import Any
 
+from ..registry import Registry
 from .documents import Document, strip_gutenberg_boilerplate
 
 log = logging.getLogger(__name__)
+
+#: The readers by corpus name (the ``corpus:`` of a ``source: hub`` spec), each registered below.
+HUB_READERS = Registry("hub corpus")
 
 HUB_NOTES = {
     "qmsum": (
@@ -204,6 +208,7 @@ def qmsum_transcript(model_input: str) -> str:
     return transcript
 
 
+@HUB_READERS.register(name="qmsum")
 def read_qmsum(spec: dict) -> list[Document]:
     """One document per distinct meeting transcript (SCROLLS rows repeat a meeting for
     each of its queries; rows carry no meeting id, so the transcript's hash is the key).
@@ -215,6 +220,7 @@ def read_qmsum(spec: dict) -> list[Document]:
                                lambda r, text: text_digest(text), limit)
 
 
+@HUB_READERS.register(name="arxiv")
 def read_arxiv(spec: dict) -> list[Document]:
     """Cohan et al. 2018 arXiv papers, field ``article``, split ``test`` (the segmented-
     sequences paper reports on its test set)."""
@@ -238,10 +244,11 @@ def _pile_subset_reader(corpus: str, set_name: str):
     return read
 
 
-read_openwebtext2 = _pile_subset_reader("openwebtext2", "OpenWebText2")
-read_github = _pile_subset_reader("github", "Github")
+read_openwebtext2 = HUB_READERS.register(_pile_subset_reader("openwebtext2", "OpenWebText2"), name="openwebtext2")
+read_github = HUB_READERS.register(_pile_subset_reader("github", "Github"), name="github")
 
 
+@HUB_READERS.register(name="narrativeqa")
 def read_narrativeqa(spec: dict) -> list[Document]:
     """NarrativeQA stories (``document.text``), one per ``document.id``, Gutenberg
     licence stripped (many stories are Gutenberg books). Default split ``test``."""
@@ -329,6 +336,7 @@ def pile_records(rows: Iterable[dict]) -> Iterator[tuple[str, str]]:
         yield get_field(row, "meta.pile_set_name"), get_field(row, "text")
 
 
+@HUB_READERS.register(name="pile_mix")
 def read_pile_mix(spec: dict) -> list[Document]:
     """The LEX §4.1 mixture from Pile rows: spec ``weights`` ({pile_set_name: weight},
     only LEX's nine subsets), ``char_budget`` (characters in all), ``seed`` (default 0)."""
@@ -342,13 +350,3 @@ def read_pile_mix(spec: dict) -> list[Document]:
     log.info("pile_mix targets: %s", targets)
     return sample_mixture(pile_records(rows), spec["weights"], int(spec["char_budget"]),
                           int(spec.get("seed", 0)))
-
-
-HUB_READERS = {
-    "qmsum": read_qmsum,
-    "arxiv": read_arxiv,
-    "openwebtext2": read_openwebtext2,
-    "github": read_github,
-    "narrativeqa": read_narrativeqa,
-    "pile_mix": read_pile_mix,
-}

@@ -111,8 +111,8 @@ def table_extra(experiment: dict, table_key: str, extra: dict) -> dict:
 
 def resolve_entries(extra: dict) -> dict:
     """`extra_schemes`, checked against the position registry now (at DAG build): each entry's
-    module is imported and must define its `position`; a scheme added to lenex/positions/ as
-    <position>.py gets that module recorded. An unknown scheme is one error naming the entry."""
+    module is imported and must define its `position`; a scheme of lenex/positions/ needs no module
+    (it registers itself). An unknown scheme is one error naming the entry."""
     if not extra:
         return {}
     from ..positions import scheme_module  # torch: only when a scheme is configured

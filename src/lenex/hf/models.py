@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..records.checkpoint import CheckpointFormat, register_format, save_checkpoint
+from ..records.checkpoint import save_checkpoint
 from ..cli import run_cli
 from ..config import ModelConfig
 from .masked import masked_logits
@@ -276,11 +276,6 @@ def describe(hf_model) -> ModelConfig:
                        vocab_size=c.vocab_size, position=POSITION_KIND.get(c.model_type, "none"), train_length=length)
 
 
-#: The format of a released model as a lenex checkpoint (registered below; pyproject.toml declares this
-#: module under the entry points `lenex.checkpoint_formats`, so lenex.records.checkpoint finds it by name).
-HF_FORMAT = "lenex-hf-checkpoint-v1"
-
-
 def hf_payload(model: HFLanguageModel) -> dict:
     """The entries of a lenex-hf-checkpoint-v1 file (lenex.records.checkpoint.save_checkpoint writes it)."""
     return {"name": model.name, "hf_config": model.hf.config.to_dict(), "model": model.hf.state_dict(),
@@ -297,10 +292,6 @@ def hf_model(payload: dict, **config_overrides) -> HFLanguageModel:
     hf = transformers.AutoModelForCausalLM.from_config(config)
     hf.load_state_dict(payload["model"])
     return HFLanguageModel(hf, payload.get("name"))
-
-
-register_format(HF_FORMAT, CheckpointFormat(f"{__name__}:HFLanguageModel", f"{__name__}:hf_payload",
-                                             f"{__name__}:hf_model"))
 
 
 def from_pretrained(name: str) -> HFLanguageModel:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 
 from ..pipeline.evaluation import PerModelJob, cell_extra
-from ..pipeline.papers import Paper
+from ..pipeline.papers import PAPERS, Paper
 from ..pipeline.settings import quoted_json
 from ..experiment.presets import check_power_variants, model_config, seed_list
 from . import targets
@@ -110,4 +110,4 @@ class Lex(Paper):
                 "out": targets.cell_path(preset, cell, seed), "extra": cell_extra(preset, self.name, variant, corpus, seed)}
 
 
-PAPER = Lex()
+PAPER = PAPERS.register(Lex())

@@ -1,30 +1,22 @@
-"""Registry of attention masks, chosen by one `mask` name plus its options."""
+"""Registry of attention masks, chosen by one `mask` name plus its options: each mask of this
+package registers itself (`@MASKS.register`, lenex.registry) and declares its own defaults."""
 
 from __future__ import annotations
 
-from .base import AttentionMask, make_mask_options
+from .base import MASKS, AttentionMask, make_mask_options
 from .blockwise import BlockwiseMask
 from .causal import CausalMask
 from .sliding import SlidingMask, WindowedMask
 
-MASKS: dict[str, type[AttentionMask]] = {
-    cls.name: cls for cls in (CausalMask, BlockwiseMask, SlidingMask, WindowedMask)
-}
-
 
 def default_mask_options(name: str, train_length: int) -> dict:
-    """The papers' defaults: BCA blocks of L_tr/2 (LEX 3.3), sliding window W = L_tr (LEX Table 5)."""
-    if name == "blockwise":
-        return {"block": train_length // 2}
-    if name == "sliding":
-        return {"window": train_length}
-    return {}
+    """The options mask `name` takes by default for a model trained at `train_length`, as the mask
+    declares them (BCA blocks of L_tr/2, LEX 3.3; a sliding window W = L_tr, LEX Table 5)."""
+    return MASKS[name].default_options(train_length)
 
 
 def build_mask(name: str, options: dict | None = None) -> AttentionMask:
     """Build a mask by registry name; unknown names or option keys raise one clear error."""
-    if name not in MASKS:
-        raise ValueError(f"unknown attention mask {name!r}; known: {', '.join(sorted(MASKS))}")
     cls = MASKS[name]
     return cls(make_mask_options(name, cls.Options, options))
 

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 import torch
 
 from ..config import NoOptions, build_dataclass
+from ..registry import Registry
 
 
 def make_mask_options(mask: str, options_cls: type, options: dict | None):
@@ -40,6 +41,12 @@ class AttentionMask(ABC):
             if int(value) < 1:
                 raise ValueError(f"{self.name} mask: {key} must be a positive integer, got {value!r}")
             setattr(self, key, int(value))
+
+    @classmethod
+    def default_options(cls, train_length: int) -> dict:
+        """The options a model trained at `train_length` gets when its config names none (the
+        papers' defaults, declared by each mask that has options): none by default."""
+        return {}
 
     @abstractmethod
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
@@ -67,3 +74,7 @@ class AttentionMask(ABC):
     def options(self) -> dict:
         """The options as used (what result files record): each Options field's attribute."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self.Options)}
+
+
+#: The attention masks by `name`: each registers itself (`@MASKS.register`) in its module of this package.
+MASKS = Registry("attention mask", members="lenex.masks.*")

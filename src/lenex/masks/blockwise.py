@@ -11,18 +11,23 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import AttentionMask
+from .base import MASKS, AttentionMask
 
 
 @dataclass(frozen=True)
 class BlockwiseOptions:
-    block: int  # tokens per block; no default here (lenex.masks.default_mask_options: L_tr / 2)
+    block: int  # tokens per block; no default here (BlockwiseMask.default_options: L_tr / 2)
 
 
+@MASKS.register
 class BlockwiseMask(AttentionMask):
     name = "blockwise"
     banded = True
     Options = BlockwiseOptions
+
+    @classmethod
+    def default_options(cls, train_length: int) -> dict:
+        return {"block": train_length // 2}  # LEX 3.3: blocks of half the training length
 
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         q_block = (q_idx // self.block)[:, None]

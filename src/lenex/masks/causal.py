@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from .base import AttentionMask
+from .base import MASKS, AttentionMask
 
 
+@MASKS.register
 class CausalMask(AttentionMask):
     name = "causal"
 

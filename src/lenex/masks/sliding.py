@@ -12,18 +12,23 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import AttentionMask
+from .base import MASKS, AttentionMask
 
 
 @dataclass(frozen=True)
 class WindowOptions:
-    window: int  # tokens a query sees, itself included (sliding's default: L_tr, default_mask_options)
+    window: int  # tokens a query sees, itself included (sliding's default: L_tr, SlidingMask.default_options)
 
 
+@MASKS.register
 class SlidingMask(AttentionMask):
     name = "sliding"
     banded = True
     Options = WindowOptions
+
+    @classmethod
+    def default_options(cls, train_length: int) -> dict:
+        return {"window": train_length}  # LEX Table 5: W = L_tr
 
     def allowed(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
         distance = q_idx[:, None] - k_idx[None, :]
@@ -46,5 +51,10 @@ class SlidingMask(AttentionMask):
         return max(0, q_start - self.window + 1), q_end
 
 
+@MASKS.register
 class WindowedMask(SlidingMask):
     name = "windowed"
+
+    @classmethod
+    def default_options(cls, train_length: int) -> dict:
+        return {}  # a model trained with its window names it: no default to take

@@ -2,10 +2,11 @@
 
 A job's code is what its entry point (`python -m lenex.<module>`) imports from lenex, read from the
 source without importing it (`import` and `from ... import` statements anywhere in a file, followed
-file by file), plus the package data those files name (the table templates, paper_results.csv).
-One exception keeps a scheme's edit to its own models: the position-scheme registry's
-`positions/__init__.py` imports every scheme, but a job counts only the scheme of the model it
-trains or scores (`scheme_files`), and a file that imports a scheme's code by name (Figures 8-10
+file by file), plus the package data those files name (the table templates, paper_results.csv),
+plus the modules a registry defined in those files imports by itself (lenex.registry: `members=
+"lenex.<package>.*"`, every module of a package, which no import statement names; `discovered_files`).
+One exception keeps a scheme's edit to its own models: the position-scheme registry imports every
+scheme, but a job counts only the scheme of the model it trains or scores (`scheme_files`), and a file that imports a scheme's code by name (Figures 8-10
 draw the Sandwich profile) counts that scheme. So editing ALiBi's slopes reruns the ALiBi models'
 trainings and evaluations and what reads them; editing the table renderer re-renders the tables.
 
@@ -33,6 +34,8 @@ PACKAGE = "lenex"
 #: A registry package whose members a job counts by what its model uses (see the docstring).
 SCHEME_REGISTRY = "positions"
 _MEMBER = re.compile(r"^\s+name\s*=\s*[\"']([\w-]+)[\"']", re.M)  # a scheme class's registry name (`log-distance`)
+#: A registry that imports every module of a package (lenex.registry.Registry's `members="lenex.<package>.*"`).
+_WHOLE_PACKAGE = re.compile(r"""\bRegistry\([^)]*\bmembers\s*=\s*["']lenex\.([\w.]+)\.\*["']""")
 
 
 @functools.cache
@@ -100,6 +103,17 @@ def imported_files(path: Path) -> frozenset[Path]:
 
 
 @functools.cache
+def discovered_files(path: Path) -> frozenset[Path]:
+    """The modules a registry defined in `path` imports at its first lookup: every module of the
+    package its `members` pattern names (a member added there counts with no import naming it)."""
+    found = set()
+    for package in _WHOLE_PACKAGE.findall(path.read_text(encoding="utf-8")):
+        found |= {p for p in ROOT.joinpath(*package.split(".")).glob("*.py") if not p.name.startswith("_")}
+    found.discard(path)
+    return frozenset(found)
+
+
+@functools.cache
 def scheme_members() -> dict[str, Path]:
     """Registry name -> the file of each built-in position scheme (its class's `name = "..."`)."""
     members = {}
@@ -115,14 +129,15 @@ def _is_member(path: Path) -> bool:
 
 @functools.cache
 def closure(start: Path) -> frozenset[Path]:
-    """Every lenex file `start` runs, the registry's own imports of its members left out."""
+    """Every lenex file `start` runs, the scheme registry's own imports of its members left out."""
     registry = ROOT / SCHEME_REGISTRY / "__init__.py"
     seen, todo = {start}, [start]
     while todo:
         current = todo.pop()
-        for path in imported_files(current):
-            if current == registry and _is_member(path):
-                continue  # the registry lists every scheme; a job counts its model's (scheme_files)
+        listed = [(path, current == registry) for path in imported_files(current)]
+        for path, by_registry in listed + [(path, True) for path in discovered_files(current)]:
+            if by_registry and _is_member(path):
+                continue  # the registry imports every scheme; a job counts its model's (scheme_files)
             if path not in seen:
                 seen.add(path)
                 todo.append(path)

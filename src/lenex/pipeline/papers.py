@@ -1,14 +1,15 @@
 """One interface per paper, and the registry the workflow finds the papers in.
 
-Each paper package defines one `Paper` (lenex.<package>.paper) and declares it in pyproject.toml
-under the entry points `lenex.papers`, named by the paper:
+Each paper package of the tree defines one `Paper` in its `paper.py` and registers it there:
 
-    [project.entry-points."lenex.papers"]
-    lex = "lenex.lex.paper:PAPER"
+    PAPER = PAPERS.register(Lex())
 
-The registry is filled from there (`registered`): the library, the rules, the Snakefile and the
-tests never list the papers, they ask for one by name (`paper_named`) or go over the configured
-ones. A paper's own rules, if it has any, are `workflow/rules/<package>.smk` (`rule_file`), which the
+The registry (`PAPERS`, lenex.registry) imports the `paper.py` of every package of lenex, so a new
+paper package is found without a reinstall; a paper outside the tree declares itself under the entry
+points `lenex.papers` of its own package, named by the paper (`toy = "toy.paper:PAPER"`).
+`registered` reads the registry: the library, the rules, the Snakefile and the tests never list the
+papers, they ask for one by name (`paper_named`) or go over the configured ones.
+A paper's own rules, if it has any, are `workflow/rules/<package>.smk` (`rule_file`), which the
 Snakefile includes for each configured paper (lenex.pipeline.settings.Settings.paper_rule_files);
 its claims file names it (`check_claims_paper`). What a paper
 tells the workflow: its models' configs, the recorded files (evaluations, corpus metas) each of
@@ -33,6 +34,7 @@ import functools
 from abc import ABC, abstractmethod
 
 from ..experiment.presets import seed_list, train_seed
+from ..registry import Registry
 
 PAPER_ENTRY_POINTS = "lenex.papers"
 
@@ -174,19 +176,20 @@ class Paper(ABC):
         return sorted(set(files))
 
 
+#: The papers by name: the tree's register themselves in lenex/<package>/paper.py; one outside it by
+#: an entry point `lenex.papers` of its package.
+PAPERS = Registry("paper", members="lenex.*.paper", entry_points=PAPER_ENTRY_POINTS, member_type=Paper,
+                  known="registered", hint=" (a paper registers itself in its package's paper.py, "
+                  "`PAPER = PAPERS.register(...)`; a paper outside lenex declares the entry point "
+                  f"`{PAPER_ENTRY_POINTS}` in its package)")
+
+
 @functools.cache
 def registered() -> dict[str, Paper]:
-    """Every paper an installed package declares (entry points `lenex.papers`), by name."""
-    from importlib.metadata import entry_points
-
-    papers = {}
-    for point in entry_points(group=PAPER_ENTRY_POINTS):
-        paper = point.load()
-        if not isinstance(paper, Paper) or paper.name != point.name:
-            raise TypeError(f"entry point {point.name} = {point.value} ({PAPER_ENTRY_POINTS}) is not the "
-                            f"Paper named {point.name!r}")
-        papers[point.name] = paper
-    return papers
+    """Every paper, by name: the tree's (each package's paper.py) and those the entry points
+    `lenex.papers` of installed packages declare."""
+    PAPERS.refresh()
+    return dict(PAPERS)
 
 
 def rule_file(name: str) -> str:
@@ -210,7 +213,5 @@ def paper_named(name: str) -> Paper:
     """The registered paper `name`, or one error naming the registered ones."""
     papers = registered()
     if name not in papers:
-        raise ValueError(f"unknown paper {name!r}; registered: {', '.join(sorted(papers)) or 'none'} (a paper "
-                         f"declares itself under the entry points `{PAPER_ENTRY_POINTS}` in pyproject.toml; "
-                         "`make setup` installs what it declares)")
+        raise ValueError(PAPERS.unknown(name))
     return papers[name]

@@ -20,7 +20,7 @@ from ..experiment.schemes import module_files
 from .memo import files_digest, remembered
 
 # What a variant check reads besides the variants: the registries and their options.
-REGISTRY_CODE = ("config.py", "pipeline/variants.py", "masks", "positions")
+REGISTRY_CODE = ("config.py", "registry.py", "pipeline/variants.py", "masks", "positions")
 CHECK = "variants-check"  # the kind of result lenex.pipeline.memo keeps for a check that passed
 
 
@@ -40,7 +40,7 @@ def check_variant(spec: dict) -> None:
                                     max_length=model.train_length)
     mask = spec.get("mask", "causal")
     if mask not in MASKS:
-        raise ValueError(f"unknown attention mask {mask!r}; known: {', '.join(sorted(MASKS))}")
+        raise ValueError(MASKS.unknown(mask))
     options = dict(spec.get("mask_options") or {})
     options_cls = MASKS[mask].Options
     known = {f.name for f in dataclasses.fields(options_cls)}

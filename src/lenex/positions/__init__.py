@@ -1,39 +1,29 @@
-"""Registry of position schemes, chosen by one `position` name plus its options."""
+"""Registry of position schemes, chosen by one `position` name plus its options: each scheme of
+this package registers itself (`@POSITIONS.register`, lenex.registry); a scheme of your own is a
+module named by the model config (`position_module`: a dotted name or a .py path)."""
 
 from __future__ import annotations
 
-from .alibi import Alibi, alibi_slopes
-from .base import PositionScheme, make_options
+from .alibi import alibi_slopes
+from .base import POSITIONS, PositionScheme, make_options
 from .cache import TableCache, contiguous_positions, run_of
-from .kerple import Kerple
-from .learned import LearnedPositions, interpolate_position_table
-from .nope import NoPE
-from .plugins import default_module, load_scheme_module
-from .rope import RotaryPositions, apply_rotary, rotary_angles
-from .sandwich import Sandwich, sandwich_bias
-from .sinusoidal import SinusoidalPositions
-from .smoothed_sandwich import SmoothedSandwich, fit_log_curve
-from .t5 import T5Bias, t5_relative_bucket
-from .xpos import XPos, xpos_zeta
-
-POSITIONS: dict[str, type[PositionScheme]] = {
-    cls.name: cls
-    for cls in (NoPE, LearnedPositions, SinusoidalPositions, RotaryPositions, XPos, Alibi, Sandwich,
-                SmoothedSandwich, Kerple, T5Bias)
-}
+from .learned import interpolate_position_table
+from .rope import apply_rotary, rotary_angles
+from .sandwich import sandwich_bias
+from .smoothed_sandwich import fit_log_curve
+from .t5 import t5_relative_bucket
+from .xpos import xpos_zeta
 
 
 def scheme_module(name: str, module: str | None = None) -> str | None:
-    """Register scheme `name` from `module` (or from lenex/positions/<name>.py when it is not built
-    in) and return the module to record in the model config: None for a built-in scheme.
-    A name still unknown afterwards is one ValueError naming it."""
-    if module is None and name not in POSITIONS:
-        module = default_module(name)
+    """Register scheme `name` from `module` when one is given, and return the module to record in
+    the model config: None for a scheme of this package. A name still unknown afterwards is one
+    ValueError naming it."""
     if module is not None:
-        load_scheme_module(module, POSITIONS)
+        POSITIONS.load_module(module)
     if name not in POSITIONS:
         where = f" (module {module!r} does not define it)" if module else ""
-        raise ValueError(f"unknown position scheme {name!r}{where}; known: {', '.join(sorted(POSITIONS))}")
+        raise ValueError(POSITIONS.unknown(name, where))
     return module
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, pair_distance, per_head, relative_distance
+from .base import POSITIONS, PositionScheme, pair_distance, per_head, relative_distance
 
 
 def _geometric_slopes(n_heads: int) -> list[float]:
@@ -47,6 +47,7 @@ class AlibiOptions:
             raise ValueError(f"position scheme 'alibi': option slope_scale must be positive, got {self.slope_scale}")
 
 
+@POSITIONS.register
 class Alibi(PositionScheme):
     name = "alibi"
     Options = AlibiOptions

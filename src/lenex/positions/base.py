@@ -7,12 +7,14 @@ values and never from arange(T).
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import torch
 from torch import nn
 
 from ..config import NoOptions, build_dataclass
+from ..registry import Registry
 from .cache import TableCache, run_of
 
 #: A registry name: it becomes a preset's `positions` key, a variant's `position` and a part of code
@@ -106,6 +108,25 @@ class PositionScheme(nn.Module):
         """`rotate` without the q/k scales that `span_scales` applies per span instead. A scheme
         without scales rotates as always."""
         return self.rotate(q, k, q_pos, k_pos)
+
+
+def scheme_classes(module, given: str) -> list[type]:
+    """The PositionScheme subclasses with a `name` that a scheme file from outside the tree defines
+    (it need not know the registry); a name that could not name a preset key or a file is refused."""
+    found = [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+             if issubclass(cls, PositionScheme) and cls.__module__ == module.__name__ and cls.name]
+    if not found:
+        raise ValueError(f"position scheme module {given!r} defines no PositionScheme subclass with a `name`")
+    for cls in found:
+        if not NAME_PATTERN.match(cls.name):
+            raise ValueError(f"position scheme {cls.name!r} of module {given!r}: a scheme name is letters, digits, "
+                             "'_' and '-' (it names preset keys, variants' schemes and files)")
+    return found
+
+
+#: The position schemes by `name`: each built-in one registers itself (`@POSITIONS.register`) in its
+#: module of this package; a scheme of your own is a file named by the config (`position_module`).
+POSITIONS = Registry("position scheme", members="lenex.positions.*", collect=scheme_classes)
 
 
 def make_options(scheme: str, options_cls: type, options: dict | None):

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import PositionScheme, pair_distance, relative_distance
+from .base import POSITIONS, PositionScheme, pair_distance, relative_distance
 
 _LOW = 0.01
 
@@ -23,6 +23,7 @@ def _inverse_softplus(y: torch.Tensor) -> torch.Tensor:
     return y + torch.log(-torch.expm1(-y))
 
 
+@POSITIONS.register
 class Kerple(PositionScheme):
     name = "kerple"
     learned_bias = True

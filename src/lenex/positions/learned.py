@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import PositionScheme
+from .base import POSITIONS, PositionScheme
 from .cache import run_of
 
 
@@ -39,6 +39,7 @@ class LearnedOptions:
     interpolate_to: int | None = None  # L_e; None: use the trained table as is
 
 
+@POSITIONS.register
 class LearnedPositions(PositionScheme):
     name = "learned"
     Options = LearnedOptions

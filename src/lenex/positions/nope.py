@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .base import PositionScheme
+from .base import POSITIONS, PositionScheme
 
 
+@POSITIONS.register
 class NoPE(PositionScheme):
     name = "none"

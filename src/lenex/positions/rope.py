@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme
+from .base import POSITIONS, PositionScheme
 
 
 def rotary_angles(positions: torch.Tensor, head_dim: int, base: float = 10000.0) -> torch.Tensor:
@@ -58,6 +58,7 @@ class RotaryOptions:
     base: float = 10000.0
 
 
+@POSITIONS.register
 class RotaryPositions(PositionScheme):
     name = "rope"
     Options = RotaryOptions

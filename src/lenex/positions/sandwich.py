@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, largest_distance, pair_distance, per_head, relative_distance
+from .base import POSITIONS, PositionScheme, largest_distance, pair_distance, per_head, relative_distance
 
 
 def compression_ratios(n_heads: int) -> list[float]:
@@ -52,6 +52,7 @@ def check_distance_scale(scheme: str, value: float) -> None:
         raise ValueError(f"position scheme {scheme!r}: option distance_scale must be positive, got {value}")
 
 
+@POSITIONS.register
 class Sandwich(PositionScheme):
     name = "sandwich"
     Options = SandwichOptions

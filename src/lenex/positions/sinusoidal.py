@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme
+from .base import POSITIONS, PositionScheme
 
 
 def sinusoidal_table(positions: torch.Tensor, dim: int) -> torch.Tensor:
@@ -28,6 +28,7 @@ class SinusoidalOptions:
     pass
 
 
+@POSITIONS.register
 class SinusoidalPositions(PositionScheme):
     name = "sinusoidal"
     Options = SinusoidalOptions

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import PositionScheme, pair_distance, per_head, relative_distance
+from .base import POSITIONS, PositionScheme, pair_distance, per_head, relative_distance
 from .sandwich import check_distance_scale, compression_ratios, sandwich_profile
 
 
@@ -43,6 +43,7 @@ class SmoothedSandwichOptions:
         check_distance_scale("smoothed_sandwich", self.distance_scale)
 
 
+@POSITIONS.register
 class SmoothedSandwich(PositionScheme):
     name = "smoothed_sandwich"
     Options = SmoothedSandwichOptions

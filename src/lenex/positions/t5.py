@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import PositionScheme, largest_distance, pair_distance, relative_distance
+from .base import POSITIONS, PositionScheme, largest_distance, pair_distance, relative_distance
 
 
 def t5_relative_bucket(relative_position: torch.Tensor, num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
@@ -39,6 +39,7 @@ class T5Options:
                              f"num_buckets // 2 ({self.num_buckets // 2}), and num_buckets be at least 2")
 
 
+@POSITIONS.register
 class T5Bias(PositionScheme):
     name = "t5"
     learned_bias = True

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .base import POSITIONS
 from .rope import RotaryPositions, rotary_tables, rotate_with
 
 # Largest |exponent| a scale or a (masked) q.k product may reach: e^40 ~ 2e17 leaves fp32 (3e38)
@@ -45,6 +46,7 @@ class XPosOptions:
             raise ValueError(f"position scheme 'xpos': option zeta must be 'vector' or 'scalar', got {self.zeta!r}")
 
 
+@POSITIONS.register
 class XPos(RotaryPositions):
     name = "xpos"
     Options = XPosOptions

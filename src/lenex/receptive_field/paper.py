@@ -5,7 +5,7 @@ Scale rules and file lists: lenex.receptive_field.targets."""
 
 from __future__ import annotations
 
-from ..pipeline.papers import Paper
+from ..pipeline.papers import PAPERS, Paper
 from ..pipeline.settings import quoted_json
 from . import PAPER_KEY, targets
 
@@ -103,4 +103,4 @@ class ReceptiveField(Paper):
                 f" --corpora {quoted_json(paths.corpora(preset))} --unavailable {quoted_json(unavailable)}")
 
 
-PAPER = ReceptiveField()
+PAPER = PAPERS.register(ReceptiveField())

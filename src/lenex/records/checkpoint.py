@@ -5,14 +5,15 @@ that looks complete. Every file carries the digest of its payload (`content_sha2
 lenex.digests.payload_sha256), compared with its content at every read, and is read with
 `torch.load(weights_only=True)`: tensors and plain values only, so no file runs code when read.
 
-Formats (`FORMATS`, format name -> CheckpointFormat):
+Formats (`FORMATS`, format name -> CheckpointFormat, a lenex.registry.Registry):
 - `lenex-checkpoint-v1`: the pipeline's own LanguageModel; its ModelConfig travels inside.
-- any other model family registers its own format (`register_format`) when its module is imported,
-  and declares that module as an entry point of the group `lenex.checkpoint_formats` (named by the
-  format, in pyproject.toml), which `format_named` imports the first time a file of that format is
-  read: the Hugging Face causal LMs' `lenex-hf-checkpoint-v1` is registered so by their module.
-A format names its code as "module:attribute" strings, imported on first use, so reading a
-lenex checkpoint never imports transformers (and this module names no model family)."""
+- any other model family of the tree registers its own format (`FORMATS.register`) in its package's
+  `checkpoint_format` module, which the registry imports the first time the formats are asked for:
+  the Hugging Face causal LMs' `lenex-hf-checkpoint-v1` is registered so. A model family outside
+  the tree declares the module that registers its format as an entry point of the group
+  `lenex.checkpoint_formats` (named by the format).
+A format names its code as "module:attribute" strings, imported on first use, so listing the formats
+or reading a lenex checkpoint never imports transformers (and this module names no model family)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ from ..digests import CONTENT_KEY, payload_digest_error, payload_sealed
 from ..files import atomic_write
 from ..model import LanguageModel
 from ..model.kernels import kernel_record
+from ..registry import Registry
 from .run_facts import run_facts
 
 FORMAT = "lenex-checkpoint-v1"
-#: Entry points of the installed packages' model families: format name -> the module registering it.
+#: Entry points of model families outside the tree: format name -> the module registering it.
 FORMAT_ENTRY_POINTS = "lenex.checkpoint_formats"
 
 
@@ -46,31 +48,18 @@ class CheckpointFormat:
         return getattr(importlib.import_module(module), attribute)
 
 
-FORMATS: dict[str, CheckpointFormat] = {
-    FORMAT: CheckpointFormat("lenex.model:LanguageModel", "lenex.records.checkpoint:lenex_payload", "lenex.records.checkpoint:lenex_model"),
-}
-
-
-def register_format(name: str, fmt: CheckpointFormat) -> None:
-    """Called by a model family's module when imported: files of format `name` are its models."""
-    FORMATS[name] = fmt
+FORMATS = Registry("checkpoint format", members="lenex.*.checkpoint_format", entry_points=FORMAT_ENTRY_POINTS)
+FORMATS.register(CheckpointFormat("lenex.model:LanguageModel", "lenex.records.checkpoint:lenex_payload",
+                                  "lenex.records.checkpoint:lenex_model"), name=FORMAT)
 
 
 def declared_formats() -> list[str]:
-    """Every format this installation knows: the registered ones, then those declared by entry points."""
-    from importlib.metadata import entry_points
-
-    declared = [point.name for point in entry_points(group=FORMAT_ENTRY_POINTS)]
-    return list(FORMATS) + [name for name in declared if name not in FORMATS]
+    """Every format this installation knows: lenex's own, then the tree's and the entry points'."""
+    return list(FORMATS)
 
 
 def format_named(name: str) -> CheckpointFormat:
-    """The format `name`, its module imported (through its entry point) if not registered yet."""
-    if name not in FORMATS:
-        from importlib.metadata import entry_points
-
-        for point in entry_points(group=FORMAT_ENTRY_POINTS, name=name):
-            point.load()  # the module registers its format on import
+    """The format `name` (the tree's formats and the entry points' found on the first lookup)."""
     return FORMATS[name]
 
 

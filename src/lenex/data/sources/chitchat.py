@@ -2,7 +2,7 @@
 from the PyPI wheel `chitchat-dataset`; ``min_speakers:`` drops conversations with fewer (default 2)."""
 from __future__ import annotations
 
-from . import PyPI
+from . import SOURCES, PyPI
 
 
 def read(wheel, spec):
@@ -13,4 +13,4 @@ def read(wheel, spec):
     return read_chitchat_wheel(wheel, spec.get("min_speakers", 2))
 
 
-SOURCE = PyPI(read, fetch="chitchat")
+SOURCE = SOURCES.register(PyPI(read, fetch="chitchat"), name="chitchat")

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..austen import AUSTEN_PACKAGE, read_austen
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_austen(root)
 
 
-SOURCE = Debian(read, (AUSTEN_PACKAGE,))
+SOURCE = SOURCES.register(Debian(read, (AUSTEN_PACKAGE,)), name="debian_austen")

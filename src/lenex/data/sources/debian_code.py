@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..code import CODE_PACKAGES, read_source_trees
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_source_trees(root, packages)
 
 
-SOURCE = Debian(read, CODE_PACKAGES)
+SOURCE = SOURCES.register(Debian(read, CODE_PACKAGES), name="debian_code")

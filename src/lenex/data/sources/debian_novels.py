@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..novels import NOVEL_PACKAGES, read_novels
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_novels(root, packages)
 
 
-SOURCE = Debian(read, NOVEL_PACKAGES)
+SOURCE = SOURCES.register(Debian(read, NOVEL_PACKAGES), name="debian_novels")

@@ -3,11 +3,11 @@ documentation (lenex.data.pydoc); ``parts:`` picks the folders (default howto, w
 from __future__ import annotations
 
 from ..pydoc import PARTS, PYDOC_PACKAGE, read_python_doc_essays
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_python_doc_essays(root, tuple(spec.get("parts") or PARTS))
 
 
-SOURCE = Debian(read, (PYDOC_PACKAGE,))
+SOURCE = SOURCES.register(Debian(read, (PYDOC_PACKAGE,)), name="debian_pydoc")

@@ -20,7 +20,7 @@ HSAUR3/multcomp 18%; every other pair across packages shares at most 15%).
 from __future__ import annotations
 
 from ..rnw import read_rnw_vignettes
-from . import Debian
+from . import SOURCES, Debian
 
 R_VIGNETTE_PACKAGES = (
     "r-bioc-affy", "r-bioc-annotate", "r-bioc-annotationdbi", "r-bioc-annotationhub",
@@ -110,4 +110,4 @@ def read(root, packages, spec):
     return read_rnw_vignettes(root, packages, R_VIGNETTE_KINDS, PACKAGE_GROUP_ALIASES)
 
 
-SOURCE = Debian(read, R_VIGNETTE_PACKAGES)
+SOURCE = SOURCES.register(Debian(read, R_VIGNETTE_PACKAGES), name="debian_rvignettes")

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..sword import SWORD_PACKAGES, read_sword_modules
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_sword_modules(root, packages)
 
 
-SOURCE = Debian(read, SWORD_PACKAGES)
+SOURCE = SOURCES.register(Debian(read, SWORD_PACKAGES), name="debian_sword")

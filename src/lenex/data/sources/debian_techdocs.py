@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..techdocs import TECHDOC_PACKAGES, read_doc_trees
-from . import Debian
+from . import SOURCES, Debian
 
 
 def read(root, packages, spec):
     return read_doc_trees(root, packages)
 
 
-SOURCE = Debian(read, TECHDOC_PACKAGES)
+SOURCE = SOURCES.register(Debian(read, TECHDOC_PACKAGES), name="debian_techdocs")

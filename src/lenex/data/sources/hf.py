@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..documents import Document, strip_gutenberg_boilerplate
-from . import Local
+from . import SOURCES, Local
 
 _OPTIONS = ("config", "split", "text_field", "data_files", "streaming", "limit")
 
@@ -48,4 +48,4 @@ def read(spec, resources_dir):
     return read_hf_dataset(spec["name"], **{k: spec[k] for k in _OPTIONS if k in spec})
 
 
-SOURCE = Local(read)
+SOURCE = SOURCES.register(Local(read), name="hf")

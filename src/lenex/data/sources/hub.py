@@ -2,16 +2,13 @@
 adapter ``corpus:`` names (lenex.data.hub.HUB_READERS), from the hub or a local ``path``."""
 from __future__ import annotations
 
-from . import Local
+from . import SOURCES, Local
 
 
 def read(spec, resources_dir):
     from ..hub import HUB_READERS  # here: building the DAG never reads (chitchat.py)
 
-    name = spec.get("corpus")
-    if name not in HUB_READERS:
-        raise ValueError(f"unknown hub corpus {name!r}; known: {sorted(HUB_READERS)}")
-    return HUB_READERS[name](spec)
+    return HUB_READERS[spec.get("corpus")](spec)  # an unknown corpus: one error naming the known ones
 
 
-SOURCE = Local(read)
+SOURCE = SOURCES.register(Local(read), name="hub")

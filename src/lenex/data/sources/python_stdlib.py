@@ -2,7 +2,7 @@
 under ``path`` (lenex.data.stdlib); what was read is recorded as the version and a hash of the files."""
 from __future__ import annotations
 
-from . import Local
+from . import SOURCES, Local
 
 
 def read(spec, resources_dir):
@@ -17,4 +17,4 @@ def describe(spec):
     return stdlib_source_record(spec.get("path"))
 
 
-SOURCE = Local(read, describe)
+SOURCE = SOURCES.register(Local(read, describe), name="python_stdlib")

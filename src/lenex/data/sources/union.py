@@ -3,7 +3,7 @@ each read, fetched and recorded through its own source."""
 from __future__ import annotations
 
 from ..union import read_union, union_parts
-from . import Source, no_needs, source_of
+from . import SOURCES, Source, no_needs, source_of
 
 
 class Union(Source):
@@ -25,4 +25,4 @@ class Union(Source):
                 for i, part in enumerate(union_parts(spec))}
 
 
-SOURCE = Union()
+SOURCE = SOURCES.register(Union(), name="union")
