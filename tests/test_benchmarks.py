@@ -125,7 +125,8 @@ def test_pipeline_measures_the_start_up_of_every_entry_point_the_rules_call():
     from benchmarks.pipeline import entry_points
 
     modules = entry_points()
-    assert {"lenex.training.train", "lenex.scoring.evaluate", "lenex.lex.evaluate_model", "lenex.receptive_field.evaluate"} <= set(modules)
+    assert {"lenex.training.train", "lenex.lex.evaluate_model", "lenex.receptive_field.evaluate"} <= set(modules)
+    assert "lenex.scoring.evaluate" not in modules  # every LEX cell's job runs lenex.lex.evaluate_model
     assert "lenex.pipeline.launch" not in modules  # how the rules start them, not one of them
 
 

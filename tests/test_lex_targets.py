@@ -81,14 +81,14 @@ def test_section_results_of_table2_are_figure1s_pg22_evaluations():
     assert "results/tiny/eval/lex/xpos/seed1/pg22/causal/L256.json" not in pg22
 
 
-def test_job_cells_group_every_table_cell_by_model_measure_and_corpus():
+def test_evaluated_cells_list_every_table_cell_once_per_seed():
     tables = EXPERIMENT["tables"]
-    jobs = targets.job_cells(tables, 32, [1, 2])
+    cells = targets.evaluated_cells(tables, 32, [1, 2])
     every = sorted(set().union(*(targets.table_cells(spec, 32) for spec in tables.values())))
-    for seed in (1, 2):  # each cell in exactly one job of each seed's model
-        assert sorted(c for key, cells in jobs.items() if key[1] == seed for c in cells) == every
-    assert all(c[:3] == (stage, variant, corpus) for (variant, _, stage, corpus), cells in jobs.items() for c in cells)
-    # Table 3 reads resolutions of PG22 only: their jobs hold nothing else
-    assert {key[2:] for key in jobs if key[2] == "resolution"} == {("resolution", "pg22")}
-    paths = {targets.cell_path("tiny", c, key[1]) for key, cells in jobs.items() for c in cells}
+    for seed in (1, 2):  # each cell once for each seed's model, in the cells' order
+        assert [c[:5] for c in cells if c[5] == seed] == every
+    assert len(cells) == 2 * len(every)
+    # Table 3 reads resolutions of PG22 only
+    assert {(c[0], c[2]) for c in cells if c[0] == "resolution"} == {("resolution", "pg22")}
+    paths = {targets.cell_path("tiny", c[:5], c[5]) for c in cells}
     assert paths == set().union(*(targets.table_results("tiny", spec, 32, [1, 2]) for spec in tables.values()))

@@ -35,7 +35,7 @@ def test_whole_paper_trains_six_variants_at_every_seed_and_fills_every_table_and
     assert lex_cells(out) == (18 * 2, 102 * 2)
     # Table 3: 4 variants x {1x, 2x}, LEX at 2x with BCA, plus "LEX without BCA" at 2x (causal).
     assert lex_cells(out, "resolution") == (4 * 2, 9 * 2)
-    assert "evaluate" not in counts and "resolution" not in counts  # the one-cell rules: no table cell
+    assert "evaluate" not in counts and "resolution" not in counts  # the measures' rules (a cell alone): no table cell
     assert counts["lex_figure1"] == counts["lex_figure2"] == counts["paper_report"] == 1
     assert counts["paper_table"] == 5
     for path in ("resolution/lex/xpos/seed1/pg22/blockwise/L128.json", "resolution/lex/xpos/seed2/pg22/causal/L128.json",
@@ -58,7 +58,7 @@ def test_table3_reads_only_resolutions_and_figure1_only_pg22(workdir):
 
 
 def test_paper_preset_plans_every_job_with_gpu_resources(workdir):
-    """At a GPU preset each cell is its own job of the one-cell rules (they run side by side, and a
+    """At a GPU preset each cell is its own job of its measure's rule (they run side by side, and a
     cluster profile reaches them by name: tests/test_slurm_profile.py); the same 111 cells."""
     out, counts = dry_run(workdir, "results/paper/lex.md")
     assert counts["train"] == 6 and lex_cells(out) == (0, 0) and lex_cells(out, "resolution") == (0, 0)

@@ -175,31 +175,32 @@ def test_table_jobs_inputs_and_arguments(pipeline):  # noqa: F811
 
 def test_lex_scores_its_cells_in_one_job_per_model_only_on_a_cpu_preset(pipeline):  # noqa: F811
     lex = pipeline.settings.paper("lex")
-    jobs = {job.name: job for job in lex.evaluation_jobs(pipeline.paths, "tiny")}  # tiny: 2 seeds of every variant
+    jobs = {group.rule: group for group in pipeline.evaluation.groups("tiny", "lex")}  # tiny: 2 seeds of every variant
     assert len(jobs) == (18 + 4) * 2 and sum(len(job.cells) for job in jobs.values()) == (102 + 9) * 2
     job = jobs["lex_eval__tiny_xpos_s2_pg22"]
-    first = job.cells[0]
-    assert first["out"].startswith("results/tiny/eval/lex/xpos/seed2/pg22/") and first["extra"]["paper"] == "lex"
-    assert first["extra"]["seed"] == 2 and job.outputs[0] == first["out"] and job.one_cell_rule == "evaluate"
+    first = job.first
+    assert first.out.startswith("results/tiny/eval/lex/xpos/seed2/pg22/") and first.extra["paper"] == "lex"
+    assert first.extra["seed"] == 2 and job.outputs[0] == first.out and first.stage == "eval"
     assert job.log == "results/tiny/logs/eval/lex/xpos/seed2/pg22.log"
-    assert jobs["lex_resolution__tiny_xpos_s1_pg22"].one_cell_rule == "resolution"
-    # GPUs (gpu, paper): each cell its own job of the one-cell rules (evaluate, resolution)
-    assert pipeline.evaluation.per_model_presets("lex") == ["tiny", "workstation"]
+    assert jobs["lex_resolution__tiny_xpos_s1_pg22"].first.stage == "resolution"
+    # GPUs (gpu, paper): each cell its own job of its measure's rule (evaluate, resolution)
+    assert [p for p in pipeline.settings.preset_names if pipeline.evaluation.granularity(p, "lex") == "model"] == [
+        "tiny", "workstation"]
     assert lex.paper_head_dim(pipeline.settings) == 64  # 1024 / 16 (Table 7)
 
 
-def test_a_cells_arguments_come_from_one_place_on_both_evaluation_paths(pipeline):  # noqa: F811
-    """lenex.pipeline.evaluation: what the one-cell rules pass, the per-model jobs' cells pass too."""
+def test_a_cells_arguments_come_from_one_place_whatever_its_group(pipeline):  # noqa: F811
+    """lenex.pipeline.evaluation: a cell's spec and arguments, whether its job is its alone or its model's."""
     from lenex.pipeline.evaluation import cell_extra
 
     assert pipeline.evaluation.span("tiny", "lex") == 8 * pipeline.settings.train_length("tiny", "lex")  # span_multiple
     assert pipeline.evaluation.setting("tiny", "lex", "max_tokens") == 1024
     extra = cell_extra("tiny", "lex", "rope", "pg22", "2")
     assert extra == {"variant": "rope", "corpus": "pg22", "seed": 2, "paper": "lex", "preset": "tiny"}
-    assert json.loads(shlex.split(pipeline.evaluation.extra("tiny", "lex", "rope", "pg22", "2"))[0]) == extra
-    [job] = [j for j in pipeline.settings.paper("lex").evaluation_jobs(pipeline.paths, "tiny")
-             if j.name == "lex_eval__tiny_rope_s2_pg22"]
-    assert all(cell["extra"] == extra for cell in job.cells)
+    [job] = [g for g in pipeline.evaluation.groups("tiny", "lex") if g.rule == "lex_eval__tiny_rope_s2_pg22"]
+    assert all(cell.extra == extra for cell in job.cells)
+    alone = {cell.out: cell for g in pipeline.evaluation.groups("tiny", "lex", granularity="cell") for cell in g.cells}
+    assert all(alone[cell.out] == cell for cell in job.cells)
 
 
 def test_receptive_field_and_segmented_rule_settings(pipeline):  # noqa: F811
@@ -291,8 +292,8 @@ def test_a_power_rerun_adds_seeds_to_the_variants_it_names_only(pipeline):  # no
     alibi = [p for p in paths if "/lex/alibi/" in p]
     assert {p.split("/")[5] for p in alibi} == {"seed1", "seed2", "seed3", "seed4"}
     assert {p.split("/")[5] for p in paths if "/lex/xpos/" in p} == {"seed1", "seed2"}
-    jobs = lex_targets.job_cells({"table5": spec}, 32, of)
-    assert sorted(seed for variant, seed, *_ in jobs if variant == "alibi") == [1, 2, 3, 4]
+    cells = lex_targets.evaluated_cells({"table5": spec}, 32, of)
+    assert sorted({seed for _, variant, *_, seed in cells if variant == "alibi"}) == [1, 2, 3, 4]
 
 
 def test_a_power_rerun_that_names_no_variant_or_drops_seeds_is_refused(pipeline):  # noqa: F811

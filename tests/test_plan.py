@@ -92,7 +92,7 @@ def test_plan_target_lists_every_job_of_the_paper_dag(tmp_path):
     plan = json.loads((tmp_path / "results/paper/plan/lex.json").read_text())
     trainings = [j for j in plan["jobs"] if j["rule"] == "train"]
     assert trainings and all(j["gpus"] == 8 and j["resources"]["runtime"] == 1080 for j in trainings)
-    # LEX's cells at a GPU preset: one job each of the one-cell rules, 120 declared minutes apiece
+    # LEX's cells at a GPU preset: one job each of the measures' rules, 120 declared minutes apiece
     assert plan["by_rule"]["evaluate"]["jobs"] == 102 and plan["by_rule"]["resolution"]["jobs"] == 9
     assert plan["by_rule"]["evaluate"]["declared_gpu_hours"] == 102 * 2
     assert plan["estimated_gpu_hours"] > 91 * len(trainings)

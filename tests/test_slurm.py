@@ -109,7 +109,7 @@ def test_tiny_jobs_through_slurm_match_the_local_run(cluster, tmp_path):
     submitted = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S+/slurm_logs/(rule_\w+)/", out)
     rules = sorted(rule for _, rule in submitted)
     # GOOD comes with the other PG22 cells of its model (one job per model and corpus); BAD is a
-    # cell no table reads, the one-cell rule's.
+    # cell no table reads, its measure's rule's job alone.
     assert rules == ["rule_evaluate", "rule_lex_eval__tiny_xpos_s1_pg22", "rule_train"], out[-4000:]
     assert (tmp_path / MODEL).exists(), out[-6000:]
     slurm = _numbers(tmp_path)

@@ -1,5 +1,5 @@
 """How the rule files are written: one table rule for every paper (through each paper's interface),
-one ruleorder only (LEX's per-model evaluation over the one-cell rules), one name per paper in rule
+one ruleorder only (the evaluation groups' rules over their measures' rules), one name per paper in rule
 names, rules and thin calls only (the workflow's Python is in lenex.pipeline), short files. Static
 reads of workflow/rules."""
 
@@ -14,7 +14,11 @@ PAPERS = yaml.safe_load((REPO / "config/config.yaml").read_text())["papers"]
 
 
 def rule_names() -> list[str]:
-    names = []
+    """The rules the rule files name, and the measures' rules evaluate.smk's one rule block makes
+    whatever the presets (the rules it makes per preset and group are not counted)."""
+    from lenex.pipeline.evaluation import MEASURE_RULES
+
+    names = list(MEASURE_RULES.values())
     for path in RULES:
         text = path.read_text()
         names += re.findall(r"^\s*rule (\w+):", text, re.M)
@@ -22,15 +26,15 @@ def rule_names() -> list[str]:
     return names
 
 
-def test_the_only_ruleorder_puts_lex_evaluation_jobs_over_the_one_cell_rules():
+def test_the_only_ruleorder_puts_evaluation_groups_over_their_measures_rules():
     files = [*RULES, REPO / "Snakefile"]
     assert not [p.name for p in files if re.search(r"^\s*ruleorder:", p.read_text(), re.M)]
     orders = {p.name: re.findall(r"workflow\.ruleorder\((.*)\)", p.read_text()) for p in files}
     assert {name: found for name, found in orders.items() if found} == {
-        "lex.smk": ["_job.name, _job.one_cell_rule"]}
-    from lenex.pipeline.evaluation import ONE_CELL_RULES  # the job's measure's one-cell rule
+        "evaluate.smk": ["*_order"]}
+    from lenex.pipeline.evaluation import MEASURE_RULES  # a cell alone is its measure's rule's job
 
-    assert ONE_CELL_RULES == {"eval": "evaluate", "resolution": "resolution"}
+    assert MEASURE_RULES == {"eval": "evaluate", "resolution": "resolution"}
 
 
 def test_one_table_rule_renders_every_papers_tables_through_its_interface():

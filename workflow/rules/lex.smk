@@ -1,7 +1,7 @@
-# The LEX paper (Sun et al. 2023): its models and perplexities are the generic train and
-# evaluate rules, its tables the generic paper_table; here its table headers, attention
-# resolution (Table 3) and its two figures. Its interface and file lists: lenex.lex.paper,
-# lenex.lex.targets.
+# The LEX paper (Sun et al. 2023): its models are the generic train rule's, its perplexities and
+# attention resolutions (Table 3) the evaluation rules' (evaluate.smk: its cells are
+# Lex.evaluation_cells), its tables the generic paper_table; here its table headers and its two
+# figures. Its interface and file lists: lenex.lex.paper, lenex.lex.targets.
 #   snakemake --cores 2 results/tiny/lex.md                 # the whole paper
 #   snakemake --cores 2 results/tiny/tables/lex/table2.md   # one table
 
@@ -37,72 +37,6 @@ rule lex_table_header:
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.tables.header {params.arguments}"
         " --out {output} > {log} 2>&1"
-
-
-# Attention resolution R(s) (LEX Eq. 3-4, section 4.3) of one model at one length under one
-# mask, from s[n] averaged over the same test texts the perplexity tables score: the one-cell path
-# of a resolution cell (lenex.pipeline.evaluation), at a GPU preset or for a cell no table reads.
-use rule evaluate as resolution with:
-    input:
-        model=rules.evaluate.input.model,
-        data=rules.evaluate.input.data,
-        code=lambda wc: pipeline.code.stamp(
-            "lenex.lex.resolution", wc.preset, wc.paper, wc.variant
-        ),
-    output:
-        "results/{preset}/resolution/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json",
-    log:
-        "results/{preset}/logs/resolution/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.log",
-    params:
-        module="lenex.lex.resolution",
-
-
-# The per-model path (lenex.pipeline.evaluation): at a CPU preset, one evaluation job per model
-# (variant and seed), measure and corpus scores every perplexity or resolution cell of the LEX
-# tables on that corpus that reads the model, in one process that loads it once
-# (lenex.lex.evaluate_model), each cell still its own file, with the arguments the one-cell rules
-# give it. The cells depend on the preset (its L_tr and seeds), so a rule is made here per preset
-# and job (LEX.evaluation_jobs); it takes precedence over the one-cell rule of its measure.
-for _preset in pipeline.evaluation.per_model_presets(LEX.name):
-    for _job in LEX.evaluation_jobs(pipeline.paths, _preset):
-
-        rule:
-            name:
-                _job.name
-            input:
-                model=LEX.model_path(_preset, _job.variant, _job.seed),
-                data=pipeline.paths.data_files(_preset, _job.corpus),
-                code=pipeline.code.stamp(
-                    "lenex.lex.evaluate_model", _preset, LEX.name, _job.variant
-                ),
-            output:
-                _job.outputs,
-            log:
-                _job.log,
-            conda:
-                ENV
-            threads: pipeline.settings.rule_resources(_preset, "evaluate", "threads", 1, LEX.name)
-            resources:
-                # the preset's evaluate runtime bounds one cell; this job scores len(_job.cells)
-                **pipeline.resources.stage_resources_at(
-                    _preset, "evaluate", LEX.name, runs=len(_job.cells)
-                ),
-            params:
-                cells=quoted_json(_job.cells),
-                span=pipeline.evaluation.span(_preset, LEX.name),
-                max_tokens=pipeline.evaluation.setting(_preset, LEX.name, "max_tokens"),
-                batch_tokens=pipeline.evaluation.setting(
-                    _preset, LEX.name, "batch_tokens"
-                ),
-                expect=pipeline.identities.expect(
-                    _preset, LEX.name, _job.variant, _job.seed
-                ),
-            shell:
-                "python -m lenex.pipeline.launch lenex.lex.evaluate_model --checkpoint {input.model} --cells {params.cells}"
-                " --span {params.span} --max-tokens {params.max_tokens} --batch-tokens {params.batch_tokens}"
-                " --threads {threads} --expect {params.expect} > {log} 2>&1"
-
-        workflow.ruleorder(_job.name, _job.one_cell_rule)
 
 
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).

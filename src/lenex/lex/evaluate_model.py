@@ -1,5 +1,6 @@
-"""Many cells of one model in one process (the rules give one job per model, measure and corpus,
-lenex.lex.targets.job_cells): the model is loaded once and each cell is written to its
+"""Many cells of one model in one process, the entry point of every evaluation job (its group of
+cells, lenex.pipeline.evaluation: one model's cells of a corpus and measure at a CPU preset, one cell
+at a GPU preset): the model is loaded once and each cell is written to its
 own result file, exactly as the one-cell entry points write it (lenex.scoring.evaluate for perplexity,
 lenex.lex.resolution for attention resolution), so tables stay cell-addressed.
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 
-from ..pipeline.evaluation import PerModelJob, cell_extra
 from ..pipeline.papers import PAPERS, Paper
 from ..pipeline.settings import quoted_json
 from ..experiment.presets import check_power_variants, model_config, seed_list
@@ -90,24 +89,13 @@ class Lex(Paper):
         results = self.table_recorded(paths, preset, table)["results"]
         return "--results " + " ".join(results) + f" --header {self.header_file(preset, table)}"
 
-    def evaluation_jobs(self, paths, preset: str) -> list[PerModelJob]:
-        """The tables' cells as the per-model path scores them (lenex.pipeline.evaluation): one job
-        per model (variant and seed), measure and corpus (targets.job_cells), each with its cells'
-        specs and result paths (lenex.lex.evaluate_model). The path is taken at the presets
-        `pipeline.evaluation.per_model_presets` names (CPU ones); elsewhere the one-cell rules write them."""
+    def evaluation_cells(self, paths, preset: str) -> list[tuple]:
+        """The tables' cells at a preset, every seed's, as (stage, variant, corpus, mask, length,
+        seed) (targets.evaluated_cells): lenex.pipeline.evaluation makes each a CellSpec and groups
+        them into jobs as the preset says."""
         settings = paths.settings
-        jobs = targets.job_cells(settings.experiment(self.name)["tables"], settings.train_length(preset, self.name),
-                                 self.preset_seeds(settings, preset), paths.corpus_skip(preset))
-        return [PerModelJob(preset, self.name, variant, seed, stage, corpus,
-                            [self.cell_spec(preset, cell, seed) for cell in cells])
-                for (variant, seed, stage, corpus), cells in jobs.items()]
-
-    def cell_spec(self, preset: str, cell: tuple, seed: int) -> dict:
-        """One cell of one seed's model as lenex.lex.evaluate_model scores it (`extra`: what its
-        result records besides the measurement, as the one-cell rules record it)."""
-        stage, variant, corpus, mask, length = cell
-        return {"stage": stage, "data": f"results/{preset}/data/{corpus}", "mask": mask, "length": length,
-                "out": targets.cell_path(preset, cell, seed), "extra": cell_extra(preset, self.name, variant, corpus, seed)}
+        return targets.evaluated_cells(settings.experiment(self.name)["tables"], settings.train_length(preset, self.name),
+                                       self.preset_seeds(settings, preset), paths.corpus_skip(preset))
 
 
 PAPER = PAPERS.register(Lex())

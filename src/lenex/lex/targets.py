@@ -6,7 +6,7 @@ other papers').
 Every variant trains with seeds 1..n (the preset's `papers.lex.experiment.seeds`, or a power rerun's
 `power_seeds` for its variant: lenex.experiment.presets.seed_list), and every seed's model is scored on the same tokens, so a table cell is the mean over
 seeds and two cells pair seed by seed. Paths (all under results/<preset>/), one file per model and
-cell, written by one job per model, measure and corpus (job_cells):
+cell (evaluated_cells; lenex.pipeline.evaluation groups them into jobs):
   models/lex/<variant>/seed<s>.pt                                   the model of seed s
   eval/lex/<variant>/seed<s>/<corpus>/<mask>/L<length>.json        perplexity
   resolution/lex/<variant>/seed<s>/<corpus>/<mask>/L<length>.json  attention resolution
@@ -73,19 +73,15 @@ def table_results(preset: str, spec: dict, train_length: int, seeds: Seeds, skip
     return sorted(cell_path(preset, c, s, paper) for c in table_cells(spec, train_length, skip_corpus) for s in of(c[1]))
 
 
-def job_cells(tables: dict, train_length: int, seeds: Seeds,
-              skip_corpus=lambda corpus: False) -> dict[tuple, list[tuple]]:
-    """Every cell the paper's tables read, grouped as its evaluation jobs score them: one job per
-    (variant, seed, stage, corpus), loading that model once (lenex.lex.evaluate_model). One model's
-    cells of one corpus and measure go together; a table or figure that reads one corpus or one
-    measure (Figure 1, Table 3) starts only the jobs it needs."""
-    jobs: dict[tuple, list[tuple]] = {}
+def evaluated_cells(tables: dict, train_length: int, seeds: Seeds,
+                    skip_corpus=lambda corpus: False) -> list[tuple]:
+    """Every cell the paper's tables read, once per seed of its variant, as (stage, variant, corpus,
+    mask, length, seed), sorted by cell: what its evaluation jobs score (lenex.pipeline.evaluation
+    groups them, e.g. one job per model, measure and corpus, so that a table or figure that reads
+    one corpus or one measure, Figure 1 or Table 3, starts only the jobs it needs)."""
     of = seeds_of(seeds)
-    for cell in sorted(set().union(*(table_cells(spec, train_length, skip_corpus) for spec in tables.values()))):
-        stage, variant, corpus = cell[:3]
-        for seed in of(variant):
-            jobs.setdefault((variant, seed, stage, corpus), []).append(cell)
-    return jobs
+    cells = sorted(set().union(*(table_cells(spec, train_length, skip_corpus) for spec in tables.values())))
+    return [(*cell, seed) for cell in cells for seed in of(cell[1])]
 
 
 def section_results(preset: str, spec: dict, train_length: int, corpus: str, seeds: Seeds,
