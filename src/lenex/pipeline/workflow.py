@@ -29,12 +29,8 @@ class Pipeline:
     | `settings` | settings | the config, presets, experiment files, each paper's model configs; the papers (registry) |
     | `paths` | paths | a preset's corpora: which build here, their fetched and prepared files, the tokenizer |
     | `resources` | resources | every train and evaluate job's threads, resources and launcher |
-<<<<<<< HEAD
-    | `specs` | specs | one typed spec per trained model, and the training rule's inputs and command |
-    | `evaluation` | evaluation | a cell's two evaluation paths (one-cell, per-model) and what both pass |
-=======
+    | `specs` | specs | one typed spec per trained model (ModelSpec), and the training rule's inputs and command |
     | `evaluation` | evaluation | the cells a paper's tables read (CellSpec), their jobs at each preset, the rules that score them |
->>>>>>> h-eval
     | `identities` | identities | what a job is told about its model (`--identity`, `--expect`) |
     | `checks` | dag_checks | the checks made when the DAG is built (trainings, claims) |
     | `code` | code | the code stamp each job reads as an input |
