@@ -93,7 +93,7 @@ def test_a_scheme_file_outside_src_registers_and_builds(tmp_path, monkeypatch, r
     assert "-" in position and not (tmp_path / "w" / module).resolve().is_relative_to(REPO)
     resolved = resolve_entries(extra)
     assert resolved["mine"]["module"] == module and position in POSITIONS
-    scheme = build_position(position, {"scale": 2.0}, d_model=8, n_heads=2, head_dim=4, max_length=4, module=module)
+    scheme = build_position(position, {"scale": 2.0}, d_model=8, n_heads=2, head_dim=4, train_length=4, module=module)
     positions = torch.arange(3)
     expected = -2.0 * torch.log1p((positions[:, None] - positions[None, :]).abs().float())
     assert torch.allclose(scheme.bias(positions, positions), expected.expand(2, 3, 3))

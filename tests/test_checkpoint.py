@@ -34,6 +34,19 @@ def test_a_lenex_model_is_saved_in_its_format_and_loaded_back(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
 
 
+@pytest.mark.parametrize("position", ["learned", "t5", "kerple", "alibi", "rope", "xpos"])
+def test_a_scheme_stores_its_parameters_alone_and_takes_its_sizes_from_the_model_config(tmp_path, position):
+    """A checkpoint keeps no scheme attribute (d_model ... train_length): the sizes are rebuilt from its
+    `model_config`, so renaming one (it was `max_length`) leaves every file written before readable."""
+    model = LanguageModel(ModelConfig(**SMALL, position=position))
+    save_checkpoint(tmp_path / "m.pt", model)
+    payload = read_checkpoint(tmp_path / "m.pt")
+    stored = {key for key in payload["model"] if key.startswith("position.")}
+    assert stored == {f"position.{name}" for name, _ in model.position.named_parameters()}
+    loaded, _ = load_model(tmp_path / "m.pt")
+    assert loaded.position.train_length == payload["model_config"]["train_length"] == SMALL["train_length"]
+
+
 def test_overrides_merge_into_the_stored_option_dicts(tmp_path):
     save_checkpoint(tmp_path / "m.pt", LanguageModel(ModelConfig(**SMALL, position="learned")))
     loaded, _ = load_model(tmp_path / "m.pt", position_options={"interpolate_to": 32})

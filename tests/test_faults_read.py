@@ -290,8 +290,7 @@ def test_a_scheme_whose_bias_has_the_wrong_shape_is_named_with_the_shape_it_shou
     """Before: the training failed at step 1 with a raw tensor-size message naming neither the
     scheme nor (H, Tq, Tk). Now resolving `extra_schemes` (at DAG build) tries the bias on a toy model."""
     from lenex.positions import POSITIONS
-    from lenex.experiment.scheme_checks import bias_shape_problem
-    from lenex.experiment.schemes import resolve_entries
+    from lenex.experiment.schemes import bias_shape_problem, resolve_entries
     from docs_scheme import example_code
 
     saved = dict(POSITIONS)

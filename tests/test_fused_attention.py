@@ -118,7 +118,7 @@ def test_score_mods_read_batched_positions_with_gaps(position):
     """Segmented training's positions: original ids per sequence (B, T), with gaps."""
     torch.manual_seed(1)
     scheme = build_position(position, {}, d_model=HEADS * HEAD_DIM, n_heads=HEADS, head_dim=HEAD_DIM,
-                            max_length=TRAIN_LENGTH)
+                            train_length=TRAIN_LENGTH)
     with torch.no_grad():
         for parameter in scheme.parameters():
             parameter.normal_(std=1.0)
@@ -188,7 +188,7 @@ def test_banded_block_masks_grow_linearly():
 def test_every_bias_and_plan_mask_has_last_stride_one(position):
     """CUDA's fused SDPA kernels refuse a mask whose last stride is not 1 (T5's movedim did that)."""
     scheme = build_position(position, {}, d_model=HEADS * HEAD_DIM, n_heads=HEADS, head_dim=HEAD_DIM,
-                            max_length=TRAIN_LENGTH)
+                            train_length=TRAIN_LENGTH)
     for positions in (torch.arange(24), torch.arange(48).view(2, 24) * 2):
         bias = scheme.bias(positions, positions)
         assert bias is None or (bias.is_contiguous() and bias.stride(-1) == 1)
@@ -198,7 +198,7 @@ def test_every_bias_and_plan_mask_has_last_stride_one(position):
 
 
 def test_additive_mask_is_cast_once_per_plan():
-    scheme = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    scheme = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     plan = plan_attention(torch.arange(24), scheme, mask_for("causal"))
     q, k, v = (torch.randn(1, HEADS, 24, HEAD_DIM, dtype=torch.bfloat16) for _ in range(3))
     first = attend(q, k, v, plan)
@@ -260,22 +260,22 @@ class SteeperAlibi(Alibi):
 
 def test_what_falls_back_to_the_reference_path_is_named():
     positions = torch.arange(64)
-    byo = BiasOnly(None, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    byo = BiasOnly(None, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     causal = mask_for("causal")
     assert "declares no score_mod" in fallback_reason(positions, byo, causal)
     assert not isinstance(plan_attention(positions, byo, causal, "flex")[0], FlexSpan)
-    steeper = SteeperAlibi(SteeperAlibi.Options(), d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    steeper = SteeperAlibi(SteeperAlibi.Options(), d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     assert "declares no score_mod" in fallback_reason(positions, steeper, causal)
-    xpos = build_position("xpos", {"scale_base": 1}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    xpos = build_position("xpos", {"scale_base": 1}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     assert "per span" in fallback_reason(positions, xpos, causal)
     assert plan_attention(positions, xpos, causal, "flex")[0].q_scale is not None
-    alibi = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    alibi = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     assert "dropout" in fallback_reason(positions, alibi, causal, dropout=0.1)
     assert fallback_reason(positions, alibi, causal) is None
 
 
 def test_causal_without_bias_keeps_sdpa_causal_on_flex():
-    rope = build_position("rope", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    rope = build_position("rope", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     plan = plan_attention(contiguous_positions(0, 64), rope, mask_for("causal"), "flex")
     assert len(plan) == 1 and not isinstance(plan[0], FlexSpan) and plan[0].mask is None
 
@@ -283,7 +283,7 @@ def test_causal_without_bias_keeps_sdpa_causal_on_flex():
 @pytest.mark.slow
 def test_compiled_flex_forward_on_cpu_equals_reference():
     """torch.compile of FlexAttention on CPU (a C++ kernel; tens of seconds to compile)."""
-    scheme = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, max_length=16)
+    scheme = build_position("alibi", {}, d_model=32, n_heads=HEADS, head_dim=HEAD_DIM, train_length=16)
     positions, mask = contiguous_positions(0, 64), mask_for("blockwise")
     q, k, v = (torch.randn(1, HEADS, 64, HEAD_DIM) for _ in range(3))
     plan = plan_attention(positions, scheme, mask, "flex")
@@ -303,7 +303,7 @@ def cuda_model(position: str, mask: str, device: str = "cuda") -> LanguageModel:
 def cuda_scheme(position: str, device: str = "cuda") -> PositionScheme:
     """The `cuda` tests' position scheme alone, at heads of CUDA_HEAD_DIM."""
     return build_position(position, {}, d_model=HEADS * CUDA_HEAD_DIM, n_heads=HEADS, head_dim=CUDA_HEAD_DIM,
-                          max_length=TRAIN_LENGTH).to(device)
+                          train_length=TRAIN_LENGTH).to(device)
 
 
 def cuda_tests() -> list:

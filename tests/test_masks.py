@@ -105,7 +105,7 @@ def _dense_reference(q, k, v, positions, scheme, mask):
 def test_planned_attention_equals_dense_mask(position, mask_name, options):
     torch.manual_seed(0)
     heads, head_dim, length = 4, 8, 24  # 24 > 2 * chunk: the banded masks take the block-by-block path
-    scheme = build_position(position, {}, d_model=heads * head_dim, n_heads=heads, head_dim=head_dim, max_length=16)
+    scheme = build_position(position, {}, d_model=heads * head_dim, n_heads=heads, head_dim=head_dim, train_length=16)
     mask = build_mask(mask_name, options)
     q, k, v = (torch.randn(2, heads, length, head_dim) for _ in range(3))
     positions = torch.arange(length)
@@ -120,7 +120,7 @@ def test_planned_attention_equals_dense_mask(position, mask_name, options):
 
 @pytest.mark.parametrize("mask_name,options", [("blockwise", {"block": 64}), ("sliding", {"window": 64})])
 def test_banded_plans_never_build_a_full_matrix(mask_name, options):
-    scheme = build_position("alibi", {}, d_model=32, n_heads=4, head_dim=8, max_length=128)
+    scheme = build_position("alibi", {}, d_model=32, n_heads=4, head_dim=8, train_length=128)
     mask = build_mask(mask_name, options)
     for length in (1024, 4096):
         plan = plan_attention(torch.arange(length), scheme, mask)
@@ -130,7 +130,7 @@ def test_banded_plans_never_build_a_full_matrix(mask_name, options):
 
 
 def test_causal_without_bias_takes_the_fast_path():
-    scheme = build_position("rope", {}, d_model=32, n_heads=4, head_dim=8, max_length=16)
+    scheme = build_position("rope", {}, d_model=32, n_heads=4, head_dim=8, train_length=16)
     plan = plan_attention(torch.arange(16), scheme, build_mask("causal"))
     assert len(plan) == 1 and plan[0].mask is None
     q, k, v = (torch.randn(1, 4, 16, 8) for _ in range(3))

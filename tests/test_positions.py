@@ -21,7 +21,7 @@ from lenex.positions import (
     xpos_zeta,
 )
 
-SIZES = dict(d_model=32, n_heads=4, head_dim=8, max_length=16)
+SIZES = dict(d_model=32, n_heads=4, head_dim=8, train_length=16)
 RELATIVE = [("rope", {}), ("xpos", {}), ("xpos", {"zeta": "scalar"}), ("xpos", {"rotation": False}),
             ("alibi", {}), ("sandwich", {}), ("smoothed_sandwich", {}), ("kerple", {}), ("t5", {})]
 

@@ -122,7 +122,7 @@ def test_a_paper_with_claims_gets_its_table_and_one_without_says_so(tmp_path):
 
 def test_fixed_before_the_run_reads_the_claims_files_history(tmp_path):
     """A claims file committed before the run's revision predates it; one changed after does not."""
-    from lenex.claims.fixed import fixed_before_run
+    from lenex.pipeline.reference import fixed_before_run
 
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)

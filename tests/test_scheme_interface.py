@@ -79,13 +79,13 @@ def test_the_leak_check_finds_what_it_looks_for(source, found):
 
 
 def test_what_xpos_needs_is_declared_on_the_base_class_with_neutral_defaults():
-    bare = PositionScheme(None, d_model=8, n_heads=2, head_dim=4, max_length=8)
+    bare = PositionScheme(None, d_model=8, n_heads=2, head_dim=4, train_length=8)
     q, k, positions = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4), torch.arange(3)
     assert bare.span_scale_rows(positions) is None and bare.span_scales(positions, positions) == (None, None)
     assert all(a is b for a, b in zip(bare.rotate_unscaled(q, k, positions, positions), (q, k)))
-    assert not bare.adds_bias and build_position("alibi", {}, d_model=8, n_heads=2, head_dim=4, max_length=8).adds_bias
+    assert not bare.adds_bias and build_position("alibi", {}, d_model=8, n_heads=2, head_dim=4, train_length=8).adds_bias
     with pytest.raises(ValueError, match="position scheme 'xpos' needs an even head dimension, got 3"):
-        POSITIONS["xpos"].check_sizes(d_model=6, n_heads=2, head_dim=3, max_length=8)
+        POSITIONS["xpos"].check_sizes(d_model=6, n_heads=2, head_dim=3, train_length=8)
     ModelConfig(position="rope", d_model=6, n_head=2)  # the config no longer knows; the scheme does
     with pytest.raises(ValueError, match="'rope' needs an even head dimension"):
         LanguageModel(ModelConfig(position="rope", d_model=6, n_head=2))
@@ -102,11 +102,11 @@ class Chunked(PositionScheme):
 def test_a_scheme_that_cuts_spans_runs_on_the_base_class_defaults():
     cfg = ModelConfig(n_layer=1, d_model=16, n_head=2, d_ff=32, vocab_size=31, train_length=16)
     model = LanguageModel(cfg)
-    model.position = Chunked(None, d_model=16, n_heads=2, head_dim=8, max_length=16)
+    model.position = Chunked(None, d_model=16, n_heads=2, head_dim=8, train_length=16)
     idx = torch.randint(0, 31, (2, 12))
     with torch.no_grad():
         logits, _ = model(idx)
-        model.position = build_position("none", {}, d_model=16, n_heads=2, head_dim=8, max_length=16)
+        model.position = build_position("none", {}, d_model=16, n_heads=2, head_dim=8, train_length=16)
         whole, _ = model(idx)
     torch.testing.assert_close(logits, whole)  # span by span, with no scales, is the same attention
 

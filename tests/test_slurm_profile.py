@@ -110,6 +110,8 @@ def test_every_job_asks_slurm_for_what_the_preset_gives_its_stage(dry_runs, pres
     for job in jobs:
         call = sbatch(job)
         rule = job.rule.split("__")[0]  # LEX's rules made per preset and job: lex_eval__<preset>_...
+        # GPUs are asked for in one form by every rule: `gpu` (sbatch --gpus), never a GRES string
+        assert "gres" not in job.resources and "--gres" not in call, (job.rule, call)
         assert option(call, "-p") == "gpu" and option(call, "-A") == "lenex", (job.rule, call)
         if rule not in STAGES:
             # rendering, data and fetch jobs: no GPU, CPUs per task = their threads, the profile's defaults

@@ -8,8 +8,7 @@ from corpus_fixture import make_corpus
 
 from lenex.records.checkpoint import read_checkpoint
 from lenex.config import ModelConfig
-from lenex.training.schedule import learning_rate
-from lenex.training.train import TrainConfig, train
+from lenex.training.train import TrainConfig, learning_rate, train
 
 MODEL = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="xpos", dropout=0.1)
 TRAIN = TrainConfig(steps=12, batch_size=4, micro_batch_size=2, lr=1e-3, warmup=3, log_every=1, checkpoint_every=5)

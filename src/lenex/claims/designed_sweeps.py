@@ -1,4 +1,4 @@
-"""The emergence sweeps designed for the claims (issue 49): `config/sweeps.yaml` names which claims
+"""The emergence sweeps designed for the claims: `config/sweeps.yaml` names which claims
 each sweep measures, and `results/scale-study/sweeps/plan.json`, written from the cost model before
 any point ran, what it costs and its recorded parts; a part's record
 (`results/scale-study/sweeps/<sweep>/parts/<part>.json`) exists once the part has run. A claim's page

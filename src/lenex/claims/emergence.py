@@ -1,4 +1,4 @@
-"""What the emergence curves say about a claim (issue 49, docs/emergence.md).
+"""What the emergence curves say about a claim (docs/emergence.md).
 
 The scale study's tools write `emergence.json` beside each emergence page: per effect, the claim it
 reads, where it was measured (`source`: a sweep of the claim's own models, or the scale study's

@@ -142,7 +142,7 @@ def seeds_cost(found: dict | None, models: int, tokens: int) -> str | None:
             f"at least {more * models * tokens:,} training tokens")
 
 
-# What one point of each sweep trains per model of a claim (issue 49): a budget sweep at four
+# What one point of each sweep trains per model of a claim: a budget sweep at four
 # budgets x2 apart from the run's (1 + 2 + 4 + 8 = 15 budgets' worth), the heads sweep at four head
 # counts at the run's budget, the corpus sweep on a second long-document corpus; three seeds each.
 SWEEP_BUDGETS = {"budget": 1 + 2 + 4 + 8, "heads": 4, "corpus": 1}

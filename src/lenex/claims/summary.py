@@ -14,7 +14,7 @@ from .verdicts import BY_CONSTRUCTION, UNTESTABLE, VERDICTS
 
 PAPER_SIDE = {True: "holds", False: "fails", None: "not printed"}
 
-# The bar a preset's claims are held to (issue 16): this share of the claims that hold on the
+# The bar a preset's claims are held to: this share of the claims that hold on the
 # paper's own numbers (by-construction ones excluded) must hold on ours. A fraction, so that the
 # claims it asks for are counted exactly.
 BAR_SHARE = Fraction(4, 5)

@@ -6,7 +6,8 @@ and a row (or a section) to every table that declares `compares_schemes` in its 
 
 Pure functions of the experiment definition (no torch): the workflow (lenex.pipeline.settings) and every
 table or figure renderer call `with_extra_schemes`, so the rows a table reads and the rows it
-prints are the same. The paper has no number for such a row, so its paper cells print "—".
+prints are the same. Only `resolve_entries`, when the DAG is built, imports the registry (and torch)
+to try each entry's scheme on a toy model (`check_scheme`). The paper has no number for such a row, so its paper cells print "—".
 Docs: docs/bring-your-own.md.
 """
 
@@ -116,7 +117,6 @@ def resolve_entries(extra: dict) -> dict:
     if not extra:
         return {}
     from ..positions import scheme_module  # torch: only when a scheme is configured
-    from .scheme_checks import check_scheme
 
     resolved = {}
     for name, entry in check_entries(extra).items():
@@ -127,6 +127,52 @@ def resolve_entries(extra: dict) -> dict:
         check_scheme(name, entry["position"], entry.get("options"))
         resolved[name] = {**entry, **({"module": module} if module else {})}
     return resolved
+
+
+# A bring-your-own scheme is tried on a few positions before anything trains with it: a `bias` of the
+# wrong shape would otherwise fail at step 1 with a raw tensor-size message naming neither the scheme
+# nor the shape it should return. Small, distinct sizes: a bias that mixes up heads, queries and keys
+# cannot pass by accident.
+PROBE = {"n_heads": 2, "head_dim": 4, "queries": 3, "keys": 5}
+
+
+def bias_shape_problem(shape, n_heads: int, queries: int, keys: int) -> str | None:
+    """Why a bias of `shape` cannot be added to (H, Tq, Tk) attention logits, or None."""
+    wanted = (n_heads, queries, keys)
+    if tuple(shape) == wanted:
+        return None
+    return (f"its bias(q_pos, k_pos) returned shape {tuple(shape)}; it should return (H, Tq, Tk) = {wanted} "
+            f"for {n_heads} heads, {queries} query and {keys} key positions")
+
+
+def check_scheme(name: str, position: str, options: dict | None = None) -> None:
+    """Build the registered scheme `position` with `options` on a toy model and call its bias on
+    3 query and 5 key positions: one ValueError naming the entry and the shape it should return."""
+    import torch
+
+    from ..positions import POSITIONS
+    from ..positions.base import make_options
+
+    cls = POSITIONS[position]
+    heads, head_dim = PROBE["n_heads"], PROBE["head_dim"]
+    try:
+        built = make_options(position, cls.Options, options)
+    except ValueError as err:
+        raise ValueError(f"extra_schemes.{name}: {err}") from None
+    sizes = {"d_model": heads * head_dim, "n_heads": heads, "head_dim": head_dim, "train_length": 64}
+    try:
+        cls.check_sizes(**sizes)
+    except ValueError:
+        return  # a scheme that refuses the toy's sizes is tried at its models' own (check_model_once)
+    scheme = cls(built, **sizes)
+    q_pos = torch.arange(PROBE["keys"] - PROBE["queries"], PROBE["keys"])
+    k_pos = torch.arange(PROBE["keys"])
+    bias = scheme.bias(q_pos, k_pos)
+    if bias is None:
+        return
+    problem = bias_shape_problem(bias.shape, heads, PROBE["queries"], PROBE["keys"])
+    if problem:
+        raise ValueError(f"extra_schemes.{name}: position scheme {position!r} ({cls.__module__}): {problem}")
 
 
 def module_files(variant: dict) -> list[str]:
@@ -142,6 +188,6 @@ def module_files(variant: dict) -> list[str]:
     found = importlib.util.find_spec(module)
     if found is None or not found.origin:
         return []
-    # relative where it lies in the checkout, so a moved checkout reruns nothing (issue 36)
+    # relative where it lies in the checkout, so a moved checkout reruns nothing
     inside = not os.path.relpath(found.origin).startswith("..")
     return [os.path.relpath(found.origin) if inside else found.origin]

@@ -3,7 +3,7 @@
 Mapping (lenex TrainConfig / ModelConfig -> fairseq): steps -> --max-update and the polynomial
 schedule's --total-num-update; batch_size -> --batch-size x --update-freq x GPUs (micro_batch_size
 sequences per forward pass); lr, warmup, end_lr, power -> --lr-scheduler polynomial_decay (the
-schedule lenex.training.schedule copies); beta1/beta2/eps/weight_decay -> fairseq's Adam, which decays
+schedule lenex.training.train.learning_rate copies); beta1/beta2/eps/weight_decay -> fairseq's Adam, which decays
 weights decoupled like AdamW (but every parameter, where lenex spares norms, biases and position
 parameters); grad_clip -> --clip-norm; train_length -> --tokens-per-sample with
 --sample-break-mode none (one stream, blocks of L_tr); checkpoint_every (or eval_every) -> --save-interval-updates.

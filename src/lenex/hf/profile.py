@@ -1,4 +1,4 @@
-"""Extrapolation profile of a Hugging Face causal LM (issue 20), written as one JSON:
+"""Extrapolation profile of a Hugging Face causal LM, written as one JSON:
 
     python -m lenex.hf.profile --name smollm2-135m --source '{"gguf": {...}}' --data DIR \\
         --context-length 256 --max-tokens 4096 --out profile.json

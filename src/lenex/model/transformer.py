@@ -87,7 +87,7 @@ class LanguageModel(nn.Module):
             d_model=cfg.d_model,
             n_heads=cfg.n_head,
             head_dim=cfg.head_dim,
-            max_length=cfg.train_length,
+            train_length=cfg.train_length,
             module=cfg.position_module,
         )
         self.train_mask = build_mask(cfg.mask, {**default_mask_options(cfg.mask, cfg.train_length), **cfg.mask_options})

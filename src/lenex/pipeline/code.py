@@ -1,4 +1,4 @@
-"""Code as an input (issue 36): a job reruns when the library code it runs changes, and only then.
+"""Code as an input: a job reruns when the library code it runs changes, and only then.
 
 A job's code is what its entry point (`python -m lenex.<module>`) imports from lenex, read from the
 source without importing it (`import` and `from ... import` statements anywhere in a file, followed

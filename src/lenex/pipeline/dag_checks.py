@@ -1,4 +1,4 @@
-"""Checks that run when Snakemake builds the DAG (issue 36), before any job starts and before
+"""Checks that run when Snakemake builds the DAG, before any job starts and before
 Snakemake removes the old output of a job that could never succeed. A part of
 `lenex.pipeline.workflow.Pipeline` (`pipeline.checks`); the rules call these from their params and
 input functions.

@@ -1,4 +1,4 @@
-"""What a rule tells a job about the model it trains or reads (issue 36): the labels a training
+"""What a rule tells a job about the model it trains or reads: the labels a training
 records in its checkpoint (`--identity`, lenex.records.provenance), the identity an evaluation,
 measurement or conversion expects of the checkpoint its target names (`--expect`), and what a
 table or figure job expects of the result files it reads. A part of

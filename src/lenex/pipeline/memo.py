@@ -1,4 +1,5 @@
-"""What the DAG build computes from files alone, kept between runs (issue 47: the no-op rerun).
+"""What the DAG build computes from files alone, kept between runs, so that a rerun with nothing to
+do does not compute it all again.
 
 Every `snakemake` call, a no-op included, builds the DAG anew: it parses and schema-validates the
 config files and the claims files, and follows the imports of each entry point to stamp its code.

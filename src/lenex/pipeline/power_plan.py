@@ -1,4 +1,4 @@
-"""The power reruns of a preset (issue 49), planned before any of them runs: for each inconclusive
+"""The power reruns of a preset, planned before any of them runs: for each inconclusive
 claim, the seeds its power analysis names (lenex.claims.power), what they cost on this machine,
 and whether they are affordable, by a rule fixed here before the plan was first written:
 

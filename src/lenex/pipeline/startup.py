@@ -1,4 +1,4 @@
-"""What the Snakefile checks before anything else (issue 36), each failure one line and exit 1:
+"""What the Snakefile checks before anything else, each failure one line and exit 1:
 
 - the working directory is a lenex checkout (the workflow reads config/ and writes results/
   relative to it): `snakemake -s <checkout>/Snakefile` from another folder says to run it from
@@ -9,7 +9,7 @@
   by Snakemake before the Snakefile runs, so it keeps Snakemake's message;
 - no resource of the profile (`default-resources`, `set-resources`) still holds a `$VAR`: Snakemake
   expands environment variables in a profile and leaves an unset one as it is, so an unset
-  `$LENEX_SLURM_PARTITION` would reach sbatch as `-p $LENEX_SLURM_PARTITION` (issue 48).
+  `$LENEX_SLURM_PARTITION` would reach sbatch as `-p $LENEX_SLURM_PARTITION`.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def check_variant(spec: dict) -> None:
     if "d_model" in spec:
         model = ModelConfig.from_dict(spec)
         POSITIONS[name].check_sizes(d_model=model.d_model, n_heads=model.n_head, head_dim=model.head_dim,
-                                    max_length=model.train_length)
+                                    train_length=model.train_length)
     mask = spec.get("mask", "causal")
     if mask not in MASKS:
         raise ValueError(MASKS.unknown(mask))

@@ -28,13 +28,13 @@ def scheme_module(name: str, module: str | None = None) -> str | None:
 
 
 def build_position(name: str, options: dict | None, *, d_model: int, n_heads: int, head_dim: int,
-                   max_length: int, module: str | None = None) -> PositionScheme:
+                   train_length: int, module: str | None = None) -> PositionScheme:
     """Build a scheme by registry name (imported from `module` first when given); unknown names
     or option keys raise one clear ValueError."""
     scheme_module(name, module)
     cls = POSITIONS[name]
     return cls(make_options(name, cls.Options, options), d_model=d_model, n_heads=n_heads,
-               head_dim=head_dim, max_length=max_length)
+               head_dim=head_dim, train_length=train_length)
 
 
 __all__ = [

@@ -37,17 +37,17 @@ class PositionScheme(nn.Module):
     d_model: int
     n_heads: int
     head_dim: int
-    max_length: int
+    train_length: int  # L_tr, the model's training length (ModelConfig.train_length): a learned table's rows
 
-    def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, max_length: int):
+    def __init__(self, options, *, d_model: int, n_heads: int, head_dim: int, train_length: int):
         super().__init__()
-        self.check_sizes(d_model=d_model, n_heads=n_heads, head_dim=head_dim, max_length=max_length)
+        self.check_sizes(d_model=d_model, n_heads=n_heads, head_dim=head_dim, train_length=train_length)
         self.options = options
-        self.d_model, self.n_heads, self.head_dim, self.max_length = d_model, n_heads, head_dim, max_length
+        self.d_model, self.n_heads, self.head_dim, self.train_length = d_model, n_heads, head_dim, train_length
         self.tables = TableCache()  # position-only tables, reused across layers and steps
 
     @classmethod
-    def check_sizes(cls, *, d_model: int, n_heads: int, head_dim: int, max_length: int) -> None:
+    def check_sizes(cls, *, d_model: int, n_heads: int, head_dim: int, train_length: int) -> None:
         """Raise one ValueError naming the scheme when it cannot serve a model of these sizes.
         Called by __init__, and when the DAG is built (lenex.pipeline.variants), without building."""
 

@@ -2,8 +2,9 @@
 
 Interpolation follows the segmented-sequences paper (Section 3.2): with an integral
 beta = L_e / L_t, e'_i = ((beta - i%beta)/beta) e_{i//beta} + ((i%beta)/beta) e_{i//beta + 1}
-and e_{L_t} := e_{L_t - 1}. The module always stores the trained L_t-row table, so a
-checkpoint trained without interpolation loads and can be evaluated with `interpolate_to`.
+and e_{L_t} := e_{L_t - 1}. The module always stores the trained L_t-row table (L_t: the
+model's `train_length`), so a checkpoint trained without interpolation loads and can be
+evaluated with `interpolate_to`.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ class LearnedPositions(PositionScheme):
 
     def __init__(self, options, **sizes):
         super().__init__(options, **sizes)
-        self.table = nn.Embedding(self.max_length, self.d_model)
+        self.table = nn.Embedding(self.train_length, self.d_model)
         nn.init.normal_(self.table.weight, std=0.02)
         if options.interpolate_to is not None:  # fail at build time, not at the first batch
-            interpolate_position_table(torch.zeros(self.max_length, 1), options.interpolate_to)
+            interpolate_position_table(torch.zeros(self.train_length, 1), options.interpolate_to)
 
     def interpolated(self, new_length: int) -> torch.Tensor:
         return interpolate_position_table(self.table.weight, new_length)

@@ -1,4 +1,4 @@
-"""Every recorded number checked where it is read (issue 51): the evaluators refuse a NaN when
+"""Every recorded number checked where it is read: the evaluators refuse a NaN when
 they write, and the table, figure, claim and diagnostics readers refuse one, or an impossible
 number, when they read, whether from the evaluation file or from its raw results (a file edited
 by hand, a raw line changed after it was collected).

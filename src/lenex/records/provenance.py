@@ -1,5 +1,5 @@
 """A checkpoint's identity: what a model is, recorded when it is trained and checked wherever it
-is loaded, so one model is never scored, measured or converted as another (issue 36).
+is loaded, so one model is never scored, measured or converted as another.
 
 Training writes `identity` into the checkpoint payload (`training_identity`): the labels its
 caller gives (`lenex.training.train --identity '{"paper": "lex", "variant": "rope", "preset": "tiny"}'`),
@@ -97,7 +97,7 @@ def expectation_problem(facts: dict, has_identity: bool, expect: dict) -> str | 
     for field, expected in expect.items():
         if field not in facts:
             if not has_identity:
-                return (f"records no identity (trained before lenex recorded one, issue 36), so its {field} "
+                return (f"records no identity (trained before lenex recorded one), so its {field} "
                         f"cannot be checked against the expected {expected!r}: retrain it")
             return f"records no {field} (not a label of its training's --identity), expected {expected!r}: retrain it"
         if facts[field] != expected:

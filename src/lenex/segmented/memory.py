@@ -1,4 +1,4 @@
-"""How much GPU memory the segmented paper's released models take to continue training (issue 48).
+"""How much GPU memory the segmented paper's released models take to continue training.
 
 Pure formulas (no torch), tested against hand computations and a meta-device build:
 - `RELEASED`: the architectures of the five checkpoints the paper and the `paper`/`gpu` presets

@@ -64,11 +64,12 @@ SEEDS_COVER = ("the seeds cover the domain adaptation and continued training (th
 def build_segmented_table(spec: dict, results: list[dict], paper_df, header: dict) -> TableData:
     results = mean_over_seeds(results, spec["metric"], CELL_KEY)
     models = [row["variant"] for sec in spec["sections"] for row in sec["rows"]]
-    our_lt = {r["model"]: r["base_train_length"] for r in results}
+    our_train_length = {r["model"]: r["base_train_length"] for r in results}
     # An extra scheme's stand-in has no released model, so no paper L_t of its own.
     released = [v for v in models if v in PAPER_TRAIN_LENGTH]
+    models_run = [v for v in models if v in our_train_length]
     columns = [Column(float(m), _joined(round(m * PAPER_TRAIN_LENGTH[v]) for v in released),
-                      _joined(round(m * our_lt[v]) for v in models if v in our_lt)) for m in spec["columns"]]
+                      _joined(round(m * our_train_length[v]) for v in models_run)) for m in spec["columns"]]
     table = TableData(title=spec["title"], paper=PAPER, table=str(spec["table"]), metric=spec["metric"],
                       scale_statement=header["scale_statement"], header_lines=header["lines"], columns=columns)
     for sec in spec["sections"]:

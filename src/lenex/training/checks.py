@@ -1,4 +1,4 @@
-"""What can stop a training before its first step, or at the first bad one (issue 36).
+"""What can stop a training before its first step, or at the first bad one.
 
 Pure checks a DAG-build check can call too (no torch, no token file read):
 - `check_run_configs(model, train)`: the preset's `model` and `train` mappings as lenex.training.train

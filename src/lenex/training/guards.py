@@ -1,4 +1,5 @@
-"""A training on a cluster (issue 36): one trainer per workdir, and a stop signal saves before exit.
+"""A training on a cluster, which may start it twice or stop it at a time limit: one trainer per
+workdir, and a stop signal saves before exit.
 
 `WorkdirLock`: `<workdir>/train.lock` records the holder's pid, host and SLURM job, created
 exclusively. A second trainer (an orphan of a killed Snakemake, a rerun started beside it) is

@@ -1,4 +1,4 @@
-"""The trainer at the hardware's pace on CUDA (issue 48), leaving the CPU path as it was.
+"""The trainer at the hardware's pace on CUDA, leaving the CPU path as it was.
 
 On CUDA: TF32 matmuls (bf16 autocast is lenex.device's), `torch.compile` of the model with a
 named fall-back, and the step's statistics kept on the device, read by the host only at

@@ -35,10 +35,9 @@ from ..device import autocast
 from ..model import LanguageModel
 from ..model.kernels import add_kernel_option, kernel_record, set_default_kernel
 from ..records.provenance import check_labels, training_identity
-from .schedule import learning_rate
 from .checks import TrainingDiverged, check_finite, check_run_configs, check_split_sizes
 from .guards import Guards, Terminated
-from .state import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
+from .resume import batch_seed, resume_training as _resume, save_state as _save_state, seed_rank as _seed_rank
 from .speed import (CompiledForward, IntervalRate, StepStats, configure_device, defers_sync, is_fused,
                     skip_on_device, sync_point)
 from .vocabulary import check_vocabulary, model_config_for_corpus
@@ -68,6 +67,18 @@ def build_optimizer(model: LanguageModel, cfg: TrainConfig) -> torch.optim.Optim
         return torch.optim.AdamW(groups, fused=True, **kwargs)
     except (RuntimeError, TypeError):  # fused kernels are missing on some builds/devices
         return torch.optim.AdamW(groups, **kwargs)
+
+
+def learning_rate(step: int, *, lr: float, warmup: int, total: int, end_lr: float = 0.0, power: float = 1.0) -> float:
+    """Rate for optimizer step `step` (0-based): linear warmup, then polynomial decay (fairseq's
+    `polynomial_decay`, which the LEX paper's TorchScale code uses). lr*(step+1)/warmup during
+    warmup, then (lr - end_lr) * (1 - progress)**power + end_lr, reaching end_lr at `total`."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if step >= total:
+        return end_lr
+    progress = (step - warmup) / max(1, total - warmup)
+    return (lr - end_lr) * (1.0 - progress) ** power + end_lr
 
 
 @torch.no_grad()
