@@ -13,7 +13,7 @@ rule paper_claims:
         claims=lambda wc: pipeline.checks.checked_claims(wc.paper),
         schema="workflow/schemas/claims.schema.yaml",
         study="results/scale-study/points.jsonl",
-        # the committed emergence records (issue 49): each claim's trends beside its verdict
+        # the committed emergence records: each claim's trends beside its verdict
         emergence=claims_emergence.emergence_files(workflow.basedir),
         # the sweeps designed for its claims, their plan and the parts run so far
         sweep_design=designed_sweeps.DESIGN,

@@ -1,4 +1,4 @@
-# Scale study (issue 16, docs/scale-study.md): at what budget, shape and tokenizer do the papers'
+# Scale study (docs/scale-study.md): at what budget, shape and tokenizer do the papers'
 # failures show? Every point of config/scale-study.yaml's grid is a model and a record:
 #   snakemake --cores 2 scale_study --config scale_study=True
 # (what `python -m lenex.scale_study` runs) trains and scores the points points.jsonl does not hold

@@ -1,4 +1,4 @@
-# Emergence sweeps (issue 49, docs/emergence.md): one variable of one setting at a time
+# Emergence sweeps (docs/emergence.md): one variable of one setting at a time
 # (config/sweeps.yaml), each point a scale-study point of one model and seed. A part is the
 # unit of a recorded reference run (<= 2.5 h, fixed in results/scale-study/sweeps/plan.json):
 #   snakemake --cores 2 results/scale-study/sweeps/lex-budget/parts/p1.json --config sweeps=True

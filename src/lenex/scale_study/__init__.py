@@ -1,1 +1,1 @@
-"""Scale study (issue 16): the grid runner (study) and its plot and write-up (report)."""
+"""Scale study: the grid runner (study) and its plot and write-up (report)."""

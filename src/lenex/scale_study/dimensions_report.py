@@ -3,7 +3,7 @@ numbers and our measurements (config/dimensions.yaml says which):
 `python -m lenex.scale_study.dimensions_report [--write docs/dimensions.md]`.
 
 Each paper gets one table: a row per group (lenex.experiment.dimensions), a column per setting (the paper,
-the workstation preset before issue 34, the workstation preset now). The page keeps its prose;
+the workstation preset before its models were resized, the workstation preset now). The page keeps its prose;
 only the text between the `<!-- dimensions:<paper> -->` and `<!-- /dimensions:<paper> -->`
 markers is rewritten.
 """
@@ -121,7 +121,7 @@ def seed_count(view: dict) -> int:
 
 def slope_seeds(view: dict, experiment: dict, seeds_read: str = "every") -> int:
     """Seeds of the slope and window models that Table 1 reads: every seed of their budget, unless
-    the table (`seeds: first`) or the setting (`slope_seeds_read: first`: before issue 33 the rules
+    the table (`seeds: first`) or the setting (`slope_seeds_read: first`: before every seed was read the rules
     read seed 1 of these models) reads the first alone."""
     first = experiment["tables"]["table1"].get("seeds") == "first" or seeds_read == "first"
     return 1 if first else seed_count(view)

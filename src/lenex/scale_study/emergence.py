@@ -1,4 +1,4 @@
-"""Emergence curves (issue 49): a claim's effect against one scale variable, its trend, and the
+"""Emergence curves: a claim's effect against one scale variable, its trend, and the
 value of the variable at which the effect would reach the paper's.
 
 Small pure functions over numbers (docs/emergence.md):

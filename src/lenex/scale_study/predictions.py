@@ -1,4 +1,4 @@
-"""Where each phenomenon would show (issue 49): every emergence reading of a budget (the scale
+"""Where each phenomenon would show: every emergence reading of a budget (the scale
 study's series and each sweep's, their `emergence.json`), its trend and the budget at which its
 fitted line reaches the paper's effect, set beside the tokens per model of three presets of the
 claim's paper: `workstation` (what our verdicts read), `gpu` (one GPU-day per paper) and `paper`

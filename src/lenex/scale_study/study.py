@@ -1,4 +1,4 @@
-"""Scale study (issue 16): the grid (config/scale-study.yaml) and the jobs of its Snakemake rules.
+"""Scale study: the grid (config/scale-study.yaml) and the jobs of its Snakemake rules.
 
 For each point of the grid (phenomenon x tokenizer x model shape x training tokens) train one
 model with lenex.training.train on the corpus's train split and score it with the LEX protocol

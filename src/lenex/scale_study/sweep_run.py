@@ -1,4 +1,4 @@
-"""Emergence sweeps (issue 49): `python -m lenex.scale_study.sweep_run <command>`.
+"""Emergence sweeps: `python -m lenex.scale_study.sweep_run <command>`.
 
     plan                      the points, their predicted cost and their parts: results/scale-study/sweeps/plan.json
                               and plan.md (written once, before any point runs; parts are read from it)

@@ -1,4 +1,4 @@
-"""Emergence sweeps (issue 49): config/sweeps.yaml, its points, their cost and their parts.
+"""Emergence sweeps: config/sweeps.yaml, its points, their cost and their parts.
 
 A sweep varies one variable of one named setting (`train_tokens`, `n_head` at a fixed head
 dimension, or `corpus`) over its values, for each of its models and seeds; a point is one model
