@@ -50,7 +50,7 @@ class Pipeline:
         self.identities = Identities(self.settings)
         self.checks = DagChecks(self.settings, self.paths)
         self.code = CodeInputs(self.settings)
-        self.specs = Specs(self.settings, self.paths, self.resources, self.checks, self.code)
+        self.specs = Specs(self.settings, self.paths, self.checks, self.code)
         self.recorded = Recorded(self.settings, self.paths)
         self.targets = Targets(self.settings, self.paths, self.recorded)
         self.report = Report(self.settings, self.paths)
