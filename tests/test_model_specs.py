@@ -76,6 +76,22 @@ def test_the_launcher_follows_the_presets_gpus_and_nodes_for_every_paper(pipelin
     assert train_command("lenex.training.train", 0) == "python -m lenex.pipeline.launch lenex.training.train"
 
 
+def test_the_launch_reads_the_view_the_paper_was_given(pipeline):  # noqa: F811
+    """Specs.launch lays GPUs, nodes and the backend over a spec from the one typed view it is
+    handed, not from another read of the settings: a view asking for 2 nodes of 4 GPUs launches so."""
+    import dataclasses
+
+    from lenex.experiment.preset_spec import ResourcesSpec, StageResources
+
+    spec = pipeline.specs.completed(pipeline.specs.model("tiny", "lex", "alibi/seed1"))
+    view = pipeline.settings.paper_spec("tiny", "lex")
+    assert (spec.gpus, spec.nodes, spec.backend) == (0, 1, "lenex")
+    wider = dataclasses.replace(view, resources=StageResources(train=ResourcesSpec(gpus=4, nodes=2)))
+    launched = pipeline.specs.launch(spec, wider)
+    assert (launched.gpus, launched.nodes, launched.module) == (4, 2, "lenex.training.train")
+    assert pipeline.settings.rule_resources("tiny", "train", "nodes", 1, "lex") == 1  # the settings' own view unchanged
+
+
 def test_fairseq_under_the_receptive_field_preset_trains_through_fairseq(tmp_path, monkeypatch):
     """`papers.receptive-field.train.backend: fairseq` is honoured: its models train with fairseq on
     fairseq's binarized copy of their own corpus, the fairseq trainer's code stamp as input."""

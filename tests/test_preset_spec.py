@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lenex.experiment.preset_spec import (ALIBI_SMALLEST_SLOPE, SCHEMA, bounded_schema, main, read_preset,
-                                          render_schema, resolve_positions)
-from lenex.experiment.presets import model_config, paper_view, position_blocks, shared_view
+from lenex.experiment.preset_spec import (ALIBI_SMALLEST_SLOPE, SCHEMA, bounded_schema, main, position_blocks,
+                                          read_preset, render_schema, resolve_positions)
+from lenex.experiment.presets import model_config, paper_view, shared_view
 
 REPO = Path(__file__).resolve().parents[1]
 PAPERS = ("lex", "receptive-field", "segmented")
@@ -141,6 +141,18 @@ def test_every_preset_types_with_every_papers_view(name):
         assert view.train.steps == view.view["train"]["steps"]
         assert view.resource("train", "gpus", 0) == view.view["resources"].get("train", {}).get("gpus", 0)
         assert view.experiment.seeds == view.view.get("experiment", {}).get("seeds", 1)
+
+
+def test_a_paper_the_preset_was_not_read_for_is_typed_when_first_asked_for():
+    """read_preset types the papers it is given; another paper's view is merged, derived and typed
+    on its first `view_of`, kept, and names the preset's file as every view does."""
+    values = preset("workstation")
+    spec = read_preset(values, "config/presets/workstation.yaml", ("lex",))
+    assert set(spec.papers) == {"lex"}
+    segmented = spec.view_of("segmented")
+    assert segmented is spec.view_of("segmented") and set(spec.papers) == {"lex", "segmented"}
+    assert segmented.view == paper_view(values, "segmented") and spec.view_of(None) is spec.shared
+    assert {view.source for view in (spec.shared, *spec.papers.values())} == {"config/presets/workstation.yaml"}
 
 
 @pytest.mark.parametrize("change, said", [

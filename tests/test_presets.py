@@ -3,8 +3,9 @@
 import pytest
 import yaml
 
-from lenex.experiment.presets import (budget_tokens, deep_merge, group_view, model_config, paper_view, position_blocks, scale_budget,
-                           variant_model, variant_tokens)
+from lenex.experiment.preset_spec import deep_merge, position_blocks
+from lenex.experiment.presets import (budget_tokens, group_view, model_config, paper_view, scale_budget, variant_model,
+                                      variant_tokens)
 
 from pathlib import Path
 

@@ -2,10 +2,13 @@
 bounds and defaults declared here (and on lenex.config's ModelConfig and TrainConfig) and nowhere
 else, and the options a preset derives from the groups it keeps (docs/dimensions.md).
 
-`read_preset` types a preset file's values (already checked against its schema) and each paper's
-view of it (lenex.experiment.presets.paper_view) once, when the DAG is built: a value out of
-bounds, a model whose heads do not divide its width or a derived option that is no whole number
-is one line naming the file and key then, not a job's traceback.
+A preset is read here in one pass: a paper's `papers.<paper>` block merged over the shared
+sections (`derived_view`), the options it derives written out, and the result typed (`type_view`).
+`read_preset` does so for a preset file's values (already checked against its schema) and each
+paper's view of it once, when the DAG is built: a value out of bounds, a model whose heads do not
+divide its width or a derived option that is no whole number is one line naming the file and key
+then, not a job's traceback. What a paper then reads off a view (its seeds, its models' configs):
+lenex.experiment.presets.
 
 The schema's bounded fields are written from the dataclasses: `python -m
 lenex.experiment.preset_spec --write` rewrites workflow/schemas/preset.schema.yaml, and a test
@@ -20,6 +23,7 @@ consequence of another of its values.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import json
 import re
@@ -66,6 +70,10 @@ class ResourcesSpec:
     throughput_source: str | None = None
     exclusive: bool | None = None
     signal_lead_s: int | None = bounded(None, 1)
+
+
+#: The stages a preset's `resources` sizes.
+STAGES = ("train", "evaluate", "data")
 
 
 @dataclass
@@ -158,9 +166,9 @@ def _whole(value: float):
     return int(value) if float(value).is_integer() else value
 
 
-def resolve_positions(positions: dict, train_length: int, where: str, scope: str = "") -> tuple[dict, dict]:
+def resolve_positions(positions: dict, train_length: int, source: str, scope: str = "") -> tuple[dict, dict]:
     """(`positions` with every derived group replaced by the option it derives at `train_length`,
-    {"positions.<scheme>.<option>": value} of the derived ones). An error names `where` (the
+    {"positions.<scheme>.<option>": value} of the derived ones). An error names `source` (the
     preset file) first and `scope` (the paper whose L_tr it is) last."""
     resolved, derived = {}, {}
     for scheme, options in (positions or {}).items():
@@ -170,13 +178,13 @@ def resolve_positions(positions: dict, train_length: int, where: str, scope: str
                 continue
             key = f"positions.{scheme}.{group}"
             if rule.option in options:
-                raise ValueError(f"{where}: {key}: {rule.option} is derived from {group}; write one of them{scope}")
+                raise ValueError(f"{source}: {key}: {rule.option} is derived from {group}; write one of them{scope}")
             value = options.pop(group)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{where}: {key}: {value!r} (must be a number > 0){scope}")
+                raise ValueError(f"{source}: {key}: {value!r} (must be a number > 0){scope}")
             option = _whole(rule.derive(value, train_length))
             if rule.kind is int and not isinstance(option, int):
-                raise ValueError(f"{where}: {key}: {value!r} at L_tr {train_length} gives {rule.option} "
+                raise ValueError(f"{source}: {key}: {value!r} at L_tr {train_length} gives {rule.option} "
                                  f"{option:g}, not a whole number ({rule.formula}){scope}")
             options[rule.option] = option
             derived[f"positions.{scheme}.{rule.option}"] = option
@@ -199,14 +207,82 @@ def overridden_positions(base: dict, override: dict) -> dict:
     return kept
 
 
+# -- one paper's view --------------------------------------------------------------------------------
+
+#: Sections a paper may override; everything else of the preset is shared by all papers.
+OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment", "reference_parts")
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """A new dict: `base` with `override` laid over it, nested dicts merged key by key."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@dataclass(frozen=True)
+class _Where:
+    """What an error names: the preset's file, and the paper whose view it is."""
+    source: str  # the preset file
+    scope: str  # '' or ' (paper lex)'
+
+    @classmethod
+    def of(cls, source: str, paper: str | None) -> "_Where":
+        return cls(source, f" (paper {paper})" if paper else "")
+
+
+def derived_view(values: dict, paper: str | None, source: str | None = None) -> tuple[dict, dict]:
+    """(the preset `values` as `paper` sees it, {key path: value} of the options it derives): its
+    `papers.<paper>` block merged over the shared sections (`paper` None: the shared sections as no
+    paper changes them), the options derived from the groups its `positions` keep written out at
+    the view's L_tr (`DERIVED_OPTIONS`). The view has no `papers` key, and a paper's has `paper`
+    set, so a header or a plan built from it says which paper's scale it is. An error names
+    `source` (the preset's file; default: the preset's name) and the paper."""
+    where = _Where.of(source or f"preset {values.get('name')!r}", paper)
+    overrides = (values.get("papers") or {}).get(paper) or {} if paper else {}
+    bad = sorted(set(overrides) - set(OVERRIDABLE))
+    if bad:
+        raise ValueError(f"preset {values.get('name')!r}: papers.{paper} may not override {bad[0]!r}; "
+                         f"overridable: {', '.join(OVERRIDABLE)}")
+    view = {k: v for k, v in values.items() if k != "papers"}
+    if "positions" in view and overrides.get("positions"):
+        view["positions"] = overridden_positions(view["positions"], overrides["positions"])
+    view = deep_merge(view, overrides)
+    if paper:
+        view["paper"] = paper
+    derived = {}
+    if view.get("positions"):
+        view["positions"], derived = resolve_positions(view["positions"], view["model"]["train_length"], where.source,
+                                                       where.scope)
+    return view, derived
+
+
+def position_blocks(values: dict) -> dict[str, dict]:
+    """Every `positions` entry of a preset file, shared and per paper, as a variant of its scheme
+    with those options ({"papers.<paper>.positions.<scheme>": {position, position_options}}), the
+    derived options written out (the shared ones at the shared L_tr, a paper's at its own): what is
+    checked against the scheme registry when the preset is read."""
+    scopes = {"": (derived_view(values, None)[0].get("positions") or {}, values.get("positions") or {})}
+    scopes.update({f"papers.{paper}.": (derived_view(values, paper)[0].get("positions") or {},
+                                        (block or {}).get("positions") or {})
+                   for paper, block in (values.get("papers") or {}).items()})
+    return {f"{scope}positions.{scheme}": {"position": scheme, "position_options": dict(resolved[scheme] or {})}
+            for scope, (resolved, written) in scopes.items() for scheme in written}
+
+
 # -- the typed preset -------------------------------------------------------------------------------
 
 @dataclass
 class PresetView:
     """The preset as one paper sees it (`paper` None: the shared sections), typed. `view` is the
-    dict lenex.experiment.presets.paper_view builds (the one every rule and job reads), `derived`
-    the options derived in it, by key path."""
+    dict `derived_view` builds (the one every rule and job reads), `derived` the options derived
+    in it, by key path; `source` the preset's file."""
     name: str
+    source: str
     paper: str | None
     model: ModelConfig
     train: TrainConfig
@@ -226,17 +302,27 @@ class PresetView:
 
 @dataclass
 class Preset:
-    """A preset file typed: its shared sections and each paper's view."""
+    """A preset file typed: its shared sections and each paper's view; `values` the file's, read
+    from `source`."""
     name: str
     description: str
     shared: PresetView
     papers: dict[str, PresetView]
+    values: dict
+    source: str
 
-    def view(self, paper: str | None) -> PresetView:
-        return self.shared if paper is None else self.papers[paper]
+    def view_of(self, paper: str | None) -> PresetView:
+        """One paper's typed view (None: the shared sections); a paper not typed with the preset
+        (one the config does not run) is typed when first asked for."""
+        if paper is None:
+            return self.shared
+        if paper not in self.papers:
+            view, derived = derived_view(self.values, paper, self.source)
+            self.papers[paper] = type_view(view, derived, paper, self.source)
+        return self.papers[paper]
 
 
-def _located(err: Exception, section: str, where: str) -> ValueError:
+def _located(err: Exception, section: str, where: _Where) -> ValueError:
     """One line naming the file, the key path and (in `where`) the paper: 'train config steps: 0
     (must be >= 1)' of section train becomes '<file>: train.steps: 0 (must be >= 1)'."""
     text = re.sub(r"^(?:model|train) config (\w+): ", r"\1: ", str(err))
@@ -246,16 +332,19 @@ def _located(err: Exception, section: str, where: str) -> ValueError:
     return ValueError(f"{where.source}: {section}: {text}{where.scope}")
 
 
-@dataclass(frozen=True)
-class _Where:
-    source: str  # the preset file
-    scope: str  # '' or ' (paper lex)'
-
-
 def _typed(cls, values: dict, section: str, where: _Where):
-    """cls from `values`, its bounds checked; a bad value or key one ValueError naming the file and key."""
+    """cls from `values`, its bounds checked; a bad value or key one ValueError naming the file and
+    key. A model or a training is built as the trainer builds it (ModelConfig, TrainConfig: their
+    own checks and words); a preset's model sets only `PRESET_MODEL_KEYS`."""
+    values = dict(values or {})
+    unknown = sorted(set(values) - set(PRESET_MODEL_KEYS)) if cls is ModelConfig else []
+    if unknown:
+        raise ValueError(f"{where.source}: {section}: unknown key {unknown[0]!r}; known: {', '.join(PRESET_MODEL_KEYS)}"
+                         f"{where.scope}")
     try:
-        obj = build_dataclass(cls, dict(values or {}), "key")
+        if cls in (ModelConfig, TrainConfig):
+            return cls.from_dict(values)
+        obj = build_dataclass(cls, values, "key")
         check_bounds(obj, "", sep="")
         check_items(obj)
         return obj
@@ -278,59 +367,40 @@ def check_items(obj) -> None:
                 raise ValueError(f"{label}: {problem}")
 
 
-def _model(values: dict, section: str, where: _Where) -> ModelConfig:
-    unknown = sorted(set(values) - set(PRESET_MODEL_KEYS))
-    if unknown:
-        raise ValueError(f"{where.source}: {section}: unknown key {unknown[0]!r}; known: {', '.join(PRESET_MODEL_KEYS)}"
-                         f"{where.scope}")
-    try:
-        return ModelConfig.from_dict(values)
-    except ValueError as err:
-        raise _located(err, section, where) from None
-
-
-def _train(values: dict, section: str, where: _Where) -> TrainConfig:
-    try:
-        return TrainConfig.from_dict(dict(values or {}))
-    except ValueError as err:
-        raise _located(err, section, where) from None
-
-
 def type_view(view: dict, derived: dict, paper: str | None, source: str) -> PresetView:
-    """One view (lenex.experiment.presets.paper_view's dict) typed; every budget group's model and
-    train as it lays them over the view, and the segmented stand-ins' large model, checked too."""
-    where = _Where(source, "" if paper is None else f" (paper {paper})")
+    """One view (`derived_view`'s dict) typed; every budget group's model and train as it lays them
+    over the view, and the segmented stand-ins' large model, checked too. The sections are typed
+    in one pass, in the order their errors are told."""
+    where = _Where.of(source, paper)
+    experiment = view.get("experiment") or {}
+    sections = [(ExperimentSpec, view.get("experiment"), "experiment"), (ModelConfig, view["model"], "model")]
+    for group, block in (experiment.get("groups") or {}).items():
+        sections += [(ModelConfig, {**view["model"], **(block.get("model") or {})}, f"experiment.groups.{group}.model"),
+                     (TrainConfig, {**view["train"], **(block.get("train") or {})}, f"experiment.groups.{group}.train"),
+                     (ExperimentSpec, block.get("experiment"), f"experiment.groups.{group}.experiment")]
+    if experiment.get("large_model"):
+        sections.append((ModelConfig, {**view["model"], **experiment["large_model"]}, "experiment.large_model"))
     resources = view.get("resources") or {}
-    experiment = _typed(ExperimentSpec, view.get("experiment"), "experiment", where)
-    model = _model(view["model"], "model", where)
-    for group, block in (experiment.groups or {}).items():
-        _model({**view["model"], **(block.get("model") or {})}, f"experiment.groups.{group}.model", where)
-        _train({**view["train"], **(block.get("train") or {})}, f"experiment.groups.{group}.train", where)
-        _typed(ExperimentSpec, block.get("experiment"), f"experiment.groups.{group}.experiment", where)
-    if experiment.large_model:
-        _model({**view["model"], **experiment.large_model}, "experiment.large_model", where)
+    sections += [(TrainConfig, view["train"], "train"), (EvalSpec, view.get("eval"), "eval"),
+                 (DataSpec, view.get("data"), "data")]
+    sections += [(ResourcesSpec, resources.get(stage), f"resources.{stage}") for stage in STAGES]
+    typed = {section: _typed(cls, values, section, where) for cls, values, section in sections}
     return PresetView(
-        name=view["name"], paper=paper, model=model, train=_train(view["train"], "train", where),
-        eval=_typed(EvalSpec, view.get("eval"), "eval", where),
-        data=_typed(DataSpec, view.get("data"), "data", where),
-        resources=StageResources(**{stage: _typed(ResourcesSpec, resources.get(stage), f"resources.{stage}", where)
-                                    for stage in ("train", "evaluate", "data")}),
-        experiment=experiment, positions=dict(view.get("positions") or {}),
-        derived=derived, view=view)
+        name=view["name"], source=source, paper=paper, model=typed["model"], train=typed["train"], eval=typed["eval"],
+        data=typed["data"], resources=StageResources(**{stage: typed[f"resources.{stage}"] for stage in STAGES}),
+        experiment=typed["experiment"], positions=dict(view.get("positions") or {}), derived=derived, view=view)
 
 
 def read_preset(values: dict, source: str, papers) -> Preset:
     """A preset file's values (checked against its schema) typed, with the view of each of
-    `papers`: the one read of a preset per DAG build (lenex.pipeline.settings.Settings.preset)."""
-    from .presets import derived_view
-
-    def typed(paper):
-        view, derived = derived_view(values, paper, source)
-        return type_view(view, derived, paper, source)
-
-    _typed(CrosscheckSpec, values.get("crosscheck"), "crosscheck", _Where(source, ""))
-    return Preset(name=values["name"], description=values["description"], shared=typed(None),
-                  papers={paper: typed(paper) for paper in papers})
+    `papers`: the one read of a preset per DAG build (lenex.pipeline.settings.Settings.preset_spec)."""
+    _typed(CrosscheckSpec, values.get("crosscheck"), "crosscheck", _Where.of(source, None))
+    view, derived = derived_view(values, None, source)
+    preset = Preset(name=values["name"], description=values["description"],
+                    shared=type_view(view, derived, None, source), papers={}, values=values, source=source)
+    for paper in papers:
+        preset.view_of(paper)
+    return preset
 
 
 # -- the schema's bounded fields ---------------------------------------------------------------------

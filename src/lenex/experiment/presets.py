@@ -6,40 +6,24 @@ scheme (the scaled quantities of docs/dimensions.md), each an option of the sche
 a derived option keeps (xPos's L_tr / B, from which its `scale_base` follows at the paper's L_tr;
 lenex.experiment.preset_spec). The three papers do not share hyper-parameters (LEX trains 24 x 1024 at
 L_tr = 1024; the receptive-field paper 12 x 768 at L_tr = 512), so a preset may carry, under
-`papers: {<paper>: {...}}`, what one paper changes. `paper_view` merges the two; data settings
-(`data`) are not overridable: one tokenized corpus serves every paper of a preset. The typed
-preset, its bounds and defaults: lenex.experiment.preset_spec.
+`papers: {<paper>: {...}}`, what one paper changes; data settings (`data`) are not overridable:
+one tokenized corpus serves every paper of a preset. Reading, merging, deriving and typing a
+preset is lenex.experiment.preset_spec's, in one pass (`paper_view` here is that view of a preset
+file a job reads); this module holds what a paper reads off a view: its budget groups, seeds and
+models' configs.
 """
 
 from __future__ import annotations
 
-import copy
-
 from ..config import DEFAULT_POSITION
-from .preset_spec import overridden_positions, resolve_positions
-
-#: Sections a paper may override; everything else of the preset is shared by all papers.
-OVERRIDABLE = ("model", "positions", "train", "eval", "resources", "experiment", "reference_parts")
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    """A new dict: `base` with `override` laid over it, nested dicts merged key by key."""
-    merged = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
+from .preset_spec import deep_merge, derived_view
 
 
 def paper_view(preset: dict, paper: str) -> dict:
-    """The preset as `paper` sees it: its `papers.<paper>` block merged over the shared sections,
-    the options derived from the groups its `positions` keep written out at the paper's L_tr
-    (lenex.experiment.preset_spec.DERIVED_OPTIONS).
-
-    The result has no `papers` key, and `paper` set, so a header or a plan built from it says
-    which paper's scale it is."""
+    """The preset as `paper` sees it (lenex.experiment.preset_spec.derived_view): its
+    `papers.<paper>` block merged over the shared sections, the options derived from the groups its
+    `positions` keep written out at the paper's L_tr. The result has no `papers` key, and `paper`
+    set, so a header or a plan built from it says which paper's scale it is."""
     return derived_view(preset, paper)[0]
 
 
@@ -47,27 +31,6 @@ def shared_view(preset: dict) -> dict:
     """The preset's shared sections as no paper changes them (no `papers`), derived options
     written out at the shared L_tr."""
     return derived_view(preset, None)[0]
-
-
-def derived_view(preset: dict, paper: str | None, source: str | None = None) -> tuple[dict, dict]:
-    """(paper_view, or shared_view where `paper` is None; {key path: value} of the options it
-    derives). An error names `source` (the preset's file; default: the preset's name) and the paper."""
-    where, scope = source or f"preset {preset.get('name')!r}", f" (paper {paper})" if paper else ""
-    overrides = (preset.get("papers") or {}).get(paper) or {} if paper else {}
-    bad = sorted(set(overrides) - set(OVERRIDABLE))
-    if bad:
-        raise ValueError(f"preset {preset.get('name')!r}: papers.{paper} may not override {bad[0]!r}; "
-                         f"overridable: {', '.join(OVERRIDABLE)}")
-    view = {k: v for k, v in preset.items() if k != "papers"}
-    if "positions" in view and overrides.get("positions"):
-        view["positions"] = overridden_positions(view["positions"], overrides["positions"])
-    view = deep_merge(view, overrides)
-    if paper:
-        view["paper"] = paper
-    derived = {}
-    if view.get("positions"):
-        view["positions"], derived = resolve_positions(view["positions"], view["model"]["train_length"], where, scope)
-    return view, derived
 
 
 def eval_length(multiple, train_length: int) -> int:
@@ -196,19 +159,6 @@ def model_config(view: dict, name: str, variant: dict, **derived) -> dict:
     if scaled:
         config["position_options"] = {**scaled, **(config.get("position_options") or {})}
     return config
-
-
-def position_blocks(preset: dict) -> dict[str, dict]:
-    """Every `positions` entry of a preset file, shared and per paper, as a variant of its scheme
-    with those options ({"papers.<paper>.positions.<scheme>": {position, position_options}}), the
-    derived options written out (the shared ones at the shared L_tr, a paper's at its own): what is
-    checked against the scheme registry when the preset is read."""
-    scopes = {"": (shared_view(preset).get("positions") or {}, preset.get("positions") or {})}
-    scopes.update({f"papers.{paper}.": (paper_view(preset, paper).get("positions") or {},
-                                        (block or {}).get("positions") or {})
-                   for paper, block in (preset.get("papers") or {}).items()})
-    return {f"{scope}positions.{scheme}": {"position": scheme, "position_options": dict(resolved[scheme] or {})}
-            for scope, (resolved, written) in scopes.items() for scheme in written}
 
 
 def shape_name(model: dict) -> str:

@@ -43,12 +43,12 @@ def crosscheck_model(pipeline, wildcards):
 
     preset, paper, variant, backend = wildcards.preset, wildcards.paper, wildcards.variant, wildcards.backend
     settings, root = pipeline.settings, f"results/{preset}/crosscheck/{backend}/s{wildcards.seed}"
-    own = settings.paper(paper)
-    spec = own.model_spec(settings.paper_preset(preset, paper), settings.experiment(paper), f"{variant}/seed1")
+    own, view = settings.paper(paper), settings.paper_spec(preset, paper)
+    spec = own.model_spec(view.view, settings.experiment(paper), f"{variant}/seed1")
     spec = dataclasses.replace(spec, seed=int(wildcards.seed), output=f"{root}/models/{paper}/{variant}.pt",
                                workdir=f"{root}/train/{paper}/{variant}", labels=own.labels(preset, variant, backend=backend),
                                train=crosscheck_train_config(pipeline, preset, paper, backend, wildcards.seed), threads=1)
-    return pipeline.specs.launch(pipeline.specs.completed(spec))
+    return pipeline.specs.launch(pipeline.specs.completed(spec), view)
 
 
 def crosscheck_expect(pipeline, wildcards) -> str:

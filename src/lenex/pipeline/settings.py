@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from ..files import read_yaml
-from ..experiment.preset_spec import Preset, PresetView, read_preset, type_view
-from ..experiment.presets import derived_view, eval_length, position_blocks, scale_budget
+from ..experiment.preset_spec import Preset, PresetView, position_blocks, read_preset
+from ..experiment.presets import eval_length, scale_budget
 from ..experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
 from .papers import Paper, paper_named, rule_file
@@ -237,10 +237,10 @@ class Settings:
                       f"{self.config.get('preset')!r}, must be valid", file=sys.stderr)
         return problems[name]
 
-    def preset_file(self, name: str) -> str:
+    def preset_file(self, preset: str) -> str:
         """The preset's file, relative to the working directory (the checkout): a path in a job's
         command or inputs never names where the checkout lies, so a moved one reruns nothing."""
-        return os.path.relpath(self.config_dir / "presets" / f"{name}.yaml")
+        return os.path.relpath(self.config_dir / "presets" / f"{preset}.yaml")
 
     def experiment_file(self, paper: str) -> str:
         return os.path.relpath(self.config_dir / "experiments" / f"{paper}.yaml")
@@ -257,53 +257,51 @@ class Settings:
                           lambda: validated_yaml(path, self.schemas / schema))
 
     @functools.cache
-    def preset(self, name: str) -> dict:
-        """The preset file's values as written (schema-checked, defaults filled in); typed once with
-        every configured paper's view (`preset_spec`)."""
-        values = self._load_yaml("presets", name, "preset.schema.yaml")
-        if values["name"] != name:
-            refuse(f"{self.preset_file(name)}: name: {values['name']!r}; a preset's name is its file's, {name!r}")
+    def preset_spec(self, preset: str) -> Preset:
+        """The preset read once: its file's values (schema-checked, defaults filled in) typed
+        (lenex.experiment.preset_spec.Preset: its sections, bounds checked, and every configured
+        paper's view with the options it derives), the schemes and options of its `positions`
+        checked against the registry."""
+        values = self._load_yaml("presets", preset, "preset.schema.yaml")
+        source = self.preset_file(preset)
+        if values["name"] != preset:
+            refuse(f"{source}: name: {values['name']!r}; a preset's name is its file's, {preset!r}")
         for paper in values.get("papers") or {}:
             paper_named(paper)  # a block for no paper would change nothing: one error instead
         papers = list(dict.fromkeys([*self.config["papers"], *(values.get("papers") or {})]))
         try:
-            self.__dict__.setdefault("_preset_specs", {})[name] = read_preset(values, self.preset_file(name), papers)
+            spec = read_preset(values, source, papers)
             blocks = position_blocks(values)
         except ValueError as err:
             refuse(str(err))
         # The schemes and options of its `positions` exist (derived ones written out): checked now,
         # as the variants are.
         if blocks:
-            check_variants_once(blocks, self.preset_file(name), self.stamps, "scheme options")
-        return values
+            check_variants_once(blocks, source, self.stamps, "scheme options")
+        return spec
 
-    def preset_spec(self, name: str) -> Preset:
-        """The preset typed (lenex.experiment.preset_spec.Preset): its sections, bounds checked, and
-        each paper's view with the options it derives."""
-        self.preset(name)
-        return self._preset_specs[name]
+    def preset(self, preset: str) -> dict:
+        """The preset file's values as written (schema-checked, defaults filled in)."""
+        return self.preset_spec(preset).values
 
-    def paper_spec(self, name: str, paper: str | None) -> PresetView:
+    def paper_spec(self, preset: str, paper: str | None) -> PresetView:
         """One paper's typed view of a preset (None: the shared sections); a paper the config does
         not run is typed when first asked for."""
-        spec = self.preset_spec(name)
-        if paper is not None and paper not in spec.papers:
-            source = self.preset_file(name)
-            try:
-                spec.papers[paper] = type_view(*derived_view(self.preset(name), paper, source), paper, source)
-            except ValueError as err:
-                refuse(str(err))
-        return spec.view(paper)
+        spec = self.preset_spec(preset)
+        try:
+            return spec.view_of(paper)
+        except ValueError as err:
+            refuse(str(err))
 
-    def paper_preset(self, name: str, paper: str) -> dict:
-        """The preset as one paper sees it (lenex.experiment.presets.paper_view): its `papers.<paper>`
-        block merged over the shared sections, derived options written out; the dict the typed
-        view was built from."""
-        return self.paper_spec(name, paper).view
+    def paper_preset(self, preset: str, paper: str) -> dict:
+        """The preset as one paper sees it (lenex.experiment.preset_spec.derived_view): its
+        `papers.<paper>` block merged over the shared sections, derived options written out; the
+        dict the typed view was built from."""
+        return self.paper_spec(preset, paper).view
 
-    def rule_resources(self, preset_name: str, stage: str, key: str, default, paper: str | None = None):
+    def rule_resources(self, preset: str, stage: str, key: str, default, paper: str | None = None):
         """The preset's `resources: <stage>: <key>` (as `paper` sees it, or the shared one)."""
-        return self.paper_spec(preset_name, paper).resource(stage, key, default)
+        return self.paper_spec(preset, paper).resource(stage, key, default)
 
     def scheme_defaults(self, scheme: str) -> dict:
         """A built-in position scheme's option defaults, as its Options dataclass declares them:
@@ -352,21 +350,21 @@ class Settings:
         """JSON of the extra schemes one table (or figure from it) shows; {} where it compares none."""
         return quoted_json(table_extra(self.experiment(paper), f"table{table}", self.extra_schemes))
 
-    def model_config(self, preset_name: str, paper: str, variant: str) -> dict:
+    def model_config(self, preset: str, paper: str, variant: str) -> dict:
         """ModelConfig fields of one variant's model at a preset, as its paper builds them."""
         variants = self.experiment(paper)["variants"]
         if variant not in variants:
             refuse(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
-        return self.paper(paper).model_config(self.paper_preset(preset_name, paper), self.experiment(paper), variant)
+        return self.paper(paper).model_config(self.paper_preset(preset, paper), self.experiment(paper), variant)
 
-    def train_length(self, preset_name: str, paper: str) -> int:
-        return self.paper_spec(preset_name, paper).model.train_length
+    def train_length(self, preset: str, paper: str) -> int:
+        return self.paper_spec(preset, paper).model.train_length
 
-    def eval_length(self, preset_name: str, multiple, paper: str) -> int:
+    def eval_length(self, preset: str, multiple, paper: str) -> int:
         """multiple x the paper's L_tr at a preset, in tokens (lenex.experiment.presets.eval_length)."""
-        return eval_length(multiple, self.train_length(preset_name, paper))
+        return eval_length(multiple, self.train_length(preset, paper))
 
-    def claims_budget(self, preset_name: str, paper: str) -> dict:
+    def claims_budget(self, preset: str, paper: str) -> dict:
         """What a paper's claims compare with the scale study (lenex.experiment.presets.scale_budget), for the
         variants the claims name (`scale: variants`) and only those: adding a scheme leaves the
         claims job's command as it was. A name that is no variant is left out: the claims job fails
@@ -375,8 +373,8 @@ class Settings:
         claims = remembered(self.stamps, "yaml", [path], lambda: read_yaml(path))["claims"]
         named = {v for c in claims for v in (c.get("scale") or {}).get("variants", [])}
         variants = self.experiment(paper)["variants"]
-        models = {v: self.model_config(preset_name, paper, v) for v in sorted(named & set(variants))}
-        return scale_budget(self.paper_preset(preset_name, paper), variants, named, models)
+        models = {v: self.model_config(preset, paper, v) for v in sorted(named & set(variants))}
+        return scale_budget(self.paper_preset(preset, paper), variants, named, models)
 
 
 def _scheme_defaults(scheme: str) -> dict:

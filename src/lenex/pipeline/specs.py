@@ -19,6 +19,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ..experiment.preset_spec import PresetView
 from .resources import KEEP_SHELL, launcher, train_command
 from .settings import quoted_json
 from .user_errors import refuse
@@ -122,11 +123,10 @@ def path_fields(pattern: str, path: str, paper: str, layouts: str) -> dict:
 
 class Specs:
     """The specs of the models the workflow trains, and the training rule's inputs from them.
-    Reads the settings, the corpora's paths, the resources, the DAG checks and the code stamps."""
+    Reads the settings, the corpora's paths, the DAG checks and the code stamps."""
 
-    def __init__(self, settings, paths, resources, checks, code):
-        self.settings, self.paths, self.resources = settings, paths, resources
-        self.checks, self.code = checks, code
+    def __init__(self, settings, paths, checks, code):
+        self.settings, self.paths, self.checks, self.code = settings, paths, checks, code
 
     # -- the spec of one model ----------------------------------------------------------------------
     def of(self, wildcards) -> ModelSpec:
@@ -136,9 +136,10 @@ class Specs:
     @functools.cache
     def model(self, preset: str, paper: str, path: str) -> ModelSpec:
         """The spec of results/<preset>/models/<paper>/<path>.pt: its paper's, from the preset as the
-        paper sees it, completed and launched."""
-        view, experiment = self.settings.paper_preset(preset, paper), self.settings.experiment(paper)
-        return self.launch(self.completed(self.settings.paper(paper).model_spec(view, experiment, path)))
+        paper sees it (read once, typed), completed and launched from that same view."""
+        view = self.settings.paper_spec(preset, paper)
+        spec = self.settings.paper(paper).model_spec(view.view, self.settings.experiment(paper), path)
+        return self.launch(self.completed(spec), view)
 
     def completed(self, spec: ModelSpec) -> ModelSpec:
         """A paper's spec with what the corpora's paths decide: a model trained from scratch reads its
@@ -151,15 +152,14 @@ class Specs:
         self.checks.checked_train(spec.preset, spec.paper, spec.variant, spec.train, data, model=spec.model)
         return dataclasses.replace(spec, corpus=corpus, data=data, data_inputs=tuple(self.paths.data_files(spec.preset, corpus)))
 
-    def launch(self, spec: ModelSpec) -> ModelSpec:
-        """What the preset decides for a training of any paper: the backend (its `train.backend`),
-        the entry point, GPUs per node and nodes (its `resources: train:`). A combination no
-        trainer serves is refused here, when the DAG is built."""
-        gpus = self.resources.train_gpus(spec.preset, spec.paper)
-        nodes = self.settings.rule_resources(spec.preset, "train", "nodes", 1, spec.paper)
-        backend = spec.train.get("backend", "lenex") if spec.trained_from_scratch else \
-            self.settings.paper_preset(spec.preset, spec.paper)["train"].get("backend", "lenex")
-        where = f"{self.settings.preset_file(spec.preset)}: {spec.paper} {spec.variant}"
+    @staticmethod
+    def launch(spec: ModelSpec, view: PresetView) -> ModelSpec:
+        """What the preset (`view`: as the spec's paper sees it) decides for a training of any paper:
+        the backend (its `train.backend`), the entry point, GPUs per node and nodes (its
+        `resources: train:`). A combination no trainer serves is refused here, when the DAG is built."""
+        gpus, nodes = view.resource("train", "gpus", 0), view.resource("train", "nodes", 1)
+        backend = (spec.train if spec.trained_from_scratch else view.view["train"]).get("backend", "lenex")
+        where = f"{view.source}: {spec.paper} {spec.variant}"
         if backend not in TRAINERS:
             refuse(f"{where}: train.backend {backend!r} is no backend; known: {', '.join(TRAINERS)}")
         if backend == "fairseq":

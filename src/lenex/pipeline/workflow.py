@@ -50,7 +50,7 @@ class Pipeline:
         self.code = CodeInputs(self.settings)
         self.evaluation = Evaluation(self.settings, self.resources, self.paths, self.identities, self.code)
         self.checks = DagChecks(self.settings, self.paths)
-        self.specs = Specs(self.settings, self.paths, self.resources, self.checks, self.code)
+        self.specs = Specs(self.settings, self.paths, self.checks, self.code)
         self.recorded = Recorded(self.settings, self.paths)
         self.targets = Targets(self.settings, self.paths, self.recorded)
         self.report = Report(self.settings, self.paths)
