@@ -222,7 +222,7 @@ def test_an_unknown_config_key_and_a_cell_that_no_table_has_fail_the_dry_run_in_
     errors = [line for line in (run.stdout + run.stderr).splitlines() if "foo" in line or "rror" in line]
     assert run.returncode == 1 and errors == [
         "error: unknown config key 'foo' (from config/config.yaml, config/schemes.yaml, a --configfile or --config); "
-        "known: bpe_corpus, corpora, crosscheck, extra_schemes, from_raw, papers, preset, sweeps"], errors
+        "known: bpe_corpus, corpora, crosscheck, extra_schemes, from_raw, papers, preset, scale_study, scale_study_only, scale_study_train, sweeps"], errors
     claims = work / "config/claims/lex.yaml"
     claims.write_text(claims.read_text().replace('- less: ["t2/pg22/lex@0.25", "t2/pg22/transformer@0.25"]',
                                                  '- less: ["t2/pg22/lexx@0.25", "t2/pg22/transformer@0.25"]', 1))
