@@ -122,11 +122,12 @@ def whole_dag(source: Path, cores: int, keep: Path | None = None) -> dict:
 def entry_points() -> list[str]:
     """The modules the rules run (`python -m <module>`), read from the rule files, and the trainers
     the training rule's specs start (lenex.pipeline.specs: its command is built there)."""
-    from lenex.pipeline.specs import CONTINUED, TRAINERS
+    from lenex.pipeline.specs import BACKENDS
+    from lenex.segmented.paper import CONTINUED
 
     text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
     found = set(re.findall(r"python -m (?:lenex\.pipeline\.launch )?(lenex[\w.]*)", text)) | set(re.findall(r'module="(lenex[\w.]*)"', text))
-    found |= {CONTINUED, *TRAINERS.values()}
+    found |= {CONTINUED, *(BACKENDS[name].module for name in BACKENDS)}
     return sorted(found - {"lenex.pipeline.launch"})  # the launcher itself is how they start, not one of them
 
 

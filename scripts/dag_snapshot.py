@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import subprocess
 import sys
@@ -22,15 +21,10 @@ import time
 
 
 def planned_jobs(printout: str) -> list[dict]:
-    """{rule, outputs, command} of every job of `snakemake -n -p` output."""
-    jobs = []
-    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", printout):
-        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
-        listed = re.search(r"^\s+output: (.+)$", block, re.M)
-        command = re.search(r"^Shell command: (.+)$", block, re.M)
-        if rule and listed:
-            files = [re.sub(r" \((?:update|temp|protected)\)$", "", f) for f in listed[1].split(", ")]
-            jobs.append({"rule": rule[1], "outputs": sorted(files), "command": command[1] if command else ""})
+    """{rule, outputs, command} of every job of `snakemake -n -p` output, sorted by outputs."""
+    from lenex.pipeline.plan import printed_jobs
+
+    jobs = [{**job, "outputs": sorted(job["outputs"])} for job in printed_jobs(printout)]
     return sorted(jobs, key=lambda job: job["outputs"])
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from lenex.pipeline.plan import printed_jobs
 from subprocess_env import env_with_venv
 from tiny_build import finished_tiny
 
@@ -31,16 +32,8 @@ def job_counts(output: str) -> dict[str, int]:
 def planned_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
     """(rule, output files, shell command's words) of every job of a dry-run printout (the words
     where it was printed with -p, else none)."""
-    jobs = []
-    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", output):
-        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
-        listed = re.search(r"^\s+output: (.+)$", block, re.M)
-        command = re.search(r"^Shell command: (.+)$", block, re.M)
-        if rule and listed:
-            # An update() output is printed with its flag: "results/.../lex.md (update)".
-            files = [re.sub(r" \((?:update|temp|protected)\)$", "", f) for f in listed[1].split(", ")]
-            jobs.append((rule[1], files, shlex.split(command[1]) if command else []))
-    return jobs
+    return [(job["rule"], job["outputs"], shlex.split(job["command"]) if job["command"] else [])
+            for job in printed_jobs(output)]
 
 
 def job_outputs(output: str, rule_prefix: str) -> list[str]:

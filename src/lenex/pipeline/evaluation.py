@@ -28,8 +28,6 @@ from .settings import quoted_json
 
 #: The rule of each measure (stage): it writes a cell alone, read off the cell's path.
 MEASURE_RULES = {"eval": "evaluate", "resolution": "resolution"}
-#: The entry point of every evaluation job, whatever its group.
-MODULE = "lenex.lex.evaluate_model"
 #: Where a cell's result is written, and its measure's rule's output and log patterns.
 CELL_LAYOUT = "results/{preset}/{stage}/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json"
 CELL_LOG = "results/{preset}/logs/{stage}/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.log"
@@ -171,7 +169,7 @@ class EvaluationRule:
 
     def code(self, wildcards) -> str:
         preset, paper, variant, _, _ = self._model_of(wildcards)
-        return self.evaluation.code.stamp(MODULE, preset, paper, variant)
+        return self.evaluation.code.stamp(self.evaluation.settings.paper(paper).cell_scorer, preset, paper, variant)
 
     def cells(self, wildcards, output) -> str:
         """`--cells`, one shell word: the group's cells, or the one cell of the path (its result

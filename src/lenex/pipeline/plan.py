@@ -54,6 +54,21 @@ class Job:
         return int(self.resources.get("runtime", 0) or 0)
 
 
+def printed_jobs(printout: str) -> list[dict]:
+    """{rule, outputs, command} of every job of a `snakemake -n -p` printout, in its order (the
+    command "" where it was printed without -p). An update() output is printed with its flag
+    ("results/.../lex.md (update)"): the file alone is kept."""
+    jobs = []
+    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", printout):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        listed = re.search(r"^\s+output: (.+)$", block, re.M)
+        command = re.search(r"^Shell command: (.+)$", block, re.M)
+        if rule and listed:
+            files = [re.sub(r" \((?:update|temp|protected)\)$", "", f) for f in listed[1].split(", ")]
+            jobs.append({"rule": rule[1], "outputs": files, "command": command[1] if command else ""})
+    return jobs
+
+
 def parse_dry_run(text: str) -> list[Job]:
     """The jobs a `snakemake -n` printout lists: rule, first output, threads, resources."""
     jobs, current = [], None
@@ -280,7 +295,7 @@ def main(argv=None) -> None:
         raise RuntimeError(f"the dry run of {' '.join(args.targets)} lists no jobs")
     cost = read_json(args.cost) if args.cost else None
     plan = build_plan(jobs, preset, args.paper, cost)
-    atomic_write_text(args.out_json, json.dumps(plan, indent=1) + "\n")
+    atomic_write_text(args.out_json, json.dumps(plan, indent=0) + "\n")  # one value a line: diffs stay small
     atomic_write_text(args.out_md, render_markdown(plan))
 
 

@@ -13,8 +13,10 @@ local run's job rate limit.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +32,11 @@ STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb
 SIGNAL_LEAD_S = 300
 #: The module every job starts through (lenex.pipeline.launch).
 LAUNCH = "lenex.pipeline.launch"
+
+
+def quoted_json(value) -> str:
+    """A value as one shell word of JSON (keys sorted: the same value is the same command)."""
+    return shlex.quote(json.dumps(value, sort_keys=True))
 
 
 #: What a GPU training's shell runs first: it ignores SIGTERM, which the trainer handles (it saves its

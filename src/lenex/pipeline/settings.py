@@ -21,15 +21,12 @@ from ..experiment.preset_spec import Preset, PresetView, position_blocks, read_p
 from ..experiment.presets import eval_length, scale_budget
 from ..experiment.schemes import module_files, resolve_entries, table_extra, with_extra_schemes
 from .memo import remembered
+from .resources import quoted_json  # noqa: F401 - the rules' and papers' shell words
 from .papers import Paper, paper_named, rule_file
 from .schema_errors import key_path, schema_message
 from .user_errors import known, quiet_refusals, refuse
 from .variants import check_variants_once, registry_files
 
-
-def quoted_json(value) -> str:
-    """A value as one shell word of JSON (keys sorted: the same value is the same command)."""
-    return shlex.quote(json.dumps(value, sort_keys=True))
 
 
 #: What a preset (or experiment) is named by: the name of its file in config/presets/, never a path.

@@ -19,15 +19,35 @@ import functools
 import re
 from dataclasses import dataclass
 
+from collections.abc import Callable
+
 from ..experiment.preset_spec import PresetView
-from .resources import KEEP_SHELL, launcher, train_command
-from .settings import quoted_json
+from ..registry import Registry
+from .resources import KEEP_SHELL, launcher, quoted_json, train_command
 from .user_errors import refuse
 
-#: The trainer of a model trained from scratch, per backend.
-TRAINERS = {"lenex": "lenex.training.train", "fairseq": "lenex.fairseq_backend.train"}
-#: Continued pretraining (the segmented paper's adaptation and continued runs): lenex's own.
-CONTINUED = "lenex.segmented.continued"
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A trainer of models from scratch (`train.backend` of a preset): its entry point (`module`),
+    and for a trainer that reads its own copy of the corpus, that copy's files (`data_files`:
+    (preset, corpus) -> files, an input of the training) and its launcher's own arguments
+    (`arguments`). `one_process`: started as one process on one node, which spreads over the
+    node's GPUs itself (no torchrun, no srun); `continues`: it can continue a checkpoint."""
+
+    name: str
+    module: str
+    data_files: Callable[[str, str], list[str]] | None = None
+    arguments: Callable[[str, str], str] | None = None
+    one_process: bool = False
+    continues: bool = False
+
+
+#: The training backends: lenex's own here, another in its package's `backend` module
+#: (lenex.fairseq_backend.backend), registered there.
+BACKENDS = Registry("training backend", members="lenex.*.backend", known="known")
+BACKENDS.register(Backend("lenex", "lenex.training.train", continues=True))
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,7 @@ class Continuation:
     extend_by: int
     epoch_tokens: int
     expect: dict
+    module: str  # its trainer's entry point (its paper's: lenex.segmented.continued)
 
 
 @dataclass(frozen=True)
@@ -82,8 +103,10 @@ class ModelSpec:
     def launcher(self) -> str:
         """The command up to the trainer's own arguments: one process, torchrun with one process per
         GPU, or srun starting one torchrun per node (rendezvous on the allocation's first node)."""
-        if self.backend == "fairseq":
-            return f"{launcher(self.module, 1)} --bin {fairseq_folder(self.preset, self.corpus)}"
+        backend = BACKENDS[self.backend]
+        if backend.one_process:
+            extra = f" {backend.arguments(self.preset, self.corpus)}" if backend.arguments else ""
+            return f"{launcher(self.module, 1)}{extra}"
         if self.nodes > 1:
             return (KEEP_SHELL + "head_node=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1);"
                     f" srun --nodes {self.nodes} --ntasks-per-node 1 torchrun --nnodes {self.nodes}"
@@ -102,11 +125,6 @@ class ModelSpec:
         return (f"{self.launcher()} --init {c.init} --method {c.method} --extend {c.extend_by}"
                 f" --train-config {quoted_json(self.train)} --data {self.data} --epoch-tokens {c.epoch_tokens}"
                 f" {common} --expect {quoted_json(c.expect)}")
-
-
-def fairseq_folder(preset: str, corpus: str) -> str:
-    """The fairseq backend's binarized copy of a prepared corpus (rule binarize_fairseq)."""
-    return f"results/{preset}/data-fairseq/{corpus}"
 
 
 def path_fields(pattern: str, path: str, paper: str, layouts: str) -> dict:
@@ -160,16 +178,16 @@ class Specs:
         gpus, nodes = view.resource("train", "gpus", 0), view.resource("train", "nodes", 1)
         backend = (spec.train if spec.trained_from_scratch else view.view["train"]).get("backend", "lenex")
         where = f"{view.source}: {spec.paper} {spec.variant}"
-        if backend not in TRAINERS:
-            refuse(f"{where}: train.backend {backend!r} is no backend; known: {', '.join(TRAINERS)}")
-        if backend == "fairseq":
-            if not spec.trained_from_scratch:
-                refuse(f"{where}: train.backend 'fairseq' trains models from scratch only; continued pretraining "
-                       f"({spec.run}) runs lenex's trainer: set papers.{spec.paper}.train.backend: lenex")
-            if nodes > 1:
-                refuse(f"{where}: train.backend 'fairseq' trains on one node (fairseq-train spreads over the node's "
-                       f"GPUs itself); resources.train asks for {nodes} nodes")
-        module = CONTINUED if not spec.trained_from_scratch else TRAINERS[backend]
+        if backend not in BACKENDS:
+            refuse(f"{where}: train.backend: {BACKENDS.unknown(backend)}")
+        trainer = BACKENDS[backend]
+        if not spec.trained_from_scratch and not trainer.continues:
+            refuse(f"{where}: train.backend {backend!r} trains models from scratch only; continued pretraining "
+                   f"({spec.run}) runs lenex's trainer: set papers.{spec.paper}.train.backend: lenex")
+        if trainer.one_process and nodes > 1:
+            refuse(f"{where}: train.backend {backend!r} trains on one node (it spreads over the node's GPUs "
+                   f"itself); resources.train asks for {nodes} nodes")
+        module = spec.continued.module if not spec.trained_from_scratch else trainer.module
         return dataclasses.replace(spec, backend=backend, module=module, gpus=gpus, nodes=nodes)
 
     # -- what the training rule reads ----------------------------------------------------------------
@@ -177,10 +195,9 @@ class Specs:
         """The rule's inputs by name: the corpus files (and fairseq's binarized copy where that
         backend trains), an extra scheme's file, the checkpoint it continues, its code's stamp."""
         data = list(spec.data_inputs) + list(spec.scheme_files)
-        if spec.backend == "fairseq":
-            from ..fairseq_backend.workflow import fairseq_data_files
-
-            data += fairseq_data_files(None, spec.preset, spec.corpus)
+        backend = BACKENDS[spec.backend]
+        if backend.data_files and spec.trained_from_scratch:
+            data += backend.data_files(spec.preset, spec.corpus)
         named = {"data": data, "code": self.code.stamp(spec.module, spec.preset, spec.paper, spec.variant)}
         if spec.continued is not None:
             named["init"] = spec.continued.init

@@ -15,6 +15,8 @@ from . import targets
 
 #: The domain corpus every model adapts to, continues on and is evaluated on.
 DOMAIN = "arxiv"
+#: The trainer of domain adaptation and continued pretraining (a checkpoint continued on segments).
+CONTINUED = "lenex.segmented.continued"
 
 
 class Segmented(Paper):
@@ -127,7 +129,8 @@ class Segmented(Paper):
         method, extend_by = (found["method"], int(found["beta"])) if found["method"] else ("full", 1)
         continued = Continuation(init=self.adapted_from(preset, model, run, seed), method=method, extend_by=extend_by,
                                  epoch_tokens=view["experiment"].get("epoch_tokens") or 0,
-                                 expect=self.expected_of(view, experiment, model, self.init_run(run), seed))
+                                 expect=self.expected_of(view, experiment, model, self.init_run(run), seed),
+                                 module=CONTINUED)
         return ModelSpec(paper=self.name, preset=preset, variant=model, seed=seed, corpus=DOMAIN,
                          data=targets.domain_data(preset, view, model), output=output, workdir=workdir,
                          labels=self.labels(preset, model, run=run), train=targets.continued_train_config(view, int(seed)),

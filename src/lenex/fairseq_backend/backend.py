@@ -1,0 +1,21 @@
+"""fairseq as a training backend of the one training rule (lenex.pipeline.specs.BACKENDS):
+`train: {backend: fairseq}` trains a model from scratch with fairseq-train on fairseq's binarized
+copy of its corpus (rule binarize_fairseq), started as one process that spreads over the node's
+GPUs itself (docs/fairseq.md)."""
+
+from __future__ import annotations
+
+from ..pipeline.specs import BACKENDS, Backend
+from .workflow import fairseq_data_files
+
+
+def binarized_folder(preset: str, corpus: str) -> str:
+    """The binarized copy of a prepared corpus."""
+    return f"results/{preset}/data-fairseq/{corpus}"
+
+
+FAIRSEQ = BACKENDS.register(Backend(
+    "fairseq", "lenex.fairseq_backend.train",
+    data_files=lambda preset, corpus: fairseq_data_files(None, preset, corpus),
+    arguments=lambda preset, corpus: f"--bin {binarized_folder(preset, corpus)}",
+    one_process=True))
