@@ -153,7 +153,7 @@ def test_a_preset_chooses_the_group_every_table_cell_is_scored_in(pipeline):  # 
 
 
 def test_the_rules_are_each_measures_rule_and_a_rule_per_group_at_cpu_presets(pipeline):  # noqa: F811
-    rules = pipeline.evaluation.rules()
+    rules = pipeline.evaluation.rules(scorer="lenex.lex.evaluate_model")
     assert [r.name for r in rules[:2]] == ["evaluate", "resolution"] and not any(r.group for r in rules[:2])
     assert rules[0].outputs == ["results/{preset}/eval/{paper}/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json"]
     assert rules[1].model == "results/{preset}/models/{paper}/{variant}/seed{seed}.pt"
@@ -173,7 +173,7 @@ def test_a_measures_rule_reads_its_one_cell_off_the_path_and_writes_it_to_its_ou
     """As the fairseq cross-check, whose rule is `evaluate`'s with its own output, relies on."""
     from types import SimpleNamespace
 
-    evaluate = pipeline.evaluation.rules()[0]
+    evaluate = pipeline.evaluation.rules(scorer="lenex.lex.evaluate_model")[0]
     wildcards = SimpleNamespace(preset="tiny", paper="lex", variant="alibi", seed="2", corpus="pg22", mask="causal",
                                 length="48")
     out = "results/tiny/crosscheck/fairseq/s2/eval/lex/alibi/pg22/causal/L48.json"

@@ -6,7 +6,7 @@
 # (a rule per preset and group, over its measure's rule); at a GPU preset, and for any cell no table
 # reads (the fairseq cross-check's: fairseq.smk), the measure's rule (`evaluate`, `resolution`)
 # scores the one cell of its path.
-for _rule in pipeline.evaluation.rules():
+for _rule in pipeline.evaluation.rules(scorer="lenex.lex.evaluate_model"):
 
     rule:
         name:

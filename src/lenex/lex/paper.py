@@ -17,7 +17,6 @@ from . import targets
 class Lex(Paper):
     name = targets.PAPER
     table_renderer = "lenex.tables.render"
-    cell_scorer = "lenex.lex.evaluate_model"  # a model's cells of one corpus and measure in one process
     same_tokens = True  # lenex.scoring.evaluate: every length scores the same span of tokens
     models_per_corpus = False  # one model per variant, trained on the mix, scored on every corpus
     figure_cells = ("figure2",)  # Figure 2's curves are computed exactly: its claim reads their numbers

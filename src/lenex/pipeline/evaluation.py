@@ -169,7 +169,7 @@ class EvaluationRule:
 
     def code(self, wildcards) -> str:
         preset, paper, variant, _, _ = self._model_of(wildcards)
-        return self.evaluation.code.stamp(self.evaluation.settings.paper(paper).cell_scorer, preset, paper, variant)
+        return self.evaluation.code.stamp(self.evaluation.scorer, preset, paper, variant)
 
     def cells(self, wildcards, output) -> str:
         """`--cells`, one shell word: the group's cells, or the one cell of the path (its result
@@ -209,6 +209,7 @@ class Evaluation:
         self.settings, self.resources, self.paths = settings, resources, paths
         self.identities, self.code = identities, code
         self._rules: list[EvaluationRule] | None = None
+        self.scorer: str | None = None  # the entry point its rules run (Evaluation.rules)
 
     def cell(self, preset: str, paper: str, variant: str, seed, corpus: str, mask: str, length, stage: str,
              out: str | None = None) -> CellSpec:
@@ -245,9 +246,11 @@ class Evaluation:
             grouped.setdefault(cell.model if granularity == "model" else cell.out, []).append(cell)
         return [CellGroup(tuple(cells), granularity) for cells in grouped.values()]
 
-    def rules(self) -> list[EvaluationRule]:
-        """Every rule of the mechanism: each measure's rule, then a rule per group of the presets
-        whose groups are not single cells (a cell alone is its measure's rule's job). Made once."""
+    def rules(self, scorer: str | None = None) -> list[EvaluationRule]:
+        """Every rule of the mechanism, each running `scorer` (the entry point that scores a group
+        of cells, which the rule file names): each measure's rule, then a rule per group of the
+        presets whose groups are not single cells (a cell alone is its measure's rule's job). Made once."""
+        self.scorer = scorer or self.scorer
         if self._rules is not None:
             return self._rules
         made = [EvaluationRule(self, stage) for stage in MEASURE_RULES]

@@ -49,9 +49,6 @@ class Paper(ABC):
     table_renderer: str
     #: Its figures whose numbers no table has: each writes <figure>.cells.json beside its PNG.
     figure_cells: tuple[str, ...] = ()
-    #: The module that scores a group of its cells (`python -m <module> --cells ...`, rule evaluate and
-    #: the groups of lenex.pipeline.evaluation); a paper whose cells no generic rule scores names none.
-    cell_scorer: str | None = None
     #: What its results and checkpoints call a variant (a label of lenex.records.provenance.RESULT_LABELS).
     model_label: str = "variant"
     #: How its evaluations score (lenex.tables.diagnostics): each piece whole ("whole-piece"), or only the
