@@ -10,7 +10,6 @@
 # with `--config scale_study=True` (lenex.pipeline.settings): the papers' claims read the
 # committed points.jsonl as a recorded result, so no other run, and no `make tables`, ever trains
 # a study point.
-from lenex.scale_study import study_rules
 
 
 wildcard_constraints:
@@ -19,6 +18,9 @@ wildcard_constraints:
 
 
 if pipeline.settings.scale_study:
+    # Imported only here: the study's jobs' module imports torch, which a DAG without the study
+    # must not pay for (seconds on every no-op rerun).
+    from lenex.scale_study import study_rules
 
     # The study brought up to date. The pending points' records are asked for here, by name:
     # Snakemake builds a missing file only for a job that has to run, and the gather's output,
