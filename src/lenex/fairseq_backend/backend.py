@@ -6,16 +6,9 @@ GPUs itself (docs/fairseq.md)."""
 from __future__ import annotations
 
 from ..pipeline.specs import BACKENDS, Backend
-from .workflow import fairseq_data_files
-
-
-def binarized_folder(preset: str, corpus: str) -> str:
-    """The binarized copy of a prepared corpus."""
-    return f"results/{preset}/data-fairseq/{corpus}"
-
+from .workflow import binarized_folder, fairseq_data_files
 
 FAIRSEQ = BACKENDS.register(Backend(
-    "fairseq", "lenex.fairseq_backend.train",
-    data_files=lambda preset, corpus: fairseq_data_files(None, preset, corpus),
+    "fairseq", "lenex.fairseq_backend.train", data_files=fairseq_data_files,
     arguments=lambda preset, corpus: f"--bin {binarized_folder(preset, corpus)}",
     one_process=True))

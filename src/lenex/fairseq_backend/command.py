@@ -17,6 +17,7 @@ import shlex
 from pathlib import Path
 
 from ..files import read_yaml
+from .workflow import binarized_folder
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "fairseq_plugin"
 
@@ -105,7 +106,7 @@ def preset_command(preset: str, paper: str, variant: str, config_dir="config", c
     corpus = "train_mix" if paper == "lex" else "<corpus>"
     gpus = view["resources"].get("train", {}).get("gpus", 0)
     argv = fairseq_train_command({**view["model"], **variants[variant]}, view["train"],
-                                 f"results/{preset}/data-fairseq/{corpus}",
+                                 binarized_folder(preset, corpus),
                                  f"results/{preset}/train/{paper}/{variant}/checkpoints", cpu=cpu or not gpus,
                                  world_size=max(1, gpus))
     argv[argv.index("--user-dir") + 1] = "src/lenex/fairseq_plugin"  # as run from the repository root

@@ -11,11 +11,16 @@ FAIRSEQ_FILES = ["dict.txt", "lenex-source.json"] + [
     f"{split}.{ext}" for split in ("train", "valid", "test") for ext in ("bin", "idx")]
 
 
-def fairseq_data_files(pipeline, preset: str, corpus: str) -> list[str]:
+def binarized_folder(preset: str, corpus: str) -> str:
+    """fairseq's binarized copy of a prepared corpus (rule binarize_fairseq)."""
+    return f"results/{preset}/data-fairseq/{corpus}"
+
+
+def fairseq_data_files(preset: str, corpus: str) -> list[str]:
     """The binarized corpus; asking for it without fairseq installed stops the workflow at once
     with the one line naming `make setup-fairseq` (before any job runs)."""
     require_fairseq()
-    return [f"results/{preset}/data-fairseq/{corpus}/{name}" for name in FAIRSEQ_FILES]
+    return [f"{binarized_folder(preset, corpus)}/{name}" for name in FAIRSEQ_FILES]
 
 
 def crosscheck_spec(pipeline, preset: str) -> dict:

@@ -17,15 +17,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass
-
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..experiment.preset_spec import PresetView
 from ..registry import Registry
 from .resources import KEEP_SHELL, launcher, quoted_json, train_command
 from .user_errors import refuse
-
 
 
 @dataclass(frozen=True)

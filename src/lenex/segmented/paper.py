@@ -63,22 +63,10 @@ class Segmented(Paper):
         """Domain adaptation's and continued pretraining's training for seed s (targets.continued_train_config)."""
         return targets.continued_train_config(self.view(settings, preset), int(seed))
 
-    def epoch_tokens(self, settings, preset: str) -> int:
-        """Tokens of one epoch of adaptation or continued pretraining (0: the whole train split)."""
-        return self.view(settings, preset)["experiment"].get("epoch_tokens") or 0
-
-    def identity(self, identities, preset: str, model: str, run: str) -> str:
-        """`--identity` of a training of `model` (run `pretrained`, `ootb`, `da` or a continued one)."""
-        return identities.identity(preset, self.name, model, run=run)
-
     def expect(self, identities, preset: str, model: str, run: str, seed) -> str:
         """`--expect` of a job reading the checkpoint of `model` after `run` (seed s), one shell word."""
-        return quoted_json(self.expected(identities, preset, model, run, seed))
-
-    def expected(self, identities, preset: str, model: str, run: str, seed) -> dict:
-        """What the checkpoint of `model` after `run` (seed s) must record (`expected_of`)."""
         settings = identities.settings
-        return self.expected_of(self.view(settings, preset), settings.experiment(self.name), model, run, seed)
+        return quoted_json(self.expected_of(self.view(settings, preset), settings.experiment(self.name), model, run, seed))
 
     def expected_of(self, view: dict, experiment: dict, model: str, run: str, seed) -> dict:
         """What the checkpoint of `model` after `run` (seed s) must record: its labels and seed,
