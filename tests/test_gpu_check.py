@@ -354,11 +354,13 @@ def test_the_script_runs_its_stages_and_sums_them_up(tmp_path):
 
 def test_the_tree_sent_to_the_gpu_machine_leaves_room_to_carry():
     """The device tool sends the working tree (at most 64 MiB with what it carries): the tracked
-    tree stays within 16 MiB so wheels and a tokenized corpus travel beside it (docs/gpu.md)."""
+    tree stays within 24 MiB, so 40 MiB are left for carried paths. The GPU stages carry nothing
+    today (their corpus is tracked, scripts/gpu/phenomena-corpus, and they need no wheel); the
+    claim judge's four wheels (docs/gpu-phenomena.md) or a built venv would travel in that room."""
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
     files = [root / name for name in listed.decode().split("\0") if name]
     size = sum(f.stat().st_size for f in files if f.is_file())
-    assert size <= 16 * 2 ** 20, f"the tracked tree is {size / 2 ** 20:.2f} MiB, over 16 MiB"
+    assert size <= 24 * 2 ** 20, f"the tracked tree is {size / 2 ** 20:.2f} MiB, over 24 MiB"

@@ -30,6 +30,7 @@ from ..tables.formatting import md_escape
 from .designed_sweeps import designed_by_claim, designed_text
 from .emergence import emergence_text, readings_by_claim
 from .evaluate import SCHEMA, evaluate_paper, load_claims
+from .frozen import frozen_section, load_rules, moved, pinned
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
 from .power import power_text
@@ -136,7 +137,7 @@ def render_markdown(document: dict) -> str:
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
                      f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + frozen_section(document)) + "\n"
 
 
 def main(argv=None) -> None:
@@ -163,6 +164,9 @@ def main(argv=None) -> None:
                      "designed sweeps, their planned cost and parts run (lenex.claims.designed_sweeps)")
     one.add_argument("--sweep-plan", help="results/scale-study/sweeps/plan.json")
     one.add_argument("--sweep-parts", nargs="*", default=[], help="the sweep parts' records so far")
+    one.add_argument("--frozen", nargs="*", default=[], metavar="FILE",
+                     help="none, or the run's frozen-claims.yaml and frozen-rules.json (lenex.claims.frozen): the "
+                          "claims as they stood before the data, evaluated beside today's")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -178,9 +182,20 @@ def main(argv=None) -> None:
         designed = None
         if args.sweep_design:
             designed = designed_by_claim(read_yaml(args.sweep_design), read_json(args.sweep_plan), args.sweep_parts)
-        records = evaluate_paper(claims, load_cells(args.cells), budget, readings_by_claim(args.emergence),
-                                 per_variant=args.one_model_per_variant, designed=designed)
+        tables, readings = load_cells(args.cells), readings_by_claim(args.emergence)
+        records = evaluate_paper(claims, tables, budget, readings, per_variant=args.one_model_per_variant,
+                                 designed=designed)
         document = claims_document(claims["paper"], args.preset, records)
+        if args.frozen:
+            if len(args.frozen) != 2:
+                parser.error("--frozen takes the frozen claims file and its rules record, or nothing")
+            rules = load_rules(args.frozen[1])
+            frozen_claims = load_claims(args.frozen[0], args.schema)
+            frozen_records = evaluate_paper(pinned(frozen_claims, rules["defaults"], rules["revision"]), tables, budget, readings,
+                                            per_variant=args.one_model_per_variant, designed=designed)
+            document["frozen"] = {"revision": rules["revision"], "date": rules["date"],
+                                  "records": [{k: r[k] for k in ("id", "verdict", "on_paper")} for r in frozen_records],
+                                  "moved": moved(frozen_claims, claims, frozen_records, records, rules)}
         # One value a line, unindented: diffs stay line by line, and the tree sent to a GPU machine stays
         # small (the receptive-field record alone is half a megabyte indented).
         atomic_write_text(args.out_json, json.dumps(document, indent=0, ensure_ascii=False) + "\n")

@@ -141,6 +141,30 @@ def non_holding_table(documents: list[dict]) -> list[str]:
     return lines
 
 
+def frozen_table(documents: list[dict]) -> list[str]:
+    """Per paper with a reference run: the five counts under the claims as they stood before its data
+    and under today's, and every claim whose verdict moved (lenex.claims.frozen)."""
+    frozen = [d for d in documents if d.get("frozen")]
+    if not frozen:
+        return []
+    lines = ["", "Frozen rules beside today's: each reference run's claims file and default thresholds as they stood at "
+             "the revision of its first raw results, evaluated on the same cells by today's engine (docs/claims.md); "
+             "no rule change hides a verdict.", "",
+             "| paper | rules | " + " | ".join(VERDICTS) + " | verdicts moved |", "|---|---|" + "---|" * (len(VERDICTS) + 1)]
+    for document in frozen:
+        f = document["frozen"]
+        before, now = verdict_counts(f["records"]), verdict_counts(document["claims"])
+        lines.append(f"| {document['paper']} | frozen at {f['revision']} | " + " | ".join(str(before[v]) for v in VERDICTS)
+                     + f" | {len(f['moved'])} |")
+        lines.append(f"| {document['paper']} | today's | " + " | ".join(str(now[v]) for v in VERDICTS) + " | |")
+    moved = [(d["paper"], m) for d in frozen for m in d["frozen"]["moved"]]
+    if moved:
+        lines += ["", "Verdicts the rule changes moved (each paper's page lists the commits):", ""]
+        lines += [f"- {m['id']} ({paper}): {m['frozen'] or 'absent'} → {m['current'] or 'absent'}; {m['reason']}"
+                  f" ({', '.join(c['commit'] for c in m['commits']) or 'no commit listed'})" for paper, m in moved]
+    return lines
+
+
 def render_summary(preset: str, documents: list[dict], paths: list[Path], out: Path) -> str:
     """results/<preset>/claims.md: per paper the five counts, the median effect fraction, the
     paper's side, the bar, and the untestable claims with why."""
@@ -169,6 +193,7 @@ def render_summary(preset: str, documents: list[dict], paths: list[Path], out: P
         lines.append(f"| {document['paper']} | {bar['on_paper']} | {bar['hold']} | {bar['bar']} | {bar['contradicted']} | "
                      f"{bar['inconclusive']} | {bar['untestable']} | {bar['never_seen']} | {bar['reachable']} | "
                      f"{meets(bar)} |")
+    lines += frozen_table(documents)
     lines += non_holding_table(documents)
     for document in documents:
         records = document["claims"]

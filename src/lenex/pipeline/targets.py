@@ -6,6 +6,9 @@ its `Paper`'s; these only name rendered files."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+from ..claims.frozen import frozen_paths
 
 
 def plan_pointer(preset_name: str, papers: list[str]) -> str:
@@ -64,6 +67,17 @@ class Targets:
         return ([f"results/{preset_name}/{paper}.md" for paper in papers]
                 + [f"results/{preset_name}/claims/{paper}.json" for paper in papers]
                 + [f"results/{preset_name}/claims.md"])
+
+    def frozen_claims(self, preset_name: str, paper: str) -> list[str]:
+        """The claims as they stood before a reference run's data (lenex.claims.frozen: the claims file
+        and its rules record), which the claims rule evaluates beside today's; none where no snapshot
+        was taken (no reference run). One file without the other is an error."""
+        paths = list(frozen_paths(preset_name, paper))
+        present = [Path(p).is_file() for p in paths]
+        if any(present) and not all(present):
+            raise ValueError(f"{paths[present.index(False)]} is missing beside {paths[present.index(True)]}: "
+                             f"run python -m lenex.claims.frozen snapshot --preset {preset_name} --paper {paper}")
+        return paths if all(present) else []
 
     def claims_summary_inputs(self, preset_name: str) -> list[str]:
         """What the claims summary reads: the claims of every paper rendered at the preset."""
