@@ -114,5 +114,6 @@ def test_a_whole_forecast_says_when_the_forms_disagree_and_the_criterion_cannot_
     anchored = F.forecast(series, paper=2.0, holds_in=(math.log(1.5), math.inf), targets={"t": 4.0}, anchor_x=4.0)
     t = anchored["targets"]["t"]["forms"]["power"]
     assert t["how"].startswith("interpolation") and t["estimate"].mean == pytest.approx(2.0)
+    assert anchored["targets"]["t"]["verdict"].endswith("(by the interpolation toward the paper's point)")
     assert anchored["crossing"]["searched_to"] == 4.0 and anchored["crossing"]["value"] is not None
     assert F.forecast({1: [(0.0, 0.1)]}, 2.0, (0.0, math.inf), {}, None)["note"].startswith("no seed has two")

@@ -241,7 +241,7 @@ def crossing(estimate_at, x_from: float, x_to: float, holds_in: tuple[float, flo
     found = {"inside_at_start": False, "value": None, "early": None, "late": None}
     steps = int(round((x_to - x_from) / STEP))
     for i in range(steps + 1):
-        x = x_from + i * STEP
+        x = min(x_from + i * STEP, x_to)  # the last step lands on x_to (rounding never passes it)
         est = estimate_at(x)
         low, high = (est.mean, est.mean) if est.low is None else (est.low, est.high)
         if lo <= est.mean <= hi:
@@ -297,7 +297,9 @@ def forecast(series: dict, paper: float, holds_in: tuple[float, float], targets:
     forms: dict[str, dict] = {}
     for form in FORMS:
         if not applies(form, usable, sign):
-            forms[form] = {"applies": False, "why": "a point lies on the other side of 0 from the paper's e"}
+            wrong = sum(sign * e <= 0 for p in usable.values() for _, e in p)
+            forms[form] = {"applies": False, "why": f"{wrong} of {sum(map(len, usable.values()))} points lie on "
+                                                    "the other side of 0 from the paper's e"}
             continue
         fits = fit_seeds(usable, form, sign)
         forms[form] = {"applies": True, "fits": fits, "slope": slope(fits, level),
@@ -326,6 +328,8 @@ def forecast(series: dict, paper: float, holds_in: tuple[float, float], targets:
         said = per_form[chosen]["verdict"]
         if not choice["separated"] and len(verdicts) > 1 and "cannot extrapolate" not in verdicts:
             said = "inconclusive: the forms disagree"
+        elif per_form[chosen]["how"].startswith("interpolation"):
+            said += " (by the interpolation toward the paper's point)"
         out["targets"][name] = {"x": x, "forms": per_form, "verdict": said}
     out["anchor"] = None if anchor_x is None else {
         "x": anchor_x, "e": paper, "beyond": beyond(anchor_x, *data),
