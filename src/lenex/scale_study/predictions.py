@@ -323,6 +323,14 @@ def _at(result: dict, target: str) -> str:
             f"**{t['verdict']}**" + (f" (other form, {others})" if others else ""))
 
 
+def _short(result: dict, target: str) -> str:
+    """The chosen form's e (95%) and the predicted verdict at a target, for the summary table."""
+    if target not in result["targets"]:
+        return "not trained by the stage"
+    t = result["targets"][target]
+    return f"{_estimate(t['forms'][result['choice']['chosen']]['estimate'])}: {t['verdict']}"
+
+
 def _crossing(result: dict) -> str:
     c, (low, high) = result["crossing"], result["data"]
     if c["inside_at_start"]:
@@ -363,16 +371,16 @@ def page(found: list[dict], stage: dict) -> str:
              "curve). Intervals 95%.", "",
              f"The GPU phenomena stage (docs/gpu-phenomena.md): {stage['what']}, x = {stage['x']:.2f} "
              f"({_tpp(stage['x'])} tokens per non-embedding parameter); it judges {', '.join(stage['claims'])}.", "",
-             "| claim | measured by | chosen form | at one GPU-day (gpu preset) | at the GPU stage |",
+             "| claim | measured by | chosen form | at one GPU-day (gpu preset): e (95%), verdict | "
+             "at the GPU stage: e (95%), verdict |",
              "|---|---|---|---|---|"]
     for row in found:
         r = row["result"]
         if r is None or "targets" not in r:
             lines.append(f"| {row['claim']} | {row['source']}, {row['subject']} | — | {row['note']} | — |")
             continue
-        stage_verdict = r["targets"]["stage"]["verdict"] if "stage" in r["targets"] else "not trained by the stage"
         lines.append(f"| {row['claim']} | {row['source']}, {row['subject']} | {r['choice']['chosen']} | "
-                     f"{r['targets']['gpu']['verdict']} | {stage_verdict} |")
+                     f"{_short(r, 'gpu')} | {_short(r, 'stage')} |")
     for claim in dict.fromkeys(row["claim"] for row in found):
         mine = [row for row in found if row["claim"] == claim]
         scale = mine[0]["scale"]
