@@ -1,12 +1,16 @@
-"""lenex.scale_study.predictions: what an emergence reading predicts against one GPU-day, by hand,
-and the budgets the presets give (the LEX paper's 50,000 steps of 512 x 1,024 tokens)."""
+"""lenex.scale_study.predictions: what an emergence record predicted under the old rule, by hand;
+the budgets and tokens per parameter the presets give (the LEX paper's 50,000 steps of 512 x 1,024
+tokens at 24 x 1024); the region a claim's check sets for an effect; a series read from points;
+and the page of forecasts."""
+import math
 from pathlib import Path
 
 import pytest
 
 import yaml
 
-from lenex.scale_study.predictions import claim_budgets, config_files, page, rows, says
+from lenex.scale_study.predictions import (check_leaves, claim_budgets, config_files, effect_refs, page, record_files,
+                                           rows, says, series_of)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +55,8 @@ def _config(tmp, claim_variants):
     for name in ("workstation", "gpu", "paper"):
         (tmp / "presets").mkdir(exist_ok=True)
         (tmp / "presets" / f"{name}.yaml").write_text(yaml.safe_dump(
-            {"name": name, "model": {"train_length": 8}, "train": {"steps": 10, "batch_size": 2}}))
+            {"name": name, "model": {"train_length": 8, "n_layer": 1, "d_model": 4, "d_ff": 8},
+             "train": {"steps": 10, "batch_size": 2}}))
     (tmp / "experiments").mkdir()
     rows = [{"method": "s", "variant": "short"}, {"method": "l", "variant": "long"}]
     (tmp / "experiments" / "toy.yaml").write_text(yaml.safe_dump(
@@ -69,6 +74,8 @@ def test_a_claim_reads_its_named_variants_else_its_cells_rows_else_the_papers_fe
     assert claims["c"]["budgets"]["paper"] == 10 * 2 * 8 * 4  # scale.variants: long
     assert claims["e"]["budgets"]["paper"] == 10 * 2 * 8 * 4  # its cells: row l of Table 1, long
     assert claims["d"]["budgets"]["paper"] == 10 * 2 * 8      # reads no cell: the fewest, short
+    # 1 x (4 x 4^2 + 2 x 4 x 8) = 128 non-embedding parameters: 160 / 128 tokens each, the least trained
+    assert claims["d"]["x"]["paper"] == pytest.approx(math.log2(160 / 128))
 
 
 def test_a_claim_naming_a_variant_its_paper_lacks_is_an_error(tmp_path):
@@ -76,20 +83,72 @@ def test_a_claim_naming_a_variant_its_paper_lacks_is_an_error(tmp_path):
         claim_budgets(_config(tmp_path, ["long", "nope"]))
 
 
-def test_a_reading_of_an_unknown_claim_is_named_and_a_page_has_a_row_per_reading():
-    claims = {"lex-alibi-rises-beyond-4x": {"paper": "lex", "budgets": {"workstation": 4, "gpu": 8, "paper": 16}}}
+def test_the_paper_point_of_a_claim_is_its_models_tokens_per_non_embedding_parameter():
+    claims = claim_budgets(ROOT / "config")
+    # LEX: 24 x 1024, d_ff 4096: 24 (4 x 1024^2 + 2 x 1024 x 4096) = 301,989,888; 50,000 x 512 x 1,024 tokens
+    assert claims["lex-alibi-rises-beyond-4x"]["x"]["paper"] == pytest.approx(math.log2(26_214_400_000 / 301_989_888))
+
+
+RF_SHIFT = {"id": "c", "thresholds": {"explodes": {"value": 3.11, "why": "w"}},
+            "check": {"all": [{"ratio_at_least": ["t1/arxiv/s6@2", "t1/arxiv/s6@1", "explodes"]},
+                              {"any": [{"less": ["t1/arxiv/s6@1,4", "t1/arxiv/s6@2,8"]}]},
+                              {"ratio_below": ["t1/arxiv/s0@2", "t1/arxiv/s0@1", "explodes"]}]}}
+
+
+def test_the_checks_leaves_reading_an_effects_two_cells_set_its_region():
+    effect = {"numerator": 2, "denominator": 1, "paper": {"table": 1, "dataset": "arxiv", "method": "s6"}}
+    num, den = effect_refs(effect)
+    assert (num, den) == ("t1/arxiv/s6@2", "t1/arxiv/s6@1")
+    leaves = check_leaves(RF_SHIFT, num, den)
+    # the claim's own 3.11 (thresholds_of), and `less [@1, @2]` (expanded from @1,4 / @2,8): e > 0
+    assert [(k, w) for k, w, _ in leaves] == [("at_least", 3.11), ("above_zero", None)]
+    assert check_leaves(RF_SHIFT, "t1/arxiv/s6@8", "t1/arxiv/s6@1") == []
+    # read the other way round, a ratio's bound inverts
+    assert [(k, w) for k, w, _ in check_leaves(RF_SHIFT, den, num)][0] == ("below", pytest.approx(1 / 3.11))
+    with pytest.raises(ValueError, match="under `not` has no region"):
+        check_leaves({"id": "n", "check": {"not": {"less": [den, num]}}}, num, den)
+
+
+def test_a_series_is_each_seeds_points_on_tokens_per_non_embedding_parameter():
+    model = {"n_layer": 2, "d_model": 64, "d_ff": 256}  # 2 (4 x 64^2 + 2 x 64 x 256) = 98,304
+    def point(seed, tokens, ppl2):
+        return {"phenomenon": "m", "seed": seed, "train_tokens": tokens, "train_length": 64, "model_config": model,
+                "last_token": {"ppl": {"64": 10.0, "128": ppl2}}}
+    records = [point(2, 98_304 * 8, 20.0), point(1, 98_304 * 4, 10.0), point(1, 98_304 * 2, 5.0),
+               {"phenomenon": "other"}]
+    found = series_of(records, {"numerator": 2, "denominator": 1, "protocol": "last-token"}, "m")
+    assert list(found) == [1, 2]
+    assert found[1] == [(1.0, pytest.approx(math.log(0.5))), (2.0, pytest.approx(0.0))]
+    assert found[2] == [(3.0, pytest.approx(math.log(2.0)))]
+
+
+def test_a_page_forecasts_each_series_and_keeps_the_old_rules_reading(monkeypatch):
+    claims = {"c": {"paper": "p", "budgets": {"workstation": 4, "gpu": 8, "paper": 16},
+                    "x": {"workstation": 0.0, "gpu": 2.5, "paper": 1.0}}}
+    effect = {"numerator": 2, "denominator": 1, "paper": {"table": 1, "dataset": "arxiv", "method": "s6"}}
+    # three seeds, e = 0.1 x + seed / 100 at x = 0, 1, 2: slope 0.1 in every seed
+    series = {s: [(x, 0.1 * x + s / 100) for x in (0.0, 1.0, 2.0)] for s in (1, 2, 3)}
+    item = {"claim": "c", "source": "sweep s", "subject": "m", "variable": "train_tokens", "effect": effect,
+            "series": series}
+    old = [{"claim": "c", "source": "sweep s", "subject": "m", "variable": "train_tokens", "class": "flat",
+            "trend": {"slope": 0.0}, "crossing": None}]
+    stage = {"x": 4.0, "claims": ["c"], "what": "a toy stage"}
     with pytest.raises(ValueError, match="claim 'nope', which no config/claims file has"):
-        rows([{**_reading(), "claim": "nope"}], claims)
-    found = rows([_reading(cls="flat"), _reading(variable="n_head")], claims)
-    text = page(found)
-    assert text.count("| lex-alibi-rises-beyond-4x |") == 2 and "does not grow (flat)" in text
-    # a corpus sweep's row gives its paired difference where a trend gives its slope
-    corpus = {**_reading(variable="corpus"), "trend": None, "class": "differs", "values": ["pg22", "arxiv"],
-              "contrast": {"mean": 0.25, "low": 0.1, "high": 0.4, "seeds": 3}}
-    assert "| differs | e(arxiv) − e(pg22) = +0.2500 (+0.1000, +0.4000) | — |" in page(rows([corpus], claims))
+        rows([{**item, "claim": "nope"}], claims, {"c": RF_SHIFT}, stage, old)
+    monkeypatch.setattr("lenex.scale_study.sweeps.paper_cells_effect", lambda cells: 2.0)
+    found = rows([item], claims, {"c": RF_SHIFT}, stage, old)
+    r = found[0]["result"]
+    assert r["class"] == "grows" and r["trend"].mean == pytest.approx(0.1)
+    assert r["targets"]["gpu"]["forms"]["linear"]["estimate"].mean == pytest.approx(0.27)  # 0.25 + 0.02
+    assert r["targets"]["gpu"]["verdict"] == "contradicted"  # far below ln 3.11
+    assert r["targets"]["stage"]["verdict"] == "cannot extrapolate"  # two doublings beyond x = 2, the paper's x within
+    assert r["anchor"]["forms"]["linear"].mean == pytest.approx(0.12)  # the paper's x = 1: 0.1 + 0.02
+    text = page(found, stage)
+    assert "| c | sweep s, m | " in text and "Old rule (one pooled line to the paper's full effect): does not grow" in text
 
 
 def test_the_rules_inputs_are_every_file_the_predictions_read():
-    files = config_files(ROOT)
+    files = config_files(ROOT) + record_files(ROOT)
     assert all((ROOT / f).is_file() for f in files)
+    assert "results/scale-study/sweeps/rf-shift-budget/points/rf-alibi-shift-6__train_tokens-2097152__seed1.json" in files
     assert {"config/presets/gpu.yaml", "config/claims/lex.yaml", "config/experiments/segmented.yaml"} <= set(files)

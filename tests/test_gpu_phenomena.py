@@ -74,6 +74,21 @@ def test_a_line_per_seed_predicts_and_refuses_beyond_one_doubling():
     assert module.leaf_verdict({"predicted": 0.1, "interval": [-0.1, 0.2]}, "less", 1.0) == "inconclusive"
 
 
+def test_the_stage_is_forecast_on_tokens_per_non_embedding_parameter_with_the_papers_point():
+    module = _module("phenomena_predict")
+    found = module.predictions(362_240)
+    # 2 x 64, d_ff 256: 2 (4 x 64^2 + 2 x 64 x 256) = 98,304 non-embedding parameters, 2^23 tokens
+    assert found["x_stage"] == pytest.approx(math.log2(2 ** 23 / 98_304))
+    assert found["x_old"] == pytest.approx(math.log2(2 ** 23 / 362_240))  # the old rule's, all parameters
+    shift = [leaf for leaf in found["leaves"] if leaf["claim"] == "rf-shift-large-explodes"]
+    # the paper's models: 12 x 768, d_ff 3072 (84,934,656), 50,000 steps of 32 x 512 tokens
+    assert shift and all(leaf["forecast"]["anchor"]["x"] == pytest.approx(math.log2(50_000 * 32 * 512 / 84_934_656))
+                         for leaf in shift)
+    assert all(leaf["old"]["verdict"] in VERDICTS | {"cannot extrapolate"} for leaf in found["leaves"])
+    assert module.base_verdict("inconclusive: the forms disagree") == "inconclusive"
+    assert module.base_verdict("holds (by the interpolation toward the paper's point)") == "holds"
+
+
 def test_a_check_is_narrowed_to_the_cells_produced():
     module = _module()
     check = {"all": [{"less": ["t2/pg22/alibi@4", "t2/pg22/alibi@8"]},

@@ -77,11 +77,13 @@ if pipeline.settings.sweeps:
             "python -m lenex.pipeline.launch lenex.scale_study.sweep_run report {wildcards.sweep} > {log} 2>&1"
 
 
-# Where each phenomenon would show: every committed emergence record's trend against the tokens
-# per model of workstation, one GPU-day (gpu) and the paper (lenex.scale_study.predictions).
+# Where each phenomenon would show: every budget series of the committed points forecast at one
+# GPU-day (gpu) and at the GPU stage, the paper's point as anchor (lenex.scale_study.predictions);
+# the emergence records give the old rule's reading beside each.
 rule emergence_predictions:
     input:
         records=claims_emergence.emergence_files(workflow.basedir),
+        points=predictions.record_files(workflow.basedir),
         config=predictions.config_files(workflow.basedir),
     output:
         "results/scale-study/sweeps/predictions.md",

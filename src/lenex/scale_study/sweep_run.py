@@ -9,7 +9,7 @@
     part-record <sweep> <part>  record a part whose points are all recorded (rule sweep_part)
     report [<sweep> ...]      emergence.md and emergence.png of each sweep, from its recorded points
     existing                  the same for the scale study's own budget series: results/scale-study/emergence.md
-    predictions               every emergence record's trend against one GPU-day: results/scale-study/sweeps/predictions.md
+    predictions               every budget series forecast at one GPU-day and the GPU stage: results/scale-study/sweeps/predictions.md
 
 Points train and score with the scale study's code (lenex.scale_study.study.run_point).
 """
@@ -323,14 +323,19 @@ def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
     return names
 
 
-def write_predictions(root: Path, out: Path) -> None:
-    """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions), from the emergence records
-    committed under `root` and the budgets of each claim's models at the presets."""
+def write_predictions(root: Path, out: Path, config: dict) -> None:
+    """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions): every budget series
+    of the points committed under `root` forecast at the gpu preset and the GPU stage; the old
+    rule's reading from the emergence records beside each."""
     from ..claims.emergence import emergence_files
 
-    readings = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
+    old = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
     claims = predictions.claim_budgets(root / "config")
-    atomic_write_text(out / "predictions.md", predictions.page(predictions.rows(readings, claims)))
+    specs = {c["id"]: c for path in sorted((root / "config" / "claims").glob("*.yaml"))
+             for c in read_yaml(path)["claims"]}
+    stage = predictions.stage_of(root)
+    found = predictions.rows(predictions.budget_series(root, config), claims, specs, stage, old)
+    atomic_write_text(out / "predictions.md", predictions.page(found, stage))
 
 
 def main(argv=None) -> None:
@@ -370,7 +375,7 @@ def main(argv=None) -> None:
                 raise ValueError(f"no sweep {sweep!r}; known: {', '.join(config['sweeps'])}")
             report_sweep(config, sweep, out)
     elif args.command == "predictions":
-        write_predictions(sw.ROOT, out)
+        write_predictions(sw.ROOT, out, config)
     else:
         report_existing(config, SCALE_POINTS, Path(SCALE_POINTS).parent)
 
