@@ -207,6 +207,10 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
             elif dead:
                 notes.append(f"{len(dead)} of {len(got.leaves)} comparisons cannot fail and are not counted toward "
                              "its hold: " + "; ".join(dict.fromkeys(leaf.cannot_fail for leaf in dead)))
+            if got.read_as_exact is not None:
+                record["read_as_exact"] = got.read_as_exact
+                notes.append("one replicate: a comparison reads one measurement of one model, which has no interval "
+                             f"(inconclusive); read as exact values, the check would be {got.read_as_exact}")
     if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
         note = scale_note(claim["scale"], budget, words)
         verdict = UNTESTABLE if note.untestable else CONTRADICTED

@@ -103,6 +103,8 @@ def verdict_text(record: dict) -> str:
         verdict += " (negligible effect)"
     if verdict == "inconclusive" and "power" in record:
         cost = (record["power"] or {}).get("cost")
+        if record.get("read_as_exact"):  # the reading the label replaced, beside it
+            verdict += f" (one replicate; read as exact values: {record['read_as_exact']})"
         verdict += f"; {power_text(record['power'], cost)}"
     if record.get("sweep"):
         verdict += f"; {sweep_text(record['sweep'])}"

@@ -95,6 +95,8 @@ def reason_of(record: dict) -> str:
         return "contradicted, no sweep named"
     power = record.get("power")
     if power is None:
+        if record.get("read_as_exact"):
+            return "inconclusive: one replicate (a measurement of one model has no interval)"
         return "inconclusive: no paired replicate decides it"
     if power["leaning"]["significantly_against"]:
         return "inconclusive, with comparisons significantly against the claim at their own level"
