@@ -3,7 +3,8 @@ exact curve of an equation is by construction, never a hold; a comparison readin
 one model (one seed's ERF, a recent share, a figure's statistic, a timing) is inconclusive, "one
 replicate", with the exact reading shown beside it, and no power figure; an ERF compared with a bound
 at or above the most it can be (its measured length, or its TRF) cannot fail, while an ERF of a model
-that sees the whole window compared with a bound below it can, and stays counted."""
+that sees the whole window compared with a bound below it can, and stays counted; a claim the paper's
+own numbers contradict in part lists where, is checked whole on ours, and leaves the bar."""
 import pytest
 
 from lenex.claims.cannot_fail import equations_only, erf_cap, erf_within_cap, why_cannot_fail
@@ -11,8 +12,9 @@ from lenex.claims.intervals import ONE_REPLICATE, Sample
 from lenex.claims.leaves import CONTRADICTED, HOLDS, INCONCLUSIVE
 from lenex.claims.power import claim_power, leaf_power
 from lenex.claims.refs import sample
-from lenex.claims.render import verdict_text
-from lenex.claims.summary import against_bar, reason_of, verdict_counts
+from lenex.claims.render import paper_side, verdict_text
+from lenex.claims.summary import against_bar, paper_counts, reason_of, verdict_counts
+from lenex.claims.evaluate import evaluate_claim
 from test_claims_verdicts import _cell, _ours, seeded
 
 
@@ -119,3 +121,40 @@ def test_a_full_reach_models_erf_against_l_tr_can_fail_and_stays_counted():
     record = _ours({"less": ["t1/ltr/a/m", "t1/erf/a/m"]}, local)
     assert record["verdict"] == CONTRADICTED and not any(p.get("cannot_fail") for p in record["parts"])
     assert _ours({"less": ["t1/ltr/a/m", "t1/erf/a/m"]}, _erf_tables(seeded(240, 238, 245)))["verdict"] == HOLDS
+
+
+def _paper_fails_tables():
+    """The paper's row falls 1 -> 2 -> 4, but rises 4 -> 8; so does ours."""
+    cells = [{**_cell("m", k, paper, seeded(v, v + 0.5, v + 1.0)), "dataset": "d"}
+             for k, paper, v in ((1, 30.0, 30.0), (2, 28.0, 28.0), (4, 27.0, 26.0), (8, 27.5, 27.0))]
+    return {"3": {"paper": "x", "table": "3", "cells": cells, "extra": {}}}
+
+
+def test_a_claim_its_papers_numbers_contradict_in_part_says_where_instead_of_narrowing():
+    claim = {"id": "falls", "statement": "m falls with length", "source": "T3",
+             "check": {"all": [{"decreasing": ["t3/d/m@1,2,4"]}, {"less": ["t3/d/m@8", "t3/d/m@4"]}]},
+             "paper_fails": {"cells": ["t3/d/m@8", "t3/d/m@4"], "why": "the paper's 27.5 at 8x is above its 27.0 at 4x"}}
+    record = evaluate_claim(claim, _paper_fails_tables())
+    assert record["on_paper"] is False and record["paper_fails_on"] == ["t3/d/m@8", "t3/d/m@4"]
+    assert "paper: fails on t3/d/m@8, t3/d/m@4 (the paper's 27.5 at 8x" in record["evidence"]
+    # Ours is checked on the whole statement, the 8x step included; the narrowing this replaces (the
+    # parts where the paper holds) is shown beside it.
+    assert record["verdict"] == CONTRADICTED and record["where_paper_holds"] == HOLDS
+    assert "; on the cells where the paper's numbers hold: holds" in verdict_text(record)
+    assert paper_side(record) == "fails on t3/d/m@8, t3/d/m@4"
+    # Counted where the paper fails, and out of the bar, which counts the claims the paper's numbers hold.
+    assert paper_counts([record])["fails"] == 1 and against_bar([record])["on_paper"] == 0
+
+
+def test_a_listed_paper_failure_must_be_exactly_where_the_paper_fails():
+    check = {"all": [{"decreasing": ["t3/d/m@1,2,4"]}, {"less": ["t3/d/m@8", "t3/d/m@4"]}]}
+    base = {"id": "falls", "statement": "m falls with length", "source": "T3", "check": check}
+    with pytest.raises(ValueError, match=r"'falls': on the paper's numbers its check fails on t3/d/m@8, t3/d/m@4, "
+                                         r"but paper_fails lists t3/d/m@1"):
+        evaluate_claim({**base, "paper_fails": {"cells": ["t3/d/m@1"], "why": "a stale listing"}}, _paper_fails_tables())
+    holds = {**base, "check": {"decreasing": ["t3/d/m@1,2,4"]}}
+    with pytest.raises(ValueError, match="fails on no cell, but paper_fails lists t3/d/m@1, t3/d/m@2"):
+        evaluate_claim({**holds, "paper_fails": {"cells": ["t3/d/m@1,2"], "why": "no longer fails"}}, _paper_fails_tables())
+    # Unlisted, a failure is still recorded, and said to be unlisted (the claims-file test rejects it).
+    record = evaluate_claim(base, _paper_fails_tables())
+    assert record["on_paper"] is False and "(not listed under paper_fails)" in record["evidence"]
