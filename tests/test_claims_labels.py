@@ -142,6 +142,9 @@ def test_a_claim_its_papers_numbers_contradict_in_part_says_where_instead_of_nar
     assert record["verdict"] == CONTRADICTED and record["where_paper_holds"] == HOLDS
     assert "; on the cells where the paper's numbers hold: holds" in verdict_text(record)
     assert paper_side(record) == "fails on t3/d/m@8, t3/d/m@4"
+    assert reason_of(record) == "contradicted only on cells where the paper's own numbers fail too (paper_fails)"
+    elsewhere = {**record, "parts": [{**p, "verdict": "contradicted"} for p in record["parts"]]}
+    assert reason_of(elsewhere) == "contradicted, no sweep named"  # the falling steps too: not the paper's failure
     # Counted where the paper fails, and out of the bar, which counts the claims the paper's numbers hold.
     assert paper_counts([record])["fails"] == 1 and against_bar([record])["on_paper"] == 0
 
