@@ -144,6 +144,58 @@ def evaluate(check, tables: dict[str, dict], side: str, words: dict[str, float] 
     return Verdict(_holds(check, values, words or P.THRESHOLDS), [])
 
 
+def paper_failures(check, tables: dict[str, dict], words: dict[str, float] | None = None) -> list[str]:
+    """The cells of the comparisons that fail on the paper's printed numbers, in order: under `all`,
+    those of each failing part; a failing predicate, `any` or `not` names all its cells. Empty where
+    the check holds on the paper or a cell has no paper value."""
+    values = {ref: resolve(ref, tables, "paper") for ref in references(check)}
+    if any(isinstance(v, Missing) for v in values.values()):
+        return []
+    return list(dict.fromkeys(_failing(check, values, words or P.THRESHOLDS)))
+
+
+def _failing(check, values, words) -> list[str]:
+    if _holds(check, values, words):
+        return []
+    kind, args = next(iter(check.items()))
+    if kind == "all":
+        return [r for sub in args for r in _failing(sub, values, words)]
+    return references(check)
+
+
+def where_paper_holds(check, tables: dict[str, dict], words: dict[str, float] | None = None):
+    """The check without its parts that fail on the paper's printed numbers (under `all`, recursively;
+    a failing predicate, `any` or `not` goes whole): what a claim narrowed to the paper's agreeing cells
+    would check, the rule before `paper_fails`; None where nothing is left or a cell has no paper value."""
+    values = {ref: resolve(ref, tables, "paper") for ref in references(check)}
+    if any(isinstance(v, Missing) for v in values.values()):
+        return None
+    return _kept(check, values, words or P.THRESHOLDS)
+
+
+def _kept(check, values, words):
+    if _holds(check, values, words):
+        return check
+    kind, args = next(iter(check.items()))
+    if kind != "all":
+        return None
+    kept = [k for k in (_kept(sub, values, words) for sub in args) if k is not None]
+    return {"all": kept} if kept else None
+
+
+def check_paper_fails(claim: dict, failing: list[str]) -> None:
+    """A claim's listed failure on the paper's numbers (`paper_fails.cells`) is exactly where its check
+    fails on them: a listed cell that does not fail is a stale note, a failing one not listed would go
+    unexplained beside it; either is one error naming the claim and the cells. (A claim listing none
+    that fails is recorded as failing; tests/test_claims.py holds every claims file to listing it.)"""
+    if not claim.get("paper_fails"):
+        return
+    listed = [r for ref in claim["paper_fails"]["cells"] for r in expand(ref)]
+    if set(listed) != set(failing):
+        raise ValueError(f"claim {claim['id']!r}: on the paper's numbers its check fails on "
+                         f"{', '.join(failing) or 'no cell'}, but paper_fails lists {', '.join(listed) or 'none'}")
+
+
 def _holds(check, values, words) -> bool:
     kind, args = next(iter(check.items()))
     if kind == "not":
@@ -190,6 +242,13 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         record["on_paper"] = paper.holds
         if paper.holds is None:
             notes.append("not testable on paper: " + "; ".join(paper.reasons))
+        else:
+            failing = paper_failures(check, tables, words)
+            check_paper_fails(claim, failing)
+            if failing:  # the claim as the paper words it, its own numbers against part of it: said, not narrowed
+                record["paper_fails_on"] = failing
+                why = (claim.get("paper_fails") or {}).get("why", "not listed under paper_fails")
+                notes.append(f"paper: fails on {', '.join(failing)} ({why})")
     if "ours" in untestable or not check:
         verdict = UNTESTABLE
         notes.append(f"not testable on ours: {untestable.get('ours', 'no check given')}")
@@ -207,6 +266,16 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
             elif dead:
                 notes.append(f"{len(dead)} of {len(got.leaves)} comparisons cannot fail and are not counted toward "
                              "its hold: " + "; ".join(dict.fromkeys(leaf.cannot_fail for leaf in dead)))
+            if got.read_as_exact is not None:
+                record["read_as_exact"] = got.read_as_exact
+                notes.append("one replicate: a comparison reads one measurement of one model, which has no interval "
+                             f"(inconclusive); read as exact values, the check would be {got.read_as_exact}")
+    narrowed_check = where_paper_holds(check, tables, words) if record.get("paper_fails_on") else None
+    if narrowed_check is not None and "ours" not in untestable:
+        # The rule before paper_fails narrowed such a claim to these parts: its verdict stays visible beside.
+        got = ours_outcome(narrowed_check, tables, words, references(narrowed_check))
+        record["where_paper_holds"] = UNTESTABLE if isinstance(got, list) else (
+            BY_CONSTRUCTION if got.by_construction else got.verdict)
     if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
         note = scale_note(claim["scale"], budget, words)
         verdict = UNTESTABLE if note.untestable else CONTRADICTED
@@ -216,7 +285,7 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         verdict = BY_CONSTRUCTION
         notes.append(f"by construction: {claim['by_construction']}")
     record.update(verdict=verdict, on_ours=on_ours(verdict), **outcome_fields(outcome))
-    for key in ("narrowed", "by_construction", "thresholds", "smallest_effect", "given"):
+    for key in ("narrowed", "paper_fails", "by_construction", "thresholds", "smallest_effect", "given"):
         if claim.get(key):
             record[key] = claim[key]
     models, tokens = claim_models(references(check), tables, per_variant), budget.tokens if budget is not None else None

@@ -93,6 +93,14 @@ def claim_text(record: dict) -> str:
     return text
 
 
+def paper_side(record: dict) -> str:
+    """The paper's side in words: holds, not printed, or fails, with the cells it fails on where the
+    claim lists them (a failure of the paper's own numbers, kept rather than narrowed away)."""
+    if record.get("paper_fails_on"):
+        return f"fails on {', '.join(record['paper_fails_on'])}"
+    return PAPER_SIDE[record["on_paper"]]
+
+
 def verdict_text(record: dict) -> str:
     """The verdict with what a reader needs beside it: the check of a by-construction claim, a
     negligible effect, what would decide an inconclusive one (power and cost), and the sweep that
@@ -104,7 +112,11 @@ def verdict_text(record: dict) -> str:
         verdict += " (negligible effect)"
     if verdict == "inconclusive" and "power" in record:
         cost = (record["power"] or {}).get("cost")
+        if record.get("read_as_exact"):  # the reading the label replaced, beside it
+            verdict += f" (one replicate; read as exact values: {record['read_as_exact']})"
         verdict += f"; {power_text(record['power'], cost)}"
+    if record.get("where_paper_holds"):  # the verdict of the narrowing the listed paper failure replaced
+        verdict += f"; on the cells where the paper's numbers hold: {record['where_paper_holds']}"
     if record.get("sweep"):
         verdict += f"; {sweep_text(record['sweep'])}"
     if record.get("emergence"):
@@ -135,7 +147,7 @@ def render_markdown(document: dict) -> str:
     for r in records:
         verdict = verdict_text(r)
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
-                     f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
+                     f"{paper_side(r)} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")
     return "\n".join(lines + frozen_section(document)) + "\n"
 
