@@ -133,7 +133,8 @@ def render_markdown(document: dict) -> str:
              "Each verdict on ours comes from the deciding comparison's interval of the effect e on the log scale "
              "(ln of a ratio of perplexities), at 95% two-sided, Bonferroni-adjusted inside `all`/`any` (docs/claims.md); "
              "a margin inside its interval is inconclusive.", "",
-             f"Default thresholds (docs/claims.md): {thresholds}; a claim's own are stated beside it. "
+             f"Default thresholds (docs/claims.md): {thresholds}; a claim's own (an effect word's: half the median "
+             "log effect of the paper's cells it reads, or of the effect it is set against) are stated beside it. "
              "Evidence: each cell with the paper's value and ours.", "",
              "| id | claim | source | paper | ours | deciding interval and test | effect against the paper's | evidence |",
              "|---|---|---|---|---|---|---|---|"]
