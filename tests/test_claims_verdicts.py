@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from lenex.claims import predicates as P
 from lenex.claims.combine import evaluate_tree, leaf_specs
 from lenex.claims.evaluate import evaluate_claim
 from lenex.claims.intervals import EXACT, NO_REPLICATION, ONE_REPLICATE, Estimate, Sample, log_ratio, welch
@@ -40,9 +41,12 @@ def _tables(*cells, reference=None):
 
 
 def _ours(check, tables, words=None):
+    """The claim's record; `explodes` fixed at its default unless `words` say otherwise, so that these
+    tests judge the intervals against a known boundary (the paper-derived value of a claim's threshold
+    is tests/test_claims_thresholds.py's)."""
     claim = {"id": "c", "statement": "a statement", "source": "T3", "check": check}
-    if words:
-        claim["thresholds"] = {w: {"value": v, "why": "a test's own value"} for w, v in words.items()}
+    words = {"explodes": P.THRESHOLDS["explodes"], **(words or {})}
+    claim["thresholds"] = {w: {"value": v, "why": "a test's own value"} for w, v in words.items()}
     return evaluate_claim(claim, tables)
 
 
