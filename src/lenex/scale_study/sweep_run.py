@@ -325,10 +325,10 @@ def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
     return names
 
 
-def write_predictions(root: Path, out: Path, config: dict) -> None:
-    """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions): every budget series
-    of the points committed under `root` forecast at the gpu preset and the GPU stage; the old
-    rule's reading from the emergence records beside each."""
+def forecast_rows(root: Path, config: dict) -> tuple[list[dict], dict, dict]:
+    """(every budget series of the points committed under `root` forecast by predictions.rows, the
+    GPU stage, claim id -> its claims-file entry): what predictions.md is built from, and the gpu
+    preset's seeds (benchmarks.gpu_seeds) read."""
     from ..claims.emergence import emergence_files
 
     old = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
@@ -336,7 +336,14 @@ def write_predictions(root: Path, out: Path, config: dict) -> None:
     specs = {c["id"]: c for path in sorted((root / "config" / "claims").glob("*.yaml"))
              for c in read_yaml(path)["claims"]}
     stage = predictions.stage_of(root)
-    found = predictions.rows(predictions.budget_series(root, config), claims, specs, stage, old)
+    return predictions.rows(predictions.budget_series(root, config), claims, specs, stage, old), stage, specs
+
+
+def write_predictions(root: Path, out: Path, config: dict) -> None:
+    """results/scale-study/sweeps/predictions.md (lenex.scale_study.predictions): every budget series
+    of the points committed under `root` forecast at the gpu preset and the GPU stage; the old
+    rule's reading from the emergence records beside each."""
+    found, stage, _ = forecast_rows(root, config)
     atomic_write_text(out / "predictions.md", predictions.page(found, stage))
 
 
