@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from lenex.claims import predicates as P
-from lenex.claims.evaluate import evaluate, evaluate_claim, load_claims, references, thresholds_of
+from lenex.claims.evaluate import BASIS, evaluate, evaluate_claim, load_claims, references, thresholds_of
 from paper_cells import paper_tables
 from lenex.claims.render import main as claims_main
 from lenex.claims.summary import against_bar, verdict_counts
@@ -111,9 +111,12 @@ def test_every_claim_holds_on_the_papers_own_numbers(paper):
     tables = paper_tables(REPO / "config/experiments" / f"{paper}.yaml")
     records = [evaluate_claim(c, tables) for c in claims["claims"]]
     assert len(records) >= 10
-    assert not [r["id"] for r in records if r["on_paper"] is False]
-    for r in records:  # null only with the reason said
-        assert r["on_paper"] is True or "not testable on paper" in r["evidence"], r["id"]
+    # Where the paper's own numbers contradict part of a claim, the claim lists those cells (paper_fails,
+    # which the evaluation holds equal to where it fails): no other claim fails on the paper.
+    assert not [r["id"] for r in records if r["on_paper"] is False and not r.get("paper_fails")]
+    assert all(r["paper_fails_on"] for r in records if r.get("paper_fails"))
+    for r in records:  # null only with the reason said, false only where listed
+        assert r["on_paper"] is True or "not testable on paper" in r["evidence"] or r.get("paper_fails_on"), r["id"]
     assert sum(r["on_paper"] is True for r in records) >= 10
     # With no run of ours, nothing of ours may hold or fail.
     assert {r["on_ours"] for r in records} == {None}
@@ -167,9 +170,10 @@ def test_a_claims_threshold_override_is_used_by_its_predicates_and_only_its(tmp_
     claims = load_claims(_one_claim(tmp_path, thresholds={"explodes": {"value": 3.0, "why": why}}), SCHEMA)
     claim = claims["claims"][0]
     assert thresholds_of(claim)["explodes"] == 3.0 and thresholds_of(claim)["flat"] == P.THRESHOLDS["flat"]
-    # ours: 80 / 20 = 4 >= 3; the paper's 69 / 26 = 2.65: holds at the default 1.25, not at this claim's 3.0
+    # ours: 80 / 20 = 4 >= 3; the paper's 69 / 26 = 2.65: holds at its own cells' sqrt(2.65), not at 3.0
     assert evaluate_claim(claim, _tables())["on_paper"] is False
-    assert evaluate_claim({**claim, "thresholds": None}, _tables())["on_paper"] is True
+    made = {k: v for k, v in claim.items() if k != BASIS}  # by hand: derived from _tables(), not LEX's own
+    assert evaluate_claim({**made, "thresholds": None}, _tables())["on_paper"] is True
     assert P.THRESHOLDS["explodes"] == 1.25  # the default is untouched
 
 
@@ -200,6 +204,7 @@ def test_claims_cli_on_hand_made_cells_files(tmp_path):
         {"id": "falls", "statement": "perplexity falls", "source": "Table 2",
          "check": {"decreasing": ["t2/pg22/lex@1,2,8"]}},
         {"id": "rope-8x", "statement": "rope explodes at 8x", "source": "Table 2",
+         "thresholds": {"explodes": {"value": 3.0, "why": "the paper's own words, 'at least 3x'"}},
          "check": {"ratio_at_least": ["t2/pg22/rope@8", "t2/pg22/rope@1", "explodes"]}},
         {"id": "fig", "statement": "a figure's message", "source": "Figure 9", "untestable": {"ours": "no data"}}]}))
     cells = []
@@ -217,7 +222,11 @@ def test_claims_cli_on_hand_made_cells_files(tmp_path):
     fields = {"id", "statement", "source", "on_paper", "verdict", "outcome", "interval", "level", "adjustment", "test",
               "direction", "significant", "effect_fraction", "parts", "on_ours", "evidence"}
     # An inconclusive claim also says what would decide it (lenex.claims.power).
-    assert all(set(c) == fields | ({"power"} if c["verdict"] == "inconclusive" else set()) for c in document["claims"])
+    # A claim naming a threshold word records the value it used and how (lenex.claims.thresholds).
+    assert all(set(c) == fields | ({"power"} if c["verdict"] == "inconclusive" else set())
+               | ({"thresholds", "thresholds_used"} if c["id"] == "rope-8x" else set()) for c in document["claims"])
+    used = document["claims"][1]["thresholds_used"]["explodes"]
+    assert used == {"value": 3.0, "source": "words", "why": "the paper's own words, 'at least 3x'"}
     falls = document["claims"][0]
     assert falls["test"] == "none: no replication recorded" and falls["interval"] is None and len(falls["parts"]) == 2
     page = out_md.read_text()

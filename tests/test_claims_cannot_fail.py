@@ -5,7 +5,7 @@ a helps-claim inside its smallest effect of interest is negligible; a scale stud
 budget is not 'every budget tried'; the summary groups what does not hold by measured reason."""
 import pytest
 
-from lenex.claims.cannot_fail import erf_within_length, same_output, why_cannot_fail
+from lenex.claims.cannot_fail import erf_within_cap, same_output, why_cannot_fail
 from lenex.claims.evaluate import evaluate_claim, evaluate_paper
 from lenex.claims.scale import Budget, scale_note
 from lenex.claims.summary import non_holding_table, reason_of
@@ -46,8 +46,9 @@ def test_an_erf_compared_at_its_measured_length_cannot_fail():
            "train_length": 64, "length": 256}
     tables = {"1": {"table": "1", "cells": [], "extra": {"erf": [row]}},
               "2": {"table": "2", "cells": [], "extra": {"erf": [{**row, "variant": "m2", "train_length": 256}]}}}
-    assert "measured on 256 tokens, so it cannot exceed 256" in erf_within_length(("t1/erf/a/m", "t2/ltr/a/m2"), tables)
-    assert erf_within_length(("t1/erf/a/m", "t1/ltr/a/m"), tables) is None  # L_tr 64 < 256: a real comparison
+    assert "measured on 256 tokens, so it cannot exceed 256" in erf_within_cap("at_most", ("t1/erf/a/m", "t2/ltr/a/m2"),
+                                                                             tables)
+    assert erf_within_cap("at_most", ("t1/erf/a/m", "t1/ltr/a/m"), tables) is None  # L_tr 64 < 256: a real comparison
 
 
 def test_comparisons_that_cannot_fail_are_marked_and_not_counted():

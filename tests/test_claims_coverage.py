@@ -3,22 +3,19 @@ lookup reads every column beyond L_tr its check reads (as far as the scale study
 threshold of an effect word follows the stated rule from the paper's own numbers, a flat check that can
 only compare identical model outputs is marked by construction, and the coverage inventory names every
 claim and no other."""
-import math
 import re
 
 import pytest
 import yaml
 
-from lenex.claims.evaluate import load_claims, references, words_named
-from paper_cells import paper_tables
-from lenex.claims.refs import resolve
+from lenex.claims.evaluate import load_claims, references, threshold_basis, words_named
 from test_workflow import REPO
 
 PAPERS = ["lex", "receptive-field", "segmented"]
 SCHEMA = REPO / "workflow/schemas/claims.schema.yaml"
 COVERAGE = REPO / "docs/claims-coverage.md"
 CELL = re.compile(r"^t\d+/[^/@]+/([^/@]+)@([0-9.]+)$")
-EFFECT_WORDS = ("explodes", "rescues")  # words for an effect whose size differs by claim
+EFFECT_WORDS = ("explodes", "rescues", "collapses")  # words for an effect whose size differs by claim
 PAPER_LAYERS, PAPER_TRAIN_LENGTH = 12, 512  # the receptive-field paper's R and L_tr
 
 
@@ -40,36 +37,16 @@ def _columns(refs):
     return {float(m.group(2)) for ref in refs if (m := CELL.match(ref))}
 
 
-def effect_threshold(ratios) -> float:
-    """The rule (docs/claims-coverage.md): half, on the log scale, the paper's mildest effect among
-    the cells the claim says show it: sqrt of the smallest ratio, rounded down to two decimals."""
-    return math.floor(100 * math.sqrt(min(ratios)) + 1e-9) / 100
-
-
-def test_the_rule_by_hand():
-    assert effect_threshold([36.54 / 15.12, 68.86 / 26.68]) == 1.55  # sqrt(2.4167) = 1.5546
-    assert effect_threshold([4.0, 9.0]) == 2.0
-
-
 @pytest.mark.parametrize("paper", PAPERS)
-def test_effect_thresholds_follow_the_rule_from_the_papers_numbers(paper):
-    tables = paper_tables(REPO / "config/experiments" / f"{paper}.yaml")
-    claims = _claims(paper)
-    overrides = {c["id"]: c.get("thresholds") or {} for c in claims}
-    for claim in claims:
-        own = overrides[claim["id"]]
-        used = set(words_named(claim.get("check"))) & set(EFFECT_WORDS)
-        assert used <= set(own), f"{claim['id']}: {sorted(used - set(own))} without its own threshold"
-        for word in set(own) & set(EFFECT_WORDS):
-            ratios = [resolve(args[0], tables, "paper").value / resolve(args[1], tables, "paper").value
-                      for kind, args, negated in _leaves(claim["check"])
-                      if kind == "ratio_at_least" and args[2] == word and not negated]
-            if ratios:
-                assert own[word]["value"] == effect_threshold(ratios), (claim["id"], word)
-            else:  # nothing of its own shows the effect: borrowed from the claim it is set against
-                lender = [i for i in overrides if i != claim["id"] and i in own[word]["why"]]
-                assert lender, f"{claim['id']}: a borrowed {word} threshold must name its claim"
-                assert overrides[lender[0]][word]["value"] == own[word]["value"], claim["id"]
+def test_effect_thresholds_are_derived_from_the_papers_numbers_never_typed(paper):
+    """Every effect word's threshold comes from the paper's numbers by the rule (lenex.claims.thresholds):
+    a claim asserting the effect derives it from its own cells, a claim of absence borrows it from the
+    effect it is set against (`from` / `cells`); no claims file types a value for an effect word."""
+    for claim in _claims(paper):
+        basis = threshold_basis(claim)
+        for word in set(words_named(claim.get("check"))) & set(EFFECT_WORDS):
+            assert basis[word].source in ("derived", "borrowed", "contrast"), (claim["id"], word, basis[word].source)
+            assert "value" not in (claim.get("thresholds") or {}).get(word, {}), (claim["id"], word)
 
 
 def _same_output_columns(kind, args):

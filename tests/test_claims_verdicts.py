@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from lenex.claims import predicates as P
 from lenex.claims.combine import evaluate_tree, leaf_specs
 from lenex.claims.evaluate import evaluate_claim
-from lenex.claims.intervals import EXACT, NO_REPLICATION, Estimate, Sample, log_ratio, welch
+from lenex.claims.intervals import EXACT, NO_REPLICATION, ONE_REPLICATE, Estimate, Sample, log_ratio, welch
 from lenex.claims.leaves import CONTRADICTED, HOLDS, INCONCLUSIVE, judge
 
 SEEDS = ("1", "2", "3", "4", "5")
@@ -40,9 +41,12 @@ def _tables(*cells, reference=None):
 
 
 def _ours(check, tables, words=None):
+    """The claim's record; `explodes` fixed at its default unless `words` say otherwise, so that these
+    tests judge the intervals against a known boundary (the paper-derived value of a claim's threshold
+    is tests/test_claims_thresholds.py's)."""
     claim = {"id": "c", "statement": "a statement", "source": "T3", "check": check}
-    if words:
-        claim["thresholds"] = {w: {"value": v, "why": "a test's own value"} for w, v in words.items()}
+    words = {"explodes": P.THRESHOLDS["explodes"], **(words or {})}
+    claim["thresholds"] = {w: {"value": v, "why": "a test's own value"} for w, v in words.items()}
     return evaluate_claim(claim, tables)
 
 
@@ -160,11 +164,20 @@ def test_value_predicates_on_exact_checks_and_a_figure_without_replication():
     tables = {"5": {"paper": "x", "table": "5", "cells": [], "extra": {"cache_window": {
         "max_abs_diff_vs_sliding_mask": 2e-6, "min_speedup": 0.9}}}, "f3": {"figure": "3", "values": {"a": 0.5}}}
     assert _ours({"value_at_most": ["t5/check/max_abs_diff_vs_sliding_mask", "identical"]}, tables)["verdict"] == HOLDS
+    record = _ours({"value_at_most": ["t5/check/max_abs_diff_vs_sliding_mask", "identical"]}, tables)
+    assert record["test"] == EXACT and record["interval"] == pytest.approx([math.log(2e-6 / 1e-4)] * 2)
+    # A speed-up is a timing, one measurement: no interval, however far it is from 1; read as exact
+    # (the rule before) it would be contradicted, and the record says so.
     record = _ours({"value_above": ["t5/check/min_speedup", "faster"]}, tables)
-    assert record["verdict"] == CONTRADICTED and record["test"] == EXACT
-    assert record["interval"] == pytest.approx([math.log(0.9)] * 2)
+    assert record["verdict"] == INCONCLUSIVE and record["test"] == ONE_REPLICATE and record["interval"] is None
+    assert record["read_as_exact"] == CONTRADICTED and "read as exact values, the check would be contradicted" in \
+        record["evidence"]
     record = _ours({"value_above": ["f3/a", "faster"]}, {**tables, "f3": {"figure": "3", "values": {"a": 0.5}}})
-    assert record["verdict"] == INCONCLUSIVE and record["test"] == NO_REPLICATION and record["interval"] is None
+    assert record["verdict"] == INCONCLUSIVE and record["test"] == ONE_REPLICATE and record["interval"] is None
+    # Cells recorded before replication was: no replication recorded, and no exact reading to show.
+    bare = [{**_cell(m, 1, 20.0), "ours": v, "status": "ok"} for m, v in (("a", 20.0), ("b", 21.0))]
+    record = _ours({"less": ["t3/d/a@1", "t3/d/b@1"]}, _tables(*bare))
+    assert record["test"] == NO_REPLICATION and "read_as_exact" not in record
 
 
 def _leaf(lo, hi, rule="less"):

@@ -70,21 +70,11 @@ PREDICTIONS = ROOT / "scripts/gpu/phenomena-predictions.md"
 SWEEPS = ROOT / "config/sweeps.yaml"
 SCALE_POINTS = ROOT / "results/scale-study/points.jsonl"
 SHIFT_SWEEP = ROOT / "results/scale-study/sweeps/rf-shift-budget/points"
-CLAIM_IDS = {"lex": ["lex-absolute-rope-blow-up", "lex-alibi-rises-beyond-4x"],
-             "receptive-field": ["rf-shift-large-explodes"]}
-
-# Fixed before any GPU run; the reasons are in docs/gpu-phenomena.md and the predictions page.
-PLAN = {
-    "shape": {"n_layer": 2, "d_model": 64, "n_head": 4, "d_ff": 256},  # the H100 record's `tiny` shape
-    "train_length": 64,         # the record's sequence length; 8 x L_tr = 512 fits every carried test piece
-    "batch_size": 64,           # the record's batch at that shape (4,096 tokens a step)
-    "train_tokens": 2 ** 23,    # the largest power of two within 40 s at the stated rate
-    "multiples": [1, 2, 4, 8],
-    "guard_s": 60.0,            # per model: 1.5 x the 40 s allowance
-    "chunks": 8,                # guard checks per model
-    "last_token_segments": 1024,
-    "batch_tokens": 65536,
-}
+# The plan and the claims it judges are data (phenomena-plan.json, with each value's reason), so the
+# forecasts read them without running this script.
+PLAN_FILE = ROOT / "scripts/gpu/phenomena-plan.json"
+_PLAN = json.loads(PLAN_FILE.read_text(encoding="utf-8"))
+CLAIM_IDS, PLAN = _PLAN["claims"], _PLAN["plan"]
 DRY_PLAN = {**PLAN, "shape": {"n_layer": 1, "d_model": 32, "n_head": 2, "d_ff": 64}, "train_length": 16,
             "batch_size": 4, "train_tokens": 16 * 4 * 8, "guard_s": 60.0, "chunks": 2,
             "last_token_segments": 16, "batch_tokens": 4096, "max_scored_tokens": 2048}

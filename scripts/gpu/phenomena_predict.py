@@ -280,7 +280,7 @@ def predictions_page() -> str:
         old_shown = "—" if old["predicted"] is None else (f"x{math.exp(old['predicted']):.3f}" + (
             f" (x{math.exp(old['interval'][0]):.3f} to x{math.exp(old['interval'][1]):.3f})" if old.get("interval") else ""))
         anchor = f["anchor"]
-        lines.append(f"| {leaf['claim']} | {leaf['comparison']} | {leaf['rule']} x{leaf['threshold']:g} | {leaf['source']} | "
+        lines.append(f"| {leaf['claim']} | {leaf['comparison']} | {leaf['rule']} x{leaf['threshold']:.3g} | {leaf['source']} | "
                      f"{f['data'][0]:.2f} to {f['data'][1]:.2f}; {anchor['x']:.2f}, x{math.exp(anchor['e']):.3f} "
                      f"(the {chosen} form there: {ratio(anchor['forms'][chosen])}) | {forms}; **{chosen}** | "
                      f"{ratio(at['estimate'])}, {at['how']} | {leaf['verdict']} | {old_shown}, {old['verdict']} |")

@@ -32,6 +32,7 @@ class Outcome:
     decider: Leaf
     leaves: tuple[Leaf, ...]
     by_construction: str | None = None  # why every leaf cannot fail (lenex.claims.cannot_fail), if so
+    read_as_exact: str | None = None  # the verdict were its one-replicate values exact (the rule before they were not)
 
 
 def _list(args) -> list[str]:

@@ -18,6 +18,7 @@ import jsonschema
 
 from ..files import read_yaml
 from . import predicates as P
+from . import thresholds as T
 from .cell_names import cell_key
 from .refs import Missing, cell_row, describe, expand, model_of, produced_key, resolve, tables_of
 from .leaves import CONTRADICTED, INCONCLUSIVE
@@ -26,6 +27,7 @@ from .scale import Budget, scale_note
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, on_ours, ours_outcome, outcome_fields
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
+BASIS = "_threshold_basis"  # the key load_claims stamps on each claim (threshold_basis reads it)
 
 # kind -> (function, how its arguments are read): "list" = one list of references; "pair" = two
 # references; "pair+t" = two references and a threshold name; "one+t" = a reference and a threshold.
@@ -58,14 +60,22 @@ def load_claims(path: str | Path, schema_path: str | Path = SCHEMA) -> dict:
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
     if duplicated:
         raise ValueError(f"{path}: duplicate claim ids: {', '.join(duplicated)}")
+    lenders = {c["id"]: c.get("check") for c in data["claims"]}
     for claim in data["claims"]:
+        # What its thresholds are derived from (lenex.claims.thresholds): the paper's numbers, the check
+        # as written (a caller may narrow the check it evaluates; the threshold stays the claim's) and
+        # the file's other claims (a `from` override). Private: no record or page shows it.
+        claim[BASIS] = {"paper": data["paper"], "check": claim.get("check"), "lenders": lenders}
         unknown = [i for i in (claim.get("given") or {}).get("claims", []) if i not in ids]
         if unknown:  # a fix names the claims of its failure: a typo would make it untestable for good
             raise ValueError(f"{path}: claim {claim['id']!r}: given names no claim of this file: {unknown[0]!r}")
         try:
-            for ref in references(claim.get("check")):
+            for ref in references(claim.get("check")) + threshold_cells(claim):
                 tables_of(ref)  # a malformed reference is an error here, before any cell is read
             check_words(claim)
+            for word, spec in (claim.get("thresholds") or {}).items():
+                if "from" in spec and spec["from"] not in lenders:
+                    raise ValueError(f"threshold {word!r}: from names no claim of this file: {spec['from']!r}")
         except ValueError as err:
             raise ValueError(f"{path}: claim {claim['id']!r}: {err}") from err
     return data
@@ -99,17 +109,45 @@ def words_named(check) -> list[str]:
     return ["comparable"] if kind == "mark" and args[1] == "none" else []
 
 
+def words_used(claim: dict) -> list[str]:
+    """The threshold words a claim's check and its scale lookup name, in order, once each."""
+    used = words_named(claim.get("check")) + ([claim["scale"]["threshold"]] if claim.get("scale") else [])
+    return list(dict.fromkeys(used))
+
+
+def threshold_cells(claim: dict) -> list[str]:
+    """The cell references a `cells` threshold override derives from."""
+    return [r for spec in (claim.get("thresholds") or {}).values() for pair in spec.get("cells", []) for r in pair]
+
+
+def threshold_basis(claim: dict, tables: dict[str, dict] | None = None) -> dict[str, T.Threshold]:
+    """Word -> lenex.claims.thresholds.Threshold (value, source, derivation) for every word the claim
+    uses. A claim loaded by load_claims derives from its paper's bundled numbers (lenex.claims.paper_cells:
+    paper_results.csv), whatever cells it is evaluated on: the value is fixed before any run, the same at
+    every preset and for a caller that evaluates a narrowed check on a few cells (scripts/gpu). A claim
+    made by hand derives from the paper side of `tables`; with neither, its defaults and `value`
+    overrides only."""
+    basis = claim.get(BASIS)
+    if basis:
+        from .paper_cells import bundled_paper_tables
+
+        written = {**claim, "check": basis["check"]}
+        return T.claim_thresholds(written, words_used(claim), bundled_paper_tables(basis["paper"]), basis["lenders"])
+    return T.claim_thresholds(claim, words_used(claim), tables)
+
+
 def thresholds_of(claim: dict) -> dict[str, float]:
-    """Word -> value for one claim: the defaults (lenex.claims.predicates.THRESHOLDS) with the
-    claim's own `thresholds` overrides."""
-    return {**P.THRESHOLDS, **{w: float(o["value"]) for w, o in (claim.get("thresholds") or {}).items()}}
+    """Word -> value for one claim, the one way every caller gets a claim's thresholds: the defaults
+    (lenex.claims.predicates.THRESHOLDS) with each word it uses at its effective value
+    (lenex.claims.thresholds: the paper's words, the contrasted effect, or its own cells' effects)."""
+    return {**P.THRESHOLDS, **{w: t.value for w, t in threshold_basis(claim).items()}}
 
 
 def check_words(claim: dict) -> None:
     """Every word the claim uses has a value (a default or its own), and every override is used by
     its check or its scale lookup: an unused override is a typo or a left-over, an error either way."""
-    words = thresholds_of(claim)
-    used = words_named(claim.get("check")) + ([claim["scale"]["threshold"]] if claim.get("scale") else [])
+    words = {**P.THRESHOLDS, **(claim.get("thresholds") or {})}
+    used = words_used(claim)
     for word in used:
         if word not in words:
             raise ValueError(f"unknown threshold {word!r}; known: {', '.join(sorted(words))}")
@@ -142,6 +180,58 @@ def evaluate(check, tables: dict[str, dict], side: str, words: dict[str, float] 
     if missing:
         return Verdict(None, list(dict.fromkeys(missing)))
     return Verdict(_holds(check, values, words or P.THRESHOLDS), [])
+
+
+def paper_failures(check, tables: dict[str, dict], words: dict[str, float] | None = None) -> list[str]:
+    """The cells of the comparisons that fail on the paper's printed numbers, in order: under `all`,
+    those of each failing part; a failing predicate, `any` or `not` names all its cells. Empty where
+    the check holds on the paper or a cell has no paper value."""
+    values = {ref: resolve(ref, tables, "paper") for ref in references(check)}
+    if any(isinstance(v, Missing) for v in values.values()):
+        return []
+    return list(dict.fromkeys(_failing(check, values, words or P.THRESHOLDS)))
+
+
+def _failing(check, values, words) -> list[str]:
+    if _holds(check, values, words):
+        return []
+    kind, args = next(iter(check.items()))
+    if kind == "all":
+        return [r for sub in args for r in _failing(sub, values, words)]
+    return references(check)
+
+
+def where_paper_holds(check, tables: dict[str, dict], words: dict[str, float] | None = None):
+    """The check without its parts that fail on the paper's printed numbers (under `all`, recursively;
+    a failing predicate, `any` or `not` goes whole): what a claim narrowed to the paper's agreeing cells
+    would check, the rule before `paper_fails`; None where nothing is left or a cell has no paper value."""
+    values = {ref: resolve(ref, tables, "paper") for ref in references(check)}
+    if any(isinstance(v, Missing) for v in values.values()):
+        return None
+    return _kept(check, values, words or P.THRESHOLDS)
+
+
+def _kept(check, values, words):
+    if _holds(check, values, words):
+        return check
+    kind, args = next(iter(check.items()))
+    if kind != "all":
+        return None
+    kept = [k for k in (_kept(sub, values, words) for sub in args) if k is not None]
+    return {"all": kept} if kept else None
+
+
+def check_paper_fails(claim: dict, failing: list[str]) -> None:
+    """A claim's listed failure on the paper's numbers (`paper_fails.cells`) is exactly where its check
+    fails on them: a listed cell that does not fail is a stale note, a failing one not listed would go
+    unexplained beside it; either is one error naming the claim and the cells. (A claim listing none
+    that fails is recorded as failing; tests/test_claims.py holds every claims file to listing it.)"""
+    if not claim.get("paper_fails"):
+        return
+    listed = [r for ref in claim["paper_fails"]["cells"] for r in expand(ref)]
+    if set(listed) != set(failing):
+        raise ValueError(f"claim {claim['id']!r}: on the paper's numbers its check fails on "
+                         f"{', '.join(failing) or 'no cell'}, but paper_fails lists {', '.join(listed) or 'none'}")
 
 
 def _holds(check, values, words) -> bool:
@@ -178,7 +268,9 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
     a contradicted claim that names its phenomena (`scale`) asks the scale study whether they show
     only beyond this run's budget or shape (lenex.claims.scale): untestable at this scale if so,
     quoted; its record gains `scale` either way."""
-    check, words = claim.get("check"), thresholds_of(claim)
+    basis = threshold_basis(claim, tables)
+    words = {**P.THRESHOLDS, **{w: t.value for w, t in basis.items()}}
+    check = claim.get("check")
     untestable = claim.get("untestable") or {}
     record = {"id": claim["id"], "statement": claim["statement"], "source": claim["source"]}
     notes, outcome, scale_facts = [], None, None
@@ -190,6 +282,13 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         record["on_paper"] = paper.holds
         if paper.holds is None:
             notes.append("not testable on paper: " + "; ".join(paper.reasons))
+        else:
+            failing = paper_failures(check, tables, words)
+            check_paper_fails(claim, failing)
+            if failing:  # the claim as the paper words it, its own numbers against part of it: said, not narrowed
+                record["paper_fails_on"] = failing
+                why = (claim.get("paper_fails") or {}).get("why", "not listed under paper_fails")
+                notes.append(f"paper: fails on {', '.join(failing)} ({why})")
     if "ours" in untestable or not check:
         verdict = UNTESTABLE
         notes.append(f"not testable on ours: {untestable.get('ours', 'no check given')}")
@@ -207,6 +306,16 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
             elif dead:
                 notes.append(f"{len(dead)} of {len(got.leaves)} comparisons cannot fail and are not counted toward "
                              "its hold: " + "; ".join(dict.fromkeys(leaf.cannot_fail for leaf in dead)))
+            if got.read_as_exact is not None:
+                record["read_as_exact"] = got.read_as_exact
+                notes.append("one replicate: a comparison reads one measurement of one model, which has no interval "
+                             f"(inconclusive); read as exact values, the check would be {got.read_as_exact}")
+    narrowed_check = where_paper_holds(check, tables, words) if record.get("paper_fails_on") else None
+    if narrowed_check is not None and "ours" not in untestable:
+        # The rule before paper_fails narrowed such a claim to these parts: its verdict stays visible beside.
+        got = ours_outcome(narrowed_check, tables, words, references(narrowed_check))
+        record["where_paper_holds"] = UNTESTABLE if isinstance(got, list) else (
+            BY_CONSTRUCTION if got.by_construction else got.verdict)
     if verdict == CONTRADICTED and claim.get("scale") and budget is not None:
         note = scale_note(claim["scale"], budget, words)
         verdict = UNTESTABLE if note.untestable else CONTRADICTED
@@ -216,9 +325,11 @@ def evaluate_claim(claim: dict, tables: dict[str, dict], budget: Budget | None =
         verdict = BY_CONSTRUCTION
         notes.append(f"by construction: {claim['by_construction']}")
     record.update(verdict=verdict, on_ours=on_ours(verdict), **outcome_fields(outcome))
-    for key in ("narrowed", "by_construction", "thresholds", "smallest_effect", "given"):
+    for key in ("narrowed", "paper_fails", "by_construction", "thresholds", "smallest_effect", "given"):
         if claim.get(key):
             record[key] = claim[key]
+    if basis:  # the value each word took and how (docs/claims.md, "Thresholds for vague words")
+        record["thresholds_used"] = {w: t.record() for w, t in basis.items()}
     models, tokens = claim_models(references(check), tables, per_variant), budget.tokens if budget is not None else None
     if claim.get("smallest_effect") and outcome is not None:
         why = negligible(record["parts"], float(claim["smallest_effect"]["value"]))

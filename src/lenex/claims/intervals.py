@@ -10,8 +10,11 @@ ln(a / b) by the first test that applies, in this order (docs/claims.md):
 3. Welch t on the log values: both cells hold >= 2 seeds that cannot be paired;
    (3b. t over seeds against an exact value: one side a mean over >= 2 seeds, the other computed
    exactly, e.g. an ERF against its model's TRF or L_tr; d_s = ln a_s - ln b, df = n - 1;)
-4. exact: both values are computed exactly (a degenerate interval);
-5. none: no replication recorded (no interval, the verdict is inconclusive).
+4. exact: both values are computed exactly (a degenerate interval): a count fixed by the config
+   (L_tr, TRF = w*R), an identity check of two computations;
+5. none: one replicate: a side is one measurement of one model (one seed's ERF or recent share, a
+   figure's attention statistic, a timing), whatever kind of number it is: no interval, inconclusive;
+6. none: no replication recorded (no interval, the verdict is inconclusive).
 
 Where a value is not positive (an attention resolution R(s) may be negative) there is no log
 scale: `difference(a, b)` estimates a - b by the same tests (but the per-piece one), which decides
@@ -28,16 +31,24 @@ from scipy import stats
 
 EXACT = "exact"
 NO_REPLICATION = "none: no replication recorded"
+# No "over" in it: lenex.claims.power reads a replicated test's n from "over <n> <unit>s".
+ONE_REPLICATE = "none: one replicate (one measurement of one model)"
 
 
 @dataclass(frozen=True)
 class Sample:
     """One cell of ours: `value`, each seed's value (`seeds`), one model's per-piece NLLs
-    (`pieces`: {unit, nll, tokens_sha256}), or `exact` (a count or check computed exactly)."""
+    (`pieces`: {unit, nll, tokens_sha256}), `exact` (a count or check computed exactly), or
+    `single`: one measurement of one model with no replicate (one seed's ERF, a figure's statistic)."""
     value: float
     seeds: dict[str, float] | None = None
     pieces: dict | None = None
     exact: bool = False
+    single: bool = False
+
+    def __post_init__(self):
+        if self.exact and self.single:
+            raise ValueError("a cell is either computed exactly or one measurement, not both")
 
 
 @dataclass(frozen=True)
@@ -130,7 +141,15 @@ def _contrast(a: Sample, b: Sample, scale, scale_note: str) -> Estimate:
         return t_of_differences(scale([a.value])[0] - scale(b.seeds.values()),
                                 f"t over {len(b.seeds)} seeds against an exact value{scale_note}")
     effect = float(scale([a.value])[0] - scale([b.value])[0])
-    return Estimate(effect, EXACT if a.exact and b.exact else NO_REPLICATION + scale_note)
+    return Estimate(effect, _unreplicated(a, b) + ("" if a.exact and b.exact else scale_note))
+
+
+def _unreplicated(*samples: Sample) -> str:
+    """The test of cells without a replicate to pair: exact where every one is computed exactly, one
+    replicate where one is a single measurement of a model, else no replication recorded."""
+    if all(x.exact for x in samples):
+        return EXACT
+    return ONE_REPLICATE if any(x.single for x in samples) else NO_REPLICATION
 
 
 def value_effect(value: Sample, limit: float) -> Estimate:
@@ -139,4 +158,4 @@ def value_effect(value: Sample, limit: float) -> Estimate:
     if len(value.seeds or {}) >= 2 and limit > 0:
         return t_of_differences(_logs(value.seeds.values()) - math.log(limit), f"t over {len(value.seeds)} seeds")
     effect = math.log(value.value / limit) if value.value > 0 and limit > 0 else value.value - limit
-    return Estimate(effect, EXACT if value.exact else NO_REPLICATION)
+    return Estimate(effect, _unreplicated(value))

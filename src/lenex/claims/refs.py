@@ -129,8 +129,10 @@ def _cell_value(ref: str, table: dict, side: str) -> Value | Missing:
 
 def sample(ref: str, tables: dict[str, dict]) -> Sample | Missing:
     """Our value of a reference with what replicates it (lenex.claims.intervals.Sample): a table
-    cell's per-seed values and per-piece NLLs as its cells file records them; an ERF, TRF, L_tr or
-    check computed exactly; a figure's number as one measurement without replication."""
+    cell's per-seed values and per-piece NLLs as its cells file records them; an ERF over its
+    seeds; a TRF, L_tr, identity check or equation's curve computed exactly (`computed_exactly`);
+    any other number (one seed's ERF or recent share, a figure's statistic, a timing) as one
+    measurement without replication."""
     got = resolve(ref, tables, "ours")
     if isinstance(got, Missing):
         return got
@@ -140,14 +142,38 @@ def sample(ref: str, tables: dict[str, dict]) -> Sample | Missing:
     erf_seeds = _erf_seeds(ref, tables)
     if erf_seeds:
         return Sample(got.value, seeds=erf_seeds)
-    # A figure's number is one measurement without replication, unless its cells file says it is
-    # computed exactly (LEX Figure 2: Eq. 10-11, no model involved).
-    return Sample(got.value, exact=not _FIGURE.match(ref) or bool(tables[tables_of(ref)].get("exact")))
+    return Sample(got.value, exact=True) if computed_exactly(ref, tables) else Sample(got.value, single=True)
+
+
+# Table 5's checks computed exactly: two computations of the same NLLs compared (deterministic
+# arithmetic, the same on a rerun); its speed-up is a wall-clock timing, a measurement.
+EXACT_CHECKS = ("max_abs_diff_vs_sliding_mask", "n_models")
+
+
+def computed_exactly(ref: str, tables: dict[str, dict]) -> bool:
+    """Whether our value of a reference beyond table cells is computed exactly rather than measured on
+    a model: a model's L_tr and TRF (= w*R, from its config), an identity check of Table 5, and a
+    figure's number whose cells file says `exact` (an equation's curve: LEX Figure 2, receptive-field
+    Figures 8 and 10). A measured ERF, recent share, attention statistic or timing is not: without
+    seeds to pair it is one replicate (lenex.claims.intervals.ONE_REPLICATE)."""
+    if _FIGURE.match(ref):
+        return exact_curve(ref, tables)
+    match = _ERF.match(ref)
+    if match:
+        return match.group(2) in ("trf", "ltr")
+    match = _CHECK.match(ref)
+    return bool(match) and match.group(2) in EXACT_CHECKS
+
+
+def exact_curve(ref: str, tables: dict[str, dict]) -> bool:
+    """Whether a reference reads a figure's number computed exactly from an equation (its cells file
+    says `exact`), with no trained model in it."""
+    return bool(_FIGURE.match(ref)) and bool((tables.get(tables_of(ref)) or {}).get("exact"))
 
 
 def _erf_seeds(ref: str, tables: dict[str, dict]) -> dict[str, float] | None:
     """Each seed's ERF of an ERF reference whose row is a mean over >= 2 seeds (`erf_seeds`), else
-    None: one model's ERF is computed exactly, as are its TRF and L_tr."""
+    None (one model's ERF is one measurement; its TRF and L_tr are computed exactly)."""
     match = _ERF.match(ref)
     if not match or match.group(2) != "erf":
         return None

@@ -11,7 +11,8 @@ contradicted, inconclusive, untestable or by-construction), "outcome" (the check
 result on ours, null when untestable), "interval", "level", "adjustment", "test" (of the deciding
 comparison), "direction", "significant", "effect_fraction", "parts" (every comparison),
 "on_ours" (true only for holds, false only for contradicted), "evidence"}]}, and where the claim has
-them "narrowed", "by_construction", "thresholds", "smallest_effect", "given", "scale"
+them "narrowed", "by_construction", "thresholds" (the claims file's overrides), "thresholds_used" (every
+word's value, its source and derivation, lenex.claims.thresholds), "smallest_effect", "given", "scale"
 ({trained_tokens, first_seen_tokens, quoted, never_seen_budgets}: what the scale study says of a
 contradicted claim), "negligible" (why its effect is), "power" (an inconclusive claim's: what would
 decide it, lenex.claims.power) and "sweep" (a contradicted claim's: the sweep that would measure why,
@@ -88,9 +89,22 @@ def claim_text(record: dict) -> str:
         text += f" (narrowed: {record['narrowed']})"
     if record.get("by_construction"):
         text += f" (by construction: {record['by_construction']})"
-    for word, override in (record.get("thresholds") or {}).items():
-        text += f" (threshold {word} = {override['value']:g}: {override['why']})"
+    used = record.get("thresholds_used")
+    if used is None:  # a record written before thresholds_used: its overrides are its values
+        used = {w: {"value": o["value"], "why": o["why"], "source": "words"} for w, o in (record.get("thresholds") or {}).items()}
+    for word, t in used.items():
+        if t["source"] != "default":
+            value = f"x{t['value']:.3g}" if t["source"] not in ("words", "default") else f"{t['value']:g}"
+            text += f" (threshold {word} = {value}: {t['why']})"
     return text
+
+
+def paper_side(record: dict) -> str:
+    """The paper's side in words: holds, not printed, or fails, with the cells it fails on where the
+    claim lists them (a failure of the paper's own numbers, kept rather than narrowed away)."""
+    if record.get("paper_fails_on"):
+        return f"fails on {', '.join(record['paper_fails_on'])}"
+    return PAPER_SIDE[record["on_paper"]]
 
 
 def verdict_text(record: dict) -> str:
@@ -104,7 +118,11 @@ def verdict_text(record: dict) -> str:
         verdict += " (negligible effect)"
     if verdict == "inconclusive" and "power" in record:
         cost = (record["power"] or {}).get("cost")
+        if record.get("read_as_exact"):  # the reading the label replaced, beside it
+            verdict += f" (one replicate; read as exact values: {record['read_as_exact']})"
         verdict += f"; {power_text(record['power'], cost)}"
+    if record.get("where_paper_holds"):  # the verdict of the narrowing the listed paper failure replaced
+        verdict += f"; on the cells where the paper's numbers hold: {record['where_paper_holds']}"
     if record.get("sweep"):
         verdict += f"; {sweep_text(record['sweep'])}"
     if record.get("emergence"):
@@ -128,14 +146,15 @@ def render_markdown(document: dict) -> str:
              "Each verdict on ours comes from the deciding comparison's interval of the effect e on the log scale "
              "(ln of a ratio of perplexities), at 95% two-sided, Bonferroni-adjusted inside `all`/`any` (docs/claims.md); "
              "a margin inside its interval is inconclusive.", "",
-             f"Default thresholds (docs/claims.md): {thresholds}; a claim's own are stated beside it. "
+             f"Default thresholds (docs/claims.md): {thresholds}; a claim's own (an effect word's: half the median "
+             "log effect of the paper's cells it reads, or of the effect it is set against) are stated beside it. "
              "Evidence: each cell with the paper's value and ours.", "",
              "| id | claim | source | paper | ours | deciding interval and test | effect against the paper's | evidence |",
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
         verdict = verdict_text(r)
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
-                     f"{PAPER_SIDE[r['on_paper']]} | {verdict} | {md_escape(interval_text(r))} | "
+                     f"{paper_side(r)} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")
     return "\n".join(lines + frozen_section(document)) + "\n"
 

@@ -173,7 +173,7 @@ def find(points, phenomenon: str, multiples, least: float, name: str, tokenizer:
         reads.append(f"{multiple:g}" if read == multiple else f"{multiple:g} (read at the study's {read:g})")
         budgets |= {int(p["tokens_seen"]) for p in runs}
         showing += [(p, read) for p in runs if ratio_at(p, read, protocol) >= least]
-    reach = f"{phenomenon} reach `{name}` (ratio >= {least:g}) at {', '.join(reads)} x L_tr"
+    reach = f"{phenomenon} reach `{name}` (ratio >= {least:.3g}) at {', '.join(reads)} x L_tr"
     if not showing:
         listed = ", ".join(f"{b:,}" for b in sorted(budgets))
         return Finding("never", f"the scale study never sees {reach} at any budget it ran ({listed} tokens)",

@@ -68,6 +68,14 @@ def sweep_text(sweep: dict) -> str:
     return f"a {' and '.join(sweep['variables'])} sweep would measure why{cost}: {sweep['why']}"
 
 
+def paper_too(record: dict) -> bool:
+    """Whether every comparison that contradicts the claim on ours reads only cells where the paper's own
+    numbers fail it too (`paper_fails_on`): ours then agrees with the paper's numbers, not with its words."""
+    failing = set(record.get("paper_fails_on") or ())
+    against = [p for p in record.get("parts") or [] if p["verdict"] == "contradicted" and not p.get("cannot_fail")]
+    return bool(failing and against) and all(set(p["refs"]) <= failing for p in against)
+
+
 def reason_of(record: dict) -> str:
     """The measured reason a claim does not hold, as a group name for the summary's table."""
     verdict, scale = record["verdict"], record.get("scale") or {}
@@ -81,6 +89,8 @@ def reason_of(record: dict) -> str:
                 else "untestable: the failure it fixes is absent on ours" if "failure it fixes" in why
                 else "untestable: no cell or replicate can decide it")
     if verdict == "contradicted":
+        if paper_too(record):
+            return "contradicted only on cells where the paper's own numbers fail too (paper_fails)"
         if scale.get("never_seen_budgets"):
             return "contradicted at every budget the scale study tried"
         if scale.get("first_seen_tokens") is not None:
@@ -95,6 +105,8 @@ def reason_of(record: dict) -> str:
         return "contradicted, no sweep named"
     power = record.get("power")
     if power is None:
+        if record.get("read_as_exact"):
+            return "inconclusive: one replicate (a measurement of one model has no interval)"
         return "inconclusive: no paired replicate decides it"
     if power["leaning"]["significantly_against"]:
         return "inconclusive, with comparisons significantly against the claim at their own level"

@@ -3,16 +3,17 @@
 - holds / contradicted / inconclusive: the three-valued check on our cells (lenex.claims.combine);
 - untestable: a cell not computed, a claim marked `untestable: {ours: ...}`, or a contradiction the
   scale study shows to need a larger budget or shape than the run's (lenex.claims.scale), quoted;
-- by-construction: the claim cannot fail given our setup (`by_construction`); it is still checked
-  and shown (`outcome`), and kept out of every count.
+- by-construction: the claim cannot fail given our setup (`by_construction`), every comparison of
+  its check cannot fail given the recorded cells, or every cell is an exact curve of an equation
+  (lenex.claims.cannot_fail); it is still checked and shown (`outcome`), and kept out of every count.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .cannot_fail import why_cannot_fail
+from .cannot_fail import equations_only, why_cannot_fail
 from .combine import Outcome, direction_of, evaluate_tree, leaf_specs, median_fraction
-from .intervals import Sample
+from .intervals import ONE_REPLICATE, Sample
 from .leaves import CONTRADICTED, HOLDS, INCONCLUSIVE
 from .refs import Missing, mark_reference, resolve, sample
 
@@ -43,13 +44,29 @@ def ours_outcome(check, tables: dict[str, dict], words: dict[str, float], named:
         return list(dict.fromkeys(missing))
     paper = {r: _paper_value(r, tables) for r in refs}
     samples = {r: s for r, s in ours.items() if isinstance(s, Sample)}
+    exact = equations_only(refs, tables)
+    if exact:  # whatever its combinators: a check of the equation alone is by construction, shown as checked
+        whole = evaluate_tree(tree, samples, paper)
+        return Outcome(whole.verdict, whole.decider, tuple(replace(leaf, cannot_fail=exact) for leaf in whole.leaves),
+                       by_construction=exact)
     live, dead = prune(tree, lambda rule, leaf_refs: why_cannot_fail(rule, leaf_refs, tables))
     shown = tuple(replace(evaluate_tree(spec, samples, paper).decider, cannot_fail=why) for spec, why in dead)
     if live is None:  # every leaf cannot fail: the check as a whole is by construction, shown as checked
         whole = evaluate_tree(tree, samples, paper)
         return Outcome(whole.verdict, whole.decider, shown, by_construction="; ".join(dict.fromkeys(w for _, w in dead)))
     outcome = evaluate_tree(live, samples, paper)
-    return Outcome(outcome.verdict, outcome.decider, outcome.leaves + shown)
+    return Outcome(outcome.verdict, outcome.decider, outcome.leaves + shown,
+                   read_as_exact=exact_reading(live, samples, paper, outcome))
+
+
+def exact_reading(tree, samples: dict[str, Sample], paper: dict, outcome: Outcome) -> str | None:
+    """Where a counted comparison reads one replicate (inconclusive, no interval): the check's verdict
+    were those single measurements exact, as the rules before this one read them, so a change of
+    label stays visible beside the verdict it replaced; None where no comparison reads one."""
+    if not any(leaf.test.startswith(ONE_REPLICATE) for leaf in outcome.leaves):
+        return None
+    as_exact = {r: replace(s, single=False, exact=True) if s.single else s for r, s in samples.items()}
+    return evaluate_tree(tree, as_exact, paper).verdict
 
 
 def prune(tree, why) -> tuple[object | None, list[tuple[object, str]]]:

@@ -1,7 +1,7 @@
 """Where each phenomenon would show: every budget series of the committed points (each sweep's
 `points/`, the scale study's `points.jsonl`) forecast by the rule of docs/emergence.md ("Forecasts:
 the rule"; lenex.scale_study.forecast), at the claim's models of the `gpu` preset (one GPU-day per
-paper) and at the GPU phenomena stage (scripts/gpu/phenomena.py's PLAN), with the paper's own point
+paper) and at the GPU phenomena stage (its plan, scripts/gpu/phenomena-plan.json), with the paper's own point
 (the `paper` preset's models and tokens, the paper's cells) as the anchor.
 
 One scale variable: x = log2(training tokens per non-embedding parameter). A claim's x at a preset
@@ -22,19 +22,15 @@ from ..files import read_json, read_yaml
 PRESETS = ("workstation", "gpu", "paper")
 
 
-STAGE = "scripts/gpu/phenomena.py"  # the GPU stage's PLAN (shape, tokens) and the claims it judges
+STAGE = "scripts/gpu/phenomena-plan.json"  # the GPU stage's plan (shape, tokens) and the claims it judges
 
 
 def stage_of(root: str | Path) -> dict:
-    """The GPU phenomena stage as the forecasts read it: its x (PLAN's tokens over its shape's
+    """The GPU phenomena stage as the forecasts read it: its x (the plan's tokens over its shape's
     non-embedding parameters), the claims it judges and a line saying what it trains."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("lenex_gpu_phenomena_plan", Path(root) / STAGE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    plan, shape = module.PLAN, module.PLAN["shape"]
-    return {"x": model_x(plan["train_tokens"], shape), "claims": [c for ids in module.CLAIM_IDS.values() for c in ids],
+    stage = read_json(Path(root) / STAGE)
+    plan, shape = stage["plan"], stage["plan"]["shape"]
+    return {"x": model_x(plan["train_tokens"], shape), "claims": [c for ids in stage["claims"].values() for c in ids],
             "what": f"{shape['n_layer']} x {shape['d_model']} (d_ff {shape['d_ff']}), L_tr {plan['train_length']}, "
                     f"{plan['train_tokens']:,} tokens a model"}
 
