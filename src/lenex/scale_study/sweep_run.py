@@ -330,11 +330,14 @@ def forecast_rows(root: Path, config: dict) -> tuple[list[dict], dict, dict]:
     GPU stage, claim id -> its claims-file entry): what predictions.md is built from, and the gpu
     preset's seeds (benchmarks.gpu_seeds) read."""
     from ..claims.emergence import emergence_files
+    from ..claims.evaluate import load_claims
 
     old = [effect for path in emergence_files(root) for effect in read_json(root / path)["effects"]]
     claims = predictions.claim_budgets(root / "config")
+    # load_claims, not the bare file: it records what each claim's thresholds derive from (the
+    # paper's numbers), which thresholds_of needs for a threshold derived from them
     specs = {c["id"]: c for path in sorted((root / "config" / "claims").glob("*.yaml"))
-             for c in read_yaml(path)["claims"]}
+             for c in load_claims(path)["claims"]}
     stage = predictions.stage_of(root)
     return predictions.rows(predictions.budget_series(root, config), claims, specs, stage, old), stage, specs
 
