@@ -28,7 +28,7 @@ import torch
 from lenex.config import ModelConfig, TrainConfig
 from lenex.files import atomic_write_text, read_yaml
 from lenex.model import LanguageModel
-from lenex.experiment.presets import group_view, paper_view
+from lenex.experiment.presets import group_view, paper_view, seed_list
 from lenex.training.train import build_optimizer
 
 from .common import machine
@@ -77,24 +77,35 @@ def _shape(view: dict, vocab: int) -> dict:
             "tokens": train["steps"] * train["batch_size"] * model["train_length"]}
 
 
+def extra_seeds(view: dict, variants) -> int:
+    """The trainings `experiment.power_seeds` adds to `variants` past the view's own seeds: keys
+    `<variant>` (LEX) or `<corpus>/<variant>` (the receptive field), each model its count - seeds."""
+    base = len(seed_list(view))
+    power = (view.get("experiment") or {}).get("power_seeds") or {}
+    return sum(len(seed_list(view, key)) - base for key in power if key.rpartition("/")[2] in set(variants))
+
+
 def trainings(preset: dict, vocab: int) -> list[dict]:
-    """Each paper's training groups: (paper, what, shape, count of models)."""
+    """Each paper's training groups: (paper, what, shape, count of models), the seeds
+    `experiment.power_seeds` adds included (the segmented paper's are not: its continued runs are
+    counted per method, and no preset costed here names any)."""
     groups = []
     lex = paper_view(preset, "lex")
     experiment = read_yaml(ROOT / "config/experiments/lex.yaml")
     seeds = int((lex.get("experiment") or {}).get("seeds", 1))
-    groups.append({"paper": "lex", "what": "every variant", "count": len(experiment["variants"]) * seeds,
+    groups.append({"paper": "lex", "what": "every variant",
+                   "count": len(experiment["variants"]) * seeds + extra_seeds(lex, experiment["variants"]),
                    **_shape(lex, vocab)})
     rf = paper_view(preset, "receptive-field")
     experiment = read_yaml(ROOT / "config/experiments/receptive-field.yaml")
     corpora = {s["corpus"] for t in experiment["tables"].values() for s in t["sections"] if s.get("corpus")}
     for group in (None, "seeds"):
         view = group_view(rf, group)
-        count = sum(1 for v in experiment["variants"].values() if v.get("group") == group)
+        names = [name for name, v in experiment["variants"].items() if v.get("group") == group]
         n = int((view.get("experiment") or {}).get("seeds", 1))
         per_corpus = 2 if group is None else len(corpora)  # Tables 1/4 train on arXiv and OpenWebText2
         groups.append({"paper": "receptive-field", "what": group or "slope and window models",
-                       "count": count * n * per_corpus, **_shape(view, vocab)})
+                       "count": len(names) * n * per_corpus + extra_seeds(view, names), **_shape(view, vocab)})
     # Table 2's longer-L_tr fixes (budget groups fix-ltr*), one corpus each, at their own batch
     # (their variants train at train_length_multiple x L_tr: that many times the tokens per sequence)
     for name, variant in experiment["variants"].items():
@@ -104,7 +115,8 @@ def trainings(preset: dict, vocab: int) -> list[dict]:
         length = int(view["model"]["train_length"] * variant.get("train_length_multiple", 1))
         view = {**view, "model": {**view["model"], "train_length": length}}
         n = int((view.get("experiment") or {}).get("seeds", 1))
-        groups.append({"paper": "receptive-field", "what": name, "count": n, **_shape(view, vocab)})
+        groups.append({"paper": "receptive-field", "what": name, "count": n + extra_seeds(view, [name]),
+                       **_shape(view, vocab)})
     seg = paper_view(preset, "segmented")
     experiment = read_yaml(ROOT / "config/experiments/segmented.yaml")
     large = set((seg.get("experiment") or {}).get("large_variants", []))
@@ -161,6 +173,36 @@ def gpu_costs(preset: dict, record: dict | None = None) -> list[dict]:
         rows.append({**group, "tokens_per_s_gpu": rate, "costed_from": point["what"], "costed_mfu": point["mfu"],
                      "gpu_hours": group["count"] * group["tokens"] / rate / 3600})
     return rows
+
+
+def model_shape(preset: dict, paper: str, variant: str, vocab: int = 50257) -> dict:
+    """The training shape and tokens of one model of `variant` at `preset`, as `trainings` costs
+    it (a receptive-field variant at its budget group's view, a longer-L_tr fix at its length).
+    The segmented paper's runs are costed as one group: an error."""
+    if paper == "lex":
+        return _shape(paper_view(preset, "lex"), vocab)
+    if paper != "receptive-field":
+        raise ValueError(f"no per-model cost for paper {paper!r}: its continued runs are costed as one group")
+    spec = read_yaml(ROOT / "config/experiments/receptive-field.yaml")["variants"].get(variant)
+    if spec is None:
+        raise ValueError(f"{variant!r} is no receptive-field variant")
+    view = group_view(paper_view(preset, paper), spec.get("group"))
+    if spec.get("group") not in (None, "seeds"):
+        length = int(view["model"]["train_length"] * spec.get("train_length_multiple", 1))
+        view = {**view, "model": {**view["model"], "train_length": length}}
+    return _shape(view, vocab)
+
+
+def model_gpu_hours(preset: dict, paper: str, variant: str, record: dict | None = None) -> float:
+    """One training of one model of `variant` at `preset`, in GPU-hours on one recorded GPU (the
+    rates `gpu_costs` uses)."""
+    from . import gpu_cost
+
+    record = record or gpu_cost.load_record()
+    points = gpu_cost.recorded_points(record, [read_yaml(ROOT / "config/presets/paper.yaml")])
+    shape = model_shape(preset, paper, variant)
+    rate, _ = gpu_cost.tokens_per_s(shape, points, record["result"]["peak_flops"])
+    return shape["tokens"] / rate / 3600
 
 
 def gpu_hours(preset_name: str) -> dict[str, float]:

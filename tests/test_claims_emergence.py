@@ -13,10 +13,12 @@ from lenex.claims.summary import reason_of
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _reading(claim="c", source="sweep s", cls="flat", slope=-0.0021, low=-0.01, high=0.0058, crossing=None):
+def _reading(claim="c", source="sweep s", cls="flat", slope=-0.0021, low=-0.01, high=0.0058, old="flat"):
     return {"claim": claim, "source": source, "subject": "rf-alibi", "variable": "train_tokens", "paper": 0.03,
-            "class": cls, "trend": {"slope": slope, "low": low, "high": high, "effects": 12},
-            "crossing": crossing, "note": "", "values": [1, 2], "points": []}
+            "class": cls, "trend": {"slope": slope, "low": low, "high": high, "seeds": 3, "how": "h"},
+            "pooled": {"class": old, "trend": {"slope": slope, "low": -0.004, "high": 0.0001, "effects": 12},
+                       "crossing": None},
+            "forecast": "results/scale-study/sweeps/predictions.md", "note": "", "values": [1, 2], "points": []}
 
 
 def test_files_are_found_under_the_root_and_sorted(tmp_path):
@@ -48,11 +50,16 @@ def test_a_non_finite_slope_is_one_error_naming_file_and_claim(tmp_path):
 
 def test_reading_text_by_hand():
     assert em.reading_text(_reading()) == (
-        "sweep s, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100, +0.0058]); "
-        "reaches the paper's: does not grow")
-    grows = _reading(cls="grows", slope=0.05, low=0.03, high=0.07,
-                     crossing={"value": 3.1e13, "low": 1.6e11, "high": None})
-    assert em.reading_text(grows).endswith("reaches the paper's: at train_tokens ≈ 3.1e+13 (1.6e+11 to unbounded)")
+        "sweep s, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100, +0.0058], 3 seeds "
+        "fitted alone; old rule, one pooled line: flat, 95% [-0.0040, +0.0001]); forecast toward the claim's "
+        "threshold: results/scale-study/sweeps/predictions.md")
+    # the rule changed after the data: where the old pooled line said otherwise, both stay visible
+    moved = _reading(slope=0.035, low=-0.005, high=0.076, old="grows")
+    assert "flat with train_tokens (slope +0.0350 per doubling, 95% [-0.0050, +0.0760]" in em.reading_text(moved)
+    assert "old rule, one pooled line: grows" in em.reading_text(moved)
+    one = {**_reading(cls=None, low=None, high=None), "trend": {"slope": 0.2, "low": None, "high": None, "seeds": 1}}
+    assert em.reading_text(one).startswith("sweep s, rf-alibi: no class with train_tokens (slope +0.2000 per "
+                                           "doubling, no interval, 1 seed fitted alone;")
     assert em.reading_text({**_reading(), "trend": None, "note": "not yet measured"}) == "sweep s, rf-alibi: not yet measured"
 
 
@@ -76,8 +83,11 @@ def test_only_a_sweep_of_the_claims_own_models_gives_a_measured_reason():
     contradicted = {"verdict": "contradicted", "sweep": {"variables": ["budget"], "why": "w"}}
     study = {**contradicted, "emergence": [_reading(source="the scale study's budget series", cls="shrinks")]}
     assert reason_of(study) == "contradicted, not yet measured: a budget sweep would"
-    swept = {**contradicted, "emergence": [_reading(), _reading(cls="flat"), _reading(cls="shrinks")]}
+    swept = {**contradicted, "emergence": [_reading(), _reading(cls="flat"), _reading(cls="shrinks", old="shrinks")]}
     assert reason_of(swept) == "contradicted; a train_tokens sweep measured it: trend flat / shrinks"
+    # the old pooled line's class stays beside the rule's where it differs
+    moved = {**contradicted, "emergence": [_reading(old="grows")]}
+    assert reason_of(moved) == "contradicted; a train_tokens sweep measured it: trend flat (old rule, pooled line: grows)"
 
 
 def test_the_committed_records_name_claims_that_exist():
@@ -88,6 +98,28 @@ def test_the_committed_records_name_claims_that_exist():
     assert "results/scale-study/emergence.json" in files
     found = em.readings_by_claim([ROOT / f for f in files])
     assert found and set(found) <= ids, sorted(set(found) - ids)
+
+
+def test_the_committed_records_class_is_the_forecasts_rule_from_the_points():
+    """Each committed sweep reading's class and slope are forecast.seed_trend's over the sweep's
+    committed points (a record written by the old pooled rule, or from fewer points, fails here)."""
+    from lenex.scale_study import forecast, predictions
+    from lenex.files import read_json
+
+    config = yaml.safe_load((ROOT / "config" / "sweeps.yaml").read_text(encoding="utf-8"))
+    checked = 0
+    for path in em.emergence_files(ROOT):
+        for r in read_json(ROOT / path)["effects"]:
+            if not r["source"].startswith(em.SWEEP) or r["variable"] != "train_tokens":
+                continue
+            name = r["source"][len(em.SWEEP):]
+            effect = next(e for e in config["sweeps"][name]["effects"] if e["model"] == r["subject"])
+            points = [read_json(p) for p in sorted((ROOT / "results/scale-study/sweeps" / name / "points").glob("*.json"))]
+            trend = forecast.seed_trend(predictions.series_of(points, effect, r["subject"]), r["paper"])
+            assert (r["class"], len(trend.fits)) == (trend.label, r["trend"]["seeds"]), path
+            assert r["trend"]["slope"] == pytest.approx(trend.slope.mean), path
+            checked += 1
+    assert checked >= 3  # rf-budget's two effects and rf-shift-budget's
 
 
 def test_the_verdict_carries_the_trend():

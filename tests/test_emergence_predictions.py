@@ -16,9 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _reading(cls="grows", crossing=None, variable="train_tokens", trend=True):
+    """An emergence record whose old-rule (`pooled`) reading is `cls` and `crossing`; the rule's own
+    class (`class`) is another, which the old rule's reading must not read."""
+    pooled = {"class": cls, "crossing": crossing, "trend": {"slope": 0.01, "low": 0.005, "high": 0.015}}
     return {"claim": "lex-alibi-rises-beyond-4x", "source": "sweep lex-budget", "subject": "lex-alibi",
-            "variable": variable, "class": cls, "crossing": crossing, "note": "",
-            "trend": {"slope": 0.01, "low": 0.005, "high": 0.015} if trend else None}
+            "variable": variable, "class": "shrinks", "note": "", "pooled": pooled if trend else None,
+            "trend": {"slope": -0.01, "low": -0.02, "high": -0.001, "seeds": 3} if trend else None}
 
 
 @pytest.mark.parametrize("reading, expected", [
@@ -130,8 +133,8 @@ def test_a_page_forecasts_each_series_and_keeps_the_old_rules_reading(monkeypatc
     series = {s: [(x, 0.1 * x + s / 100) for x in (0.0, 1.0, 2.0)] for s in (1, 2, 3)}
     item = {"claim": "c", "source": "sweep s", "subject": "m", "variable": "train_tokens", "effect": effect,
             "series": series}
-    old = [{"claim": "c", "source": "sweep s", "subject": "m", "variable": "train_tokens", "class": "flat",
-            "trend": {"slope": 0.0}, "crossing": None}]
+    old = [{"claim": "c", "source": "sweep s", "subject": "m", "variable": "train_tokens", "class": "grows",
+            "trend": {"slope": 0.1}, "pooled": {"class": "flat", "trend": {"slope": 0.0}, "crossing": None}}]
     stage = {"x": 4.0, "claims": ["c"], "what": "a toy stage"}
     with pytest.raises(ValueError, match="claim 'nope', which no config/claims file has"):
         rows([{**item, "claim": "nope"}], claims, {"c": RF_SHIFT}, stage, old)

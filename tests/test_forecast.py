@@ -42,6 +42,19 @@ def test_one_seed_reads_its_own_line_and_the_power_form_is_a_line_in_log_e():
         F.to_form("power", -0.1, 1)
 
 
+def test_the_trend_by_the_rule_is_the_linear_forms_mean_slope_and_its_class():
+    t = F.seed_trend(THREE, paper=1.0)
+    assert [f.slope for f in t.fits] == pytest.approx([1.0, 2.0, 3.0])
+    assert t.slope.mean == pytest.approx(2.0) and t.label == "flat"  # as above: [-0.48, 4.48]
+    alike = {s: [(x, e + 0.01 * s) for x, e in THREE[1]] for s in (1, 2, 3)}  # slope 1 in every seed
+    assert F.seed_trend(alike, paper=-1.0).label == "shrinks"  # interval [1, 1]: away from a negative paper
+    # a seed with one budget is left out; none with two gives no trend
+    assert len(F.seed_trend({**THREE, 4: [(0.0, 9.0)]}, paper=1.0).fits) == 3
+    assert F.seed_trend({1: [(0.0, 1.0)], 2: [(1.0, 2.0)]}, paper=1.0) is None
+    with pytest.raises(ValueError, match="no direction"):
+        F.seed_trend(THREE, paper=0.0)
+
+
 def test_the_criterion_picks_the_form_a_series_obviously_follows():
     power = {1: [(0.0, 1.0), (1.0, 2.0), (2.0, 4.0), (3.0, 8.0)]}
     linear = {1: [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0)]}

@@ -343,5 +343,7 @@ def test_power_seeds_imply_the_part_power_of_the_seeds_they_add():
     assert reference_parts(view) == {"run": ["data", "seed1", "seed2", "seed3"],
                                      "power": ["alibi/seed4", "alibi/seed5", "arxiv/w-40/seed4"]}
     assert reference_parts({"experiment": {"seeds": 3}, "reference_parts": {"a": ["x"]}}) == {"a": ["x"]}
+    # a run recorded whole (the gpu preset) declares no parts: its extra seeds are in its one file
+    assert reference_parts({"experiment": {"seeds": 1, "power_seeds": {"arxiv/sandwich": 3}}}) == {}
     with pytest.raises(ValueError, match="reference part 'power' is implied by experiment.power_seeds"):
         reference_parts({**view, "reference_parts": {"power": ["seed4"]}})

@@ -9,7 +9,7 @@ import pytest
 from corpus_fixture import make_corpus
 from lenex.files import read_json
 from lenex.scale_study import emergence_report as er
-from lenex.scale_study.emergence import Crossing
+from lenex.scale_study.emergence import Crossing, fit_trend
 from lenex.scale_study import sweep_rules, sweep_run
 from lenex.scale_study import sweeps as sw
 
@@ -138,7 +138,9 @@ def test_reading_a_budget_sweep_and_a_corpus_sweep():
     assert by_value[2] == {1: pytest.approx(0.11), 2: pytest.approx(0.12)}
     reading = er.read_effect([1, 2, 4, 8], by_value, paper=0.5, variable="train_tokens")
     assert reading["values"] == [1, 2, 4]  # 8 not measured yet
-    assert reading["trend"].slope == pytest.approx(0.1) and reading["class"] == "grows"
+    # by the rule each seed's own line (slope 0.1 in both), and beside it the old pooled line
+    assert reading["trend"].slope.mean == pytest.approx(0.1) and reading["class"] == "grows"
+    assert reading["pooled"]["trend"].slope == pytest.approx(0.1) and reading["pooled"]["class"] == "grows"
     # a corpus sweep: the paired difference over the seeds both corpora have
     corpus = er.read_effect(["a", "b"], {"a": {1: 0.1, 2: 0.3}, "b": {1: 0.4, 2: 0.4, 3: 0.9}}, 0.5, "corpus")
     assert corpus["contrast"].mean == pytest.approx(0.2) and corpus["contrast"].seeds == 2
@@ -157,28 +159,52 @@ def test_scale_study_series_need_three_budgets():
     assert [where for _, where, _ in series] == [{"tokenizer": "bpe", "shape": "2x64"}]
 
 
+# Three seeds whose own lines rise 0.05, 0.10 and 0.15 a doubling from 0 at values 1, 2, 4, 8 (u = 0..3).
+# By the rule (each seed alone): mean 0.1, sd 0.05, half-width t(0.975, 2) 0.05 / sqrt 3 = 0.1242, so
+# [-0.0242, +0.2242] holds 0: flat. Pooled as 12 independent points: the same slope 0.1, residuals
+# +-0.05 u in two seeds, SSE 2 x 0.0025 x 14 = 0.07 (df 10), Sxx 3 x 5 = 15, se sqrt(0.007 / 15) =
+# 0.0216, half-width t(0.975, 10) 0.0216 = 0.0481: [+0.052, +0.148], "grows" (the old rule's error).
+SPREAD = {v: {s: slope * math.log2(v) for s, slope in ((1, 0.05), (2, 0.10), (3, 0.15))} for v in (1, 2, 4, 8)}
+
+
 def test_page_from_synthetic_points(tmp_path):
-    reading = er.read_effect([1, 2, 4], {1: {1: 0.0, 2: 0.02}, 2: {1: 0.1, 2: 0.12}, 4: {1: 0.2, 2: 0.22}}, 0.51,
-                             "train_tokens")
+    reading = er.read_effect([1, 2, 4, 8], SPREAD, 0.51, "train_tokens")
     about = {"claim": "claim-x", "source": "sweep s", "subject": "m"}
-    er.write_page("t", ["intro"], [("claim-x", "train_tokens", reading, about)], tmp_path / "e.md", tmp_path / "e.png")
+    er.write_page("t", ["intro"], [("claim-x", "train_tokens", reading, about)], tmp_path / "e.md", tmp_path / "e.png",
+                  forecasts="../predictions.md")
     text = (tmp_path / "e.md").read_text()
-    assert "**grows**" in text and "at train_tokens ≈ 32" in text
+    assert "interval [-0.0242, +0.2242]: **flat**" in text
+    assert "Old rule, replaced after these data were seen (one least-squares line pooling all 12 effects" in text
+    assert "interval [+0.0519, +0.1481]: grows." in text
+    assert "[predictions.md](../predictions.md)" in text and "≈" not in text  # no crossing drawn here
     assert (tmp_path / "e.png").stat().st_size > 0
-    # the same reading as a record beside the page: the slope by hand is 0.1 per doubling (points
-    # at u = 0, 1, 2 with means 0.01, 0.11, 0.21), reaching 0.51 at u = 5, so x = 32
     (record,) = json.loads((tmp_path / "e.json").read_text())["effects"]
-    assert {k: record[k] for k in about} == about and record["class"] == "grows"
-    assert record["trend"]["slope"] == pytest.approx(0.1) and record["trend"]["effects"] == 6
-    assert record["crossing"]["value"] == pytest.approx(32.0)
-    assert [p["seeds"] for p in record["points"]] == [2, 2, 2] and record["points"][0]["mean"] == pytest.approx(0.01)
+    assert {k: record[k] for k in about} == about and record["class"] == "flat" and "crossing" not in record
+    assert record["trend"]["slope"] == pytest.approx(0.1) and record["trend"]["seeds"] == 3
+    assert record["trend"]["high"] == pytest.approx(0.1 + 4.302653 * 0.05 / math.sqrt(3), rel=1e-5)
+    assert record["pooled"]["class"] == "grows" and record["pooled"]["trend"]["effects"] == 12
+    assert record["pooled"]["trend"]["high"] - 0.1 == pytest.approx(2.228139 * math.sqrt(0.007 / 15), rel=1e-5)
+    # the old line reaches 0.51 at u = 5.1 (intercept 0): kept in the record for the old rule's reading
+    assert record["pooled"]["crossing"]["value"] == pytest.approx(2 ** 5.1)
+    assert record["forecast"] == er.PREDICTIONS
+    assert [p["seeds"] for p in record["points"]] == [3, 3, 3, 3] and record["points"][1]["mean"] == pytest.approx(0.1)
+
+
+def test_one_seed_with_two_values_has_a_slope_but_no_class():
+    reading = er.read_effect([1, 2, 4], {1: {1: 0.0, 2: 0.1}, 2: {1: 0.2}}, 0.5, "train_tokens")
+    assert reading["pooled"] is not None and reading["class"] is None
+    assert reading["trend"].slope.mean == pytest.approx(0.2) and "no interval" in reading["note"]
+    apart = er.read_effect([1, 2], {1: {1: 0.0, 2: 0.1}, 2: {3: 0.2}}, 0.5, "train_tokens")
+    assert apart["trend"] is None and apart["note"] == "no seed has two values: no per-seed trend"
 
 
 def test_an_unbounded_crossing_is_recorded_as_none():
-    """JSON has no infinity: a crossing interval open above is written with high = None."""
-    reading = {"trend": None, "crossing": Crossing(64.0, 8.0, math.inf), "values": [], "points": [],
-               "class": "grows", "paper": 1.0, "contrast": None, "note": ""}
-    assert er.reading_record({"claim": "c"}, "train_tokens", reading)["crossing"] == {"value": 64.0, "low": 8.0, "high": None}
+    """JSON has no infinity: the old rule's crossing interval open above is written with high = None."""
+    pooled = {"class": "grows", "trend": fit_trend([1, 2, 4], [0.0, 0.1, 0.2]), "crossing": Crossing(64.0, 8.0, math.inf)}
+    reading = {"trend": None, "pooled": pooled, "values": [], "points": [],
+               "class": None, "paper": 1.0, "contrast": None, "note": ""}
+    record = er.reading_record({"claim": "c"}, "train_tokens", reading)
+    assert record["pooled"]["crossing"] == {"value": 64.0, "low": 8.0, "high": None}
 
 
 def test_generated_block_replaces_only_itself():

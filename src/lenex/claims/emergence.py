@@ -2,10 +2,12 @@
 
 The scale study's tools write `emergence.json` beside each emergence page: per effect, the claim it
 reads, where it was measured (`source`: a sweep of the claim's own models, or the scale study's
-budget series of its own schemes), the trend's class and slope per doubling, and the value at which
-the fitted line would reach the paper's effect. The claims read those committed records as files
-(no import of the tool that wrote them: the library sits below it) and put each claim's readings
-beside its verdict.
+budget series of its own schemes), the trend's class and slope per doubling by the forecasts' rule
+(each seed fitted alone), the old rule's pooled line and class beside it (`pooled`: the rule changed
+after the data, so the old reading stays visible), and the page that forecasts the effect toward
+the claim's threshold (`forecast`). The claims read those committed records as files (no import of
+the tool that wrote them: the library sits below it) and put each claim's readings beside its
+verdict.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def emergence_files(root: str | Path = ".") -> list[str]:
 def _checked(effect: dict, path) -> dict:
     """One effect as the claims use it, every number in it checked finite where it is read
     (lenex.records.checks: a NaN slope would print as a trend)."""
-    keep = ("claim", "source", "subject", "variable", "values", "paper", "class", "trend", "crossing",
+    keep = ("claim", "source", "subject", "variable", "values", "paper", "class", "trend", "pooled", "forecast",
             "contrast", "note")
     reading = {k: effect.get(k) for k in keep}
     check_finite(reading, f"{path}: the reading of {effect.get('claim')!r}")
@@ -49,20 +51,27 @@ def _g(x: float) -> str:
     return f"{x:,.3g}"
 
 
+def _interval(low, high) -> str:
+    return "no interval" if low is None else f"95% [{low:+.4f}, {high:+.4f}]"
+
+
 def reading_text(r: dict) -> str:
-    """'sweep rf-budget, rf-alibi: flat with train_tokens (slope -0.0021 per doubling, 95% [-0.0100,
-    +0.0058]); reaches the paper's: does not grow'."""
+    """'sweep rf-shift-budget, rf-alibi-shift-6: flat with train_tokens (slope +0.0350 per doubling,
+    95% [-0.0050, +0.0760], 3 seeds fitted alone; old rule, one pooled line: grows, 95% [+0.0103,
+    +0.0500]); forecast toward the claim's threshold: results/scale-study/sweeps/predictions.md'."""
     where = f"{r['source']}, {r['subject']}"
     if r.get("contrast") and r["class"]:
         return f"{where}: {contrast_text(r)}"
     if r["trend"] is None:
         return f"{where}: {r['note'] or 'no trend'}"
-    t, cross = r["trend"], r["crossing"]
-    reach = ("does not grow" if cross is None else
-             f"at {r['variable']} ≈ {_g(cross['value'])} ({_g(cross['low'])} to "
-             f"{'unbounded' if cross['high'] is None else _g(cross['high'])})")
-    return (f"{where}: {r['class']} with {r['variable']} (slope {t['slope']:+.4f} per doubling, 95% "
-            f"[{t['low']:+.4f}, {t['high']:+.4f}]); reaches the paper's: {reach}")
+    t, pooled = r["trend"], r.get("pooled")
+    seeds = f"{t['seeds']} seed{'s' if t['seeds'] != 1 else ''} fitted alone"
+    old = ("" if pooled is None else
+           f"; old rule, one pooled line: {pooled['class']}, "
+           f"{_interval(pooled['trend']['low'], pooled['trend']['high'])}")
+    text = (f"{where}: {r['class'] or 'no class'} with {r['variable']} (slope {t['slope']:+.4f} per doubling, "
+            f"{_interval(t['low'], t['high'])}, {seeds}{old})")
+    return text + (f"; forecast toward the claim's threshold: {r['forecast']}" if r.get("forecast") else "")
 
 
 def paired_difference(r: dict) -> str:
@@ -87,14 +96,20 @@ def emergence_text(readings: list[dict]) -> str:
 def measured_reason(readings: list[dict]) -> str | None:
     """The summary's group of a contradicted claim a sweep of its own models measured: per variable
     the classes of its readings, e.g. 'contradicted; a train_tokens sweep measured it: trend flat'
-    or '...; a corpus sweep measured it: differs between corpora'. None when only the scale study's series
-    (other schemes) read it."""
+    or '...; a corpus sweep measured it: differs between corpora'; where the old pooled line's
+    classes differ, they follow, labelled ('trend flat (old rule, pooled line: grows)'). None when
+    only the scale study's series (other schemes) read it."""
     own = [r for r in readings if r["source"].startswith(SWEEP) and r["class"]]
     if not own:
         return None
     found = []
     for variable in dict.fromkeys(r["variable"] for r in own):
-        classes = " / ".join(dict.fromkeys(r["class"] for r in own if r["variable"] == variable))
-        found.append(f"a {variable} sweep measured it: " + (f"{classes} between corpora" if variable == "corpus"
-                                                             else f"trend {classes}"))
+        mine = [r for r in own if r["variable"] == variable]
+        classes = " / ".join(dict.fromkeys(r["class"] for r in mine))
+        if variable == "corpus":
+            found.append(f"a corpus sweep measured it: {classes} between corpora")
+            continue
+        old = " / ".join(dict.fromkeys(r["pooled"]["class"] for r in mine if r.get("pooled")))
+        found.append(f"a {variable} sweep measured it: trend {classes}"
+                     + (f" (old rule, pooled line: {old})" if old and old != classes else ""))
     return "contradicted; " + "; ".join(found)

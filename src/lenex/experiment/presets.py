@@ -90,13 +90,13 @@ def check_power_variants(view: dict, variants, paper: str, names: list[str] | No
 
 def reference_parts(view: dict) -> dict[str, list[str]]:
     """A paper's recorded parts at a preset: those it declares (`reference_parts`) and, where it
-    has power reruns, the part `power` they imply: `<model>/seed<s>` for each model of
+    declares some and has power reruns, the part `power` they imply: `<model>/seed<s>` for each model of
     `experiment.power_seeds` and each seed past `experiment.seeds` (the part the power plan names;
     declared once, here, so its files cannot fall into another part by a selector left out)."""
     parts = dict(view.get("reference_parts") or {})
     power = (view.get("experiment") or {}).get("power_seeds") or {}
-    if not power:
-        return parts
+    if not power or not parts:
+        return parts  # a run recorded whole (no declared parts) holds its extra seeds in its one file
     if "power" in parts:
         raise ValueError(f"preset {view.get('name')!r}: reference part 'power' is implied by experiment.power_seeds; "
                          "do not declare it")

@@ -1,16 +1,14 @@
-"""Emergence curves: a claim's effect against one scale variable, its trend, and the
-value of the variable at which the effect would reach the paper's.
+"""Emergence curves: a claim's effect against one scale variable, and the old pooled line.
 
 Small pure functions over numbers (docs/emergence.md):
 - `mean_interval`: the effect at one value of the variable, a Student t interval over seeds of
   the per-seed effects (each seed's effect is paired: numerator and denominator from one model);
-- `fit_trend`: least squares of the per-seed effects on log2 of the variable (log-linear), the
-  slope with its standard error and interval, and what the inverse prediction needs;
-- `classify`: grows / flat / shrinks, the slope's interval against 0, "grows" meaning toward the
-  paper's side of 0;
-- `crossing`: the value at which the fitted line reaches the paper's effect, with the interval
-  of the values whose confidence band contains it (Fieller's inverse prediction), or None when
-  the effect does not grow.
+- the OLD RULE, kept so that its reading stays on the pages beside the rule that replaced it
+  (lenex.scale_study.forecast.seed_trend, each seed fitted alone; docs/emergence.md, "Forecasts:
+  the rule"): `fit_trend`, one least-squares line of every per-seed effect on log2 of the
+  variable, counting each seed's points as independent; `classify`, its slope's interval against
+  0; `crossing`, the value at which that line reaches the paper's full effect (Fieller's inverse
+  prediction), or None when the effect does not grow; `emergence`, the three together.
 """
 from __future__ import annotations
 
@@ -133,8 +131,9 @@ def crossing(trend: Trend, target: float) -> Crossing | None:
 
 
 def emergence(values: list[float], per_seed: list[list[float]], paper: float, level: float = LEVEL) -> dict:
-    """The whole reading of one sweep's effect: per value its effect and interval, the trend, its
-    class and the crossing ("does not grow" unless it grows toward the paper's effect)."""
+    """The old rule's whole reading of one sweep's effect: per value its effect and interval, the
+    pooled line, its class and the crossing ("does not grow" unless it grows toward the paper's
+    effect)."""
     points = [mean_interval(effects, level) for effects in per_seed]
     xs = [x for x, effects in zip(values, per_seed) for _ in effects]
     ys = [e for effects in per_seed for e in effects]

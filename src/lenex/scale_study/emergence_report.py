@@ -1,9 +1,13 @@
 """Emergence curves from recorded points: per sweep (or scale-study series) and effect, a table
 (markdown) and a figure (png), generated from the records alone (docs/emergence.md).
 
-A reading is lenex.scale_study.emergence's: per value the effect over seeds with its interval, the
-log-linear trend, its class and the crossing. A corpus sweep has no order: per corpus the effect,
-and the paired difference between its two corpora over the seeds both have.
+A reading: per value the effect over seeds with its interval (lenex.scale_study.emergence); the
+trend and its class by the forecasts' rule (lenex.scale_study.forecast.seed_trend: each seed's own
+line on log2 of the variable, the mean slope with a t interval over seeds); beside it, labelled,
+the old rule's pooled line and its class (the rule changed after these data were seen). Where the
+effect would reach the claim's threshold is the forecasts' page (PREDICTIONS), not a crossing
+here. A corpus sweep has no order: per corpus the effect, and the paired difference between its
+two corpora over the seeds both have.
 """
 from __future__ import annotations
 
@@ -13,7 +17,11 @@ import textwrap
 
 from ..files import atomic_write_text, save_figure
 from ..records.scale_record import scores_of
+from . import forecast
 from .emergence import LEVEL, effect_of, emergence, mean_interval
+
+#: The forecasts of every budget series toward its claim's threshold (lenex.scale_study.predictions).
+PREDICTIONS = "results/scale-study/sweeps/predictions.md"
 
 
 def seed_effects(records: list[dict], effect: dict) -> dict:
@@ -33,12 +41,25 @@ def seed_effects(records: list[dict], effect: dict) -> dict:
     return out
 
 
+def seed_series(present: list, by_value: dict) -> dict:
+    """{seed: [(log2 value, e), ...]}: each seed's own points, as lenex.scale_study.forecast reads
+    a series (a budget sweep trains one shape, so a doubling of its tokens is one of its tokens per
+    parameter too)."""
+    series: dict = {}
+    for v in present:
+        for seed, e in by_value[v].items():
+            series.setdefault(seed, []).append((math.log2(v), e))
+    return {seed: sorted(points) for seed, points in sorted(series.items())}
+
+
 def read_effect(values: list, by_value: dict, paper: float, variable: str, level: float = LEVEL) -> dict:
-    """The reading of one effect over a sweep's values (those with at least one seed)."""
+    """The reading of one effect over a sweep's values (those with at least one seed): `trend`
+    (forecast.SeedTrend) and `class` by the rule; `pooled`, the old rule's reading (its line, class
+    and crossing of the paper's full effect), kept beside it."""
     present = [v for v in values if by_value.get(v)]
     per_seed = [[by_value[v][s] for s in sorted(by_value[v])] for v in present]
     reading = {"values": present, "paper": paper, "points": [mean_interval(e, level) for e in per_seed],
-               "class": None, "trend": None, "crossing": None, "contrast": None, "note": ""}
+               "class": None, "trend": None, "pooled": None, "contrast": None, "note": ""}
     if variable == "corpus":
         if len(present) == 2:
             first, second = (by_value[v] for v in present)
@@ -54,7 +75,12 @@ def read_effect(values: list, by_value: dict, paper: float, variable: str, level
     if len(present) < 2 or sum(map(len, per_seed)) < 3:
         reading["note"] = "a trend needs at least 3 effects at 2 or more values: not yet measured"
         return reading
-    return {**reading, **{k: v for k, v in emergence(present, per_seed, paper, level).items() if k != "points"}}
+    pooled = {k: v for k, v in emergence(present, per_seed, paper, level).items() if k != "points"}
+    trend = forecast.seed_trend(seed_series(present, by_value), paper, level)
+    note = ("no seed has two values: no per-seed trend" if trend is None else
+            "" if trend.label else "one seed with two values: the per-seed slope has no interval")
+    return {**reading, "pooled": pooled, "trend": trend, "class": None if trend is None else trend.label,
+            "note": note}
 
 
 def contrast_class(contrast) -> str | None:
@@ -78,8 +104,10 @@ def _interval(point) -> str:
     return "one seed: no interval" if point.low is None else f"[{_num(point.low)}, {_num(point.high)}]"
 
 
-def effect_lines(title: str, variable: str, reading: dict) -> list[str]:
-    """The markdown of one effect: a row per value, then the trend and the crossing in words."""
+def effect_lines(title: str, variable: str, reading: dict, forecasts: str = PREDICTIONS) -> list[str]:
+    """The markdown of one effect: a row per value, then the trend by the rule, the old pooled
+    line labelled beside it, and where the forecast toward the claim's threshold is (`forecasts`,
+    a link relative to the page)."""
     lines = [f"### {title}", "", f"e = ln ppl / ppl as named; the paper's e = {_num(reading['paper'])}.", "",
              f"| {variable} | seeds | e (mean) | {LEVEL:.0%} interval | fraction of the paper's |", "|---|---:|---:|---|---:|"]
     for value, point in zip(reading["values"], reading["points"]):
@@ -90,15 +118,22 @@ def effect_lines(title: str, variable: str, reading: dict) -> list[str]:
         c = reading["contrast"]
         lines.append(f"Paired over {c.seeds} seeds, e({_value(reading['values'][1])}) − e({_value(reading['values'][0])}) = "
                      f"{_num(c.mean)}, interval {_interval(c)}" + (f": **{reading['class']}**." if reading["class"] else "."))
-    elif reading["trend"] is not None:
+    elif reading["pooled"] is not None:
         t = reading["trend"]
-        lines.append(f"Trend (least squares on log2 {variable}, {t.n} effects): slope {_num(t.slope)} per doubling, "
-                     f"interval [{_num(t.slope_low)}, {_num(t.slope_high)}]: **{reading['class']}**.")
-        cross = reading["crossing"]
-        lines.append("Reaches the paper's effect: " + (
-            "does not grow" if cross is None else
-            f"at {variable} ≈ {cross.value:,.4g} (interval {cross.low:,.4g} to "
-            f"{'unbounded' if math.isinf(cross.high) else f'{cross.high:,.4g}'})") + ".")
+        if t is None:
+            lines.append(f"Trend by the rule (each seed's own line): {reading['note']}.")
+        else:
+            lines.append(f"Trend by the rule (docs/emergence.md, \"Forecasts: the rule\": each seed's own least-squares "
+                         f"line on log2 {variable}; {t.slope.how}): slope {_num(t.slope.mean)} per doubling, "
+                         + (f"interval [{_num(t.slope.low)}, {_num(t.slope.high)}]: **{t.label}**."
+                            if t.label else f"{reading['note']}."))
+        p = reading["pooled"]["trend"]
+        lines.append(f"Old rule, replaced after these data were seen (one least-squares line pooling all {p.n} effects "
+                     f"as independent): slope {_num(p.slope)} per doubling, interval [{_num(p.slope_low)}, "
+                     f"{_num(p.slope_high)}]: {reading['pooled']['class']}.")
+        lines.append(f"Where it would reach the claim's threshold: the forecast in [predictions.md]({forecasts}) "
+                     "(toward the claim's own threshold, where the old rule's crossing read the paper's full effect)."
+                     if variable == "train_tokens" else f"A {variable} trend predicts no budget.")
     else:
         lines.append(reading["note"] + ".")
     return lines + [""]
@@ -124,10 +159,15 @@ def plot(panels: list[tuple[str, str, dict]], path) -> None:
         errors = [[0 if p.low is None else p.mean - p.low for p in reading["points"]],
                   [0 if p.high is None else p.high - p.mean for p in reading["points"]]]
         ax.errorbar(xs, means, yerr=errors, fmt="o", capsize=3, label="ours (mean, interval)")
-        if reading["trend"] is not None and xs:
-            t = reading["trend"]
+        if reading["pooled"] is not None and xs:
             grid = [min(xs) * 2 ** (i / 10) for i in range(int(10 * math.log2(max(xs) / min(xs))) + 1)]
-            ax.plot(grid, [t.intercept + t.slope * math.log2(x) for x in grid], "-", label=f"trend: {reading['class']}")
+            if reading["trend"] is not None:
+                fits, sign = reading["trend"].fits, 1 if reading["paper"] > 0 else -1
+                ax.plot(grid, [forecast.predict(fits, "linear", sign, math.log2(x)).mean for x in grid], "-",
+                        label=f"seeds' lines, mean: {reading['class'] or 'no interval'}")
+            t = reading["pooled"]["trend"]
+            ax.plot(grid, [t.intercept + t.slope * math.log2(x) for x in grid], ":", color="gray",
+                    label=f"old rule, pooled line: {reading['pooled']['class']}")
         ax.axhline(reading["paper"], color="gray", linestyle="--", label="the paper's")
         if numeric and xs:
             ax.set_xscale("log", base=2)
@@ -149,23 +189,34 @@ def _point(p) -> dict | None:
 def reading_record(about: dict, variable: str, reading: dict) -> dict:
     """One effect's reading as the claims read it (lenex.claims.emergence): which claim, where it
     was measured (`source`: a sweep or the scale study's series; `subject`: its model or series),
-    the trend's class and slope per doubling with its interval, and the crossing (None: does not
-    grow; an unbounded upper end is None too, JSON having no infinity)."""
-    trend, cross = reading["trend"], reading["crossing"]
+    the class and the slope per doubling with its interval by the rule (`trend`: the mean over
+    `seeds` seeds fitted alone), `pooled` the old rule's class, line and crossing of the paper's
+    full effect (None: does not grow; an unbounded upper end is None too, JSON having no
+    infinity), and `forecast`, the page that forecasts it toward the claim's threshold."""
+    trend, pooled = reading["trend"], reading["pooled"]
+    old = None
+    if pooled is not None:
+        t, cross = pooled["trend"], pooled["crossing"]
+        old = {"class": pooled["class"],
+               "trend": {"slope": t.slope, "low": t.slope_low, "high": t.slope_high, "effects": t.n},
+               "crossing": None if cross is None else {"value": cross.value, "low": cross.low,
+                                                       "high": None if math.isinf(cross.high) else cross.high}}
     return {**about, "variable": variable, "paper": reading["paper"], "values": reading["values"],
             "points": [_point(p) for p in reading["points"]], "class": reading["class"],
-            "trend": None if trend is None else {"slope": trend.slope, "low": trend.slope_low,
-                                                 "high": trend.slope_high, "effects": trend.n},
-            "crossing": None if cross is None else {"value": cross.value, "low": cross.low,
-                                                    "high": None if math.isinf(cross.high) else cross.high},
+            "trend": None if trend is None else {"slope": trend.slope.mean, "low": trend.slope.low,
+                                                 "high": trend.slope.high, "seeds": len(trend.fits),
+                                                 "how": trend.slope.how},
+            "pooled": old, "forecast": PREDICTIONS if variable == "train_tokens" else None,
             "contrast": _point(reading["contrast"]), "note": reading["note"]}
 
 
-def write_page(title: str, intro: list[str], panels: list[tuple[str, str, dict, dict]], md_path, png_path) -> None:
-    """The page (markdown and figure) and beside it `emergence.json`, the same readings as records."""
+def write_page(title: str, intro: list[str], panels: list[tuple[str, str, dict, dict]], md_path, png_path,
+               forecasts: str = PREDICTIONS) -> None:
+    """The page (markdown and figure) and beside it `emergence.json`, the same readings as records;
+    `forecasts`: the predictions page as a link from this one."""
     lines = [f"# {title}", "", *intro, "", f"![the effects against the variable]({png_path.name})", ""]
     for name, variable, reading, _ in panels:
-        lines += effect_lines(name, variable, reading)
+        lines += effect_lines(name, variable, reading, forecasts)
     records = [reading_record(about, variable, reading) for _, variable, reading, about in panels]
     atomic_write_text(md_path.with_suffix(".json"), json.dumps({"title": title, "effects": records}, indent=1) + "\n")
     atomic_write_text(md_path, "\n".join(lines).rstrip() + "\n")

@@ -7,6 +7,7 @@ non-embedding parameter), e the effect of one model (a log ratio of two perplexi
   and data order, so seeds, not points, are the independent units);
 - `predict`, `slope`: the mean over seeds of the seeds' predictions (slopes), a t interval over
   seeds; one seed: its own least-squares interval;
+- `seed_trend`: the trend class of a series by the rule (the emergence pages read it too);
 - `held_out_errors`, `choose_form`: the leave-one-budget-out criterion on the e scale;
 - `region`, `verdict`: the claim's threshold as a region of e, and a predicted interval against it;
 - `beyond`, `anchored`, `crossing`: how far a prediction extrapolates, the interpolation toward the
@@ -141,6 +142,26 @@ def trend_class(slope_estimate: Estimate, paper: float) -> str | None:
     sign = 1 if paper > 0 else -1
     low, high = sorted((sign * slope_estimate.low, sign * slope_estimate.high))
     return "grows" if low > 0 else "shrinks" if high < 0 else "flat"
+
+
+@dataclass(frozen=True)
+class SeedTrend:
+    fits: list[SeedFit]  # the linear form's, one per seed with two or more budgets
+    slope: Estimate
+    label: str | None  # trend_class: grows / flat / shrinks, None without an interval
+
+
+def seed_trend(series: dict, paper: float, level: float = LEVEL) -> SeedTrend | None:
+    """The trend of e per doubling by the rule: the linear form fitted to each seed alone, the
+    mean of the seeds' slopes with its interval (`slope`) and its class (`trend_class`); None when
+    no seed has two budgets. The one trend the forecasts and the emergence pages both give."""
+    if paper == 0:
+        raise ValueError("the paper's effect is 0: no direction to grow toward")
+    fits = fit_seeds(series, "linear", 1 if paper > 0 else -1)
+    if not fits:
+        return None
+    estimate = slope(fits, level)
+    return SeedTrend(fits, estimate, trend_class(estimate, paper))
 
 
 def held_out_errors(series: dict, form: str, sign: int) -> dict[tuple, float]:
@@ -314,9 +335,9 @@ def forecast(series: dict, paper: float, holds_in: tuple[float, float], targets:
         choice = {"chosen": "linear", "scores": {}, "difference": None, "separated": False,
                   "why": "no seed has three budgets: no held-out error; the linear form by default"}
     chosen = choice["chosen"]
-    trend = forms["linear"]["slope"]
+    trend = seed_trend(usable, paper, level)
     out = {"seeds": len(usable), "points": sum(len(p) for p in usable.values()), "data": data, "forms": forms,
-           "choice": choice, "trend": trend, "class": trend_class(trend, paper), "targets": {}}
+           "choice": choice, "trend": trend.slope, "class": trend.label, "targets": {}}
     for name, x in targets.items():
         per_form = {}
         for form, spec in forms.items():

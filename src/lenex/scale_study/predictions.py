@@ -117,17 +117,18 @@ def least_x(view: dict, variants: dict) -> float:
 
 
 def says(reading: dict, gpu_tokens: int, paper_tokens: int) -> str:
-    """What one emergence record predicted under the old rule (one line over every seed's points,
-    crossing the paper's full effect): shows within one GPU-day (the crossing's whole interval at or
-    below the gpu preset's tokens), may show (its estimate only), needs more than one GPU-day
-    (within or beyond the paper's own budget), does not grow, or predicts no budget."""
+    """What one emergence record predicted under the old rule (its `pooled` reading: one line over
+    every seed's points, crossing the paper's full effect): shows within one GPU-day (the crossing's
+    whole interval at or below the gpu preset's tokens), may show (its estimate only), needs more
+    than one GPU-day (within or beyond the paper's own budget), does not grow, or predicts no budget."""
     if reading["variable"] != "train_tokens":
         return f"not a budget trend ({reading['variable']}): predicts no budget"
-    if reading["trend"] is None:
+    pooled = reading.get("pooled")
+    if pooled is None:
         return "no trend: " + (reading.get("note") or "too few points")
-    if reading["class"] != "grows":
-        return f"does not grow ({reading['class']}): no budget predicted"
-    cross = reading["crossing"]
+    if pooled["class"] != "grows":
+        return f"does not grow ({pooled['class']}): no budget predicted"
+    cross = pooled["crossing"]
     if cross is None:
         return "grows, but its line never reaches the paper's effect"
     high = cross.get("high")
