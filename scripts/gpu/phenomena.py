@@ -257,7 +257,10 @@ def judge(tables: dict[str, dict]) -> list[dict]:
             check = narrowed(claim["check"], produced)
             distinct = lambda tree: {r for ref in references(tree) for r in expand(ref)}  # noqa: E731
             total, kept = len(distinct(claim["check"])), len(distinct(check)) if check else 0
-            record = evaluate_claim({**claim, "check": check}, tables) if check else {
+            fails = [r for ref in (claim.get("paper_fails") or {}).get("cells", []) for r in expand(ref) if r in produced]
+            # the paper's listed failures narrowed with the check: those on cells this stage produces
+            staged = {**claim, "check": check, "paper_fails": {**claim["paper_fails"], "cells": fails} if fails else None}
+            record = evaluate_claim(staged, tables) if check else {
                 "id": ident, "verdict": "untestable", "evidence": "no cell of its check is produced here"}
             record["narrowed_to"] = f"{kept} of the {total} cells its check reads (those this stage produces)"
             records.append(record)
