@@ -30,6 +30,20 @@ def effect_of(ppl: dict, numerator: int, denominator: int, train_length: int) ->
     return math.log(ppl[lengths[numerator]]) - math.log(ppl[lengths[denominator]])
 
 
+def record_effect(record: dict, effect: dict) -> float | None:
+    """One point record's e for a sweep's `effect` ({numerator, denominator, protocol}); None where
+    the record lacks the protocol's scores or a length the effect reads (what was measured counts)."""
+    from ..records.scale_record import scores_of
+
+    scores = scores_of(record, effect.get("protocol", "lex"))
+    if not scores:
+        return None
+    try:
+        return effect_of(scores["ppl"], effect["numerator"], effect["denominator"], record["train_length"])
+    except ValueError:
+        return None
+
+
 def paper_effect(numerator: float, denominator: float) -> float:
     """The paper's effect from its printed perplexities: ln(numerator / denominator)."""
     if numerator <= 0 or denominator <= 0:

@@ -16,9 +16,8 @@ import math
 import textwrap
 
 from ..files import atomic_write_text, save_figure
-from ..records.scale_record import scores_of
 from . import forecast
-from .emergence import LEVEL, effect_of, emergence, mean_interval
+from .emergence import LEVEL, emergence, mean_interval, record_effect
 
 #: The forecasts of every budget series toward its claim's threshold (lenex.scale_study.predictions).
 PREDICTIONS = "results/scale-study/sweeps/predictions.md"
@@ -31,11 +30,7 @@ def seed_effects(records: list[dict], effect: dict) -> dict:
     for r in records:
         if r["phenomenon"] != effect["model"]:
             continue
-        scores = scores_of(r, effect.get("protocol", "lex"))
-        try:
-            e = effect_of(scores["ppl"], effect["numerator"], effect["denominator"], r["train_length"]) if scores else None
-        except ValueError:
-            e = None
+        e = record_effect(r, effect)
         if e is not None:
             out.setdefault(r["value"], {})[r["seed"]] = e
     return out

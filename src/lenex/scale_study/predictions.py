@@ -194,18 +194,13 @@ def check_leaves(claim: dict, numerator: str, denominator: str) -> list[tuple[st
 def series_of(records: list[dict], effect: dict, model: str) -> dict:
     """{seed: [(x, e)]} of one effect over points of `model` (a record lacking a length or the
     protocol the effect reads is left out), x from each point's own model and tokens."""
-    from ..records.scale_record import scores_of
-    from .emergence import effect_of
+    from .emergence import record_effect
 
     out: dict = {}
     for r in records:
         if r["phenomenon"] != model:
             continue
-        scores = scores_of(r, effect.get("protocol", "lex"))
-        try:
-            e = effect_of(scores["ppl"], effect["numerator"], effect["denominator"], r["train_length"]) if scores else None
-        except ValueError:
-            e = None
+        e = record_effect(r, effect)
         if e is not None:
             out.setdefault(r.get("seed", 1), []).append((model_x(r["train_tokens"], r["model_config"]), e))
     return {s: sorted(v) for s, v in sorted(out.items())}
