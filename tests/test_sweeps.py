@@ -155,7 +155,7 @@ def test_scale_study_series_need_three_budgets():
     effect = {"phenomenon": "m", "numerator": 2, "denominator": 1}
     records = [{**_record("m", None, None, 1.1 + t, 1.0), "train_tokens": t, "tokenizer": "bpe", "shape": s}
                for s, budgets in (("2x64", [1, 2, 4]), ("4x128", [1, 2])) for t in budgets]
-    series = sweep_run.scale_study_series(records, [effect])
+    series = er.scale_study_series(records, [effect])
     assert [where for _, where, _ in series] == [{"tokenizer": "bpe", "shape": "2x64"}]
 
 

@@ -1,8 +1,8 @@
 """Cells files holding only the paper's numbers (ours all null), built from the experiment file and
 paper_results.csv: what every claim must hold on with no run of ours (tests/test_claims.py), and
 what each claim's effect thresholds are derived from (lenex.claims.thresholds), the same at every
-preset because no run of ours enters. A paper whose tables the library's generic builder does not
-build (segmented) is built by its own."""
+preset because no run of ours enters. Each paper builds its own tables
+(Paper.paper_only_table)."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -10,14 +10,10 @@ from pathlib import Path
 
 from ..files import read_yaml
 from ..pipeline.papers import paper_named
-from ..segmented.tables import build_segmented_table
 from ..tables.cells import significance_extra, table_cells
 from ..tables.paper_results import load_paper_results
-from ..tables.table_data import build_table
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "config" / "experiments"
-
-PAPER_ONLY_HEADER = {"scale_statement": "paper only", "lines": [], "stand_in": None}
 
 
 def paper_tables(experiment_path: str | Path, paper_results: str | Path | None = None) -> dict[str, dict]:
@@ -26,10 +22,7 @@ def paper_tables(experiment_path: str | Path, paper_results: str | Path | None =
     paper_df = load_paper_results(paper_results)
     tables = {}
     for spec in experiment["tables"].values():
-        if experiment["paper"] == "segmented":
-            table = build_segmented_table(spec, [], paper_df, PAPER_ONLY_HEADER)
-        else:
-            table = build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
+        table = paper_named(experiment["paper"]).paper_only_table(spec, paper_df)
         tables[str(spec["table"])] = table_cells(table, significance_extra(spec))
     for key in paper_named(experiment["paper"]).figure_cells:  # a figure's numbers are ours only
         tables[f"f{key.removeprefix('figure')}"] = {"figure": key.removeprefix("figure"), "values": {}}

@@ -14,23 +14,16 @@ there, which the claims file lists under `paper_fails` (lenex.claims.evaluate ch
 effect leaves) or `cells: [[num, den], ...]` (contrasted cells no claim reads). A `value` override is
 the paper's own words naming a number, and wins.
 
-    python -m lenex.claims.thresholds --write-docs   # rewrite the table in docs/claims.md
-    python -m lenex.claims.thresholds --check        # fail if that table is not current
+The table of every derived threshold in docs/claims.md is written by lenex.claims.threshold_table.
 """
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from statistics import median
 
-from ..cli import run_cli
 from . import predicates as P
 
-REPO = Path(__file__).resolve().parents[3]
-DOCS = REPO / "docs" / "claims.md"
-BEGIN, END = "<!-- thresholds table: python -m lenex.claims.thresholds --write-docs -->", "<!-- end of thresholds table -->"
 PAPERS = ("lex", "receptive-field", "segmented")
 
 DEFAULT, WORDS, DERIVED, BORROWED, CONTRAST = "default", "words", "derived", "borrowed", "contrast"
@@ -194,54 +187,3 @@ def claim_thresholds(claim: dict, used: list[str], tables: dict | None,
         old = mildest_value(effects) if word in OLD_RULE_WORDS else P.THRESHOLDS[word]
         out[word] = Threshold(word, value, source, why, effects, old, below, spec.get("from") if spec else None)
     return out
-
-
-def table_rows(papers=PAPERS) -> list[str]:
-    """The docs table: every claim's threshold that is not a default, from the claims files and the
-    bundled paper numbers."""
-    from .evaluate import load_claims, threshold_basis
-
-    rows = ["| claim | word | from | paper's effects (n: min / median / max) | old | new | "
-            "the paper's cells below the new one |", "|---|---|---|---|---|---|---|"]
-    for paper in papers:
-        for claim in load_claims(REPO / "config" / "claims" / f"{paper}.yaml")["claims"]:
-            for word, t in threshold_basis(claim).items():
-                if t.source == DEFAULT:
-                    continue
-                spread = (f"{len(t.effects)}: {ratio_text(math.exp(min(t.effects)))} / "
-                          f"{ratio_text(math.exp(median(t.effects)))} / {ratio_text(math.exp(max(t.effects)))}"
-                          if t.effects else "—")
-                how = {DERIVED: "its own cells", BORROWED: f"`{t.lender}`", CONTRAST: "contrasted cells",
-                       WORDS: "the paper's words"}[t.source]
-                old = t.value if t.source == WORDS else t.old
-                rows.append(f"| `{claim['id']}` | {word} | {how} | {spread} | {old:.3g} | {t.value:.3g} | "
-                            f"{len(t.paper_below) or '—'} |")
-    return rows
-
-
-def docs_with_table(text: str, rows: list[str]) -> str:
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise ValueError(f"docs/claims.md must hold one {BEGIN!r} ... {END!r} block")
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    return head + BEGIN + "\n" + "\n".join(rows) + "\n" + END + tail
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write-docs", action="store_true", help=f"rewrite the table in {DOCS}")
-    action.add_argument("--check", action="store_true", help="fail if that table is not current")
-    args = parser.parse_args(argv)
-    text = DOCS.read_text(encoding="utf-8")
-    new = docs_with_table(text, table_rows())
-    if args.check:
-        if new != text:
-            raise SystemExit(f"{DOCS}: the thresholds table is not current; run python -m lenex.claims.thresholds "
-                             "--write-docs")
-        return
-    DOCS.write_text(new, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -60,6 +60,13 @@ class Paper(ABC):
     #: read two models), or one model of a variant is scored on every corpus (LEX's, trained on one mix).
     models_per_corpus: bool = True
 
+    def paper_only_table(self, spec: dict, paper_df) -> dict:
+        """One table of `spec` built with the paper's numbers alone (no result of ours): what the
+        claims' thresholds and paper-side checks read (lenex.claims.paper_cells)."""
+        from ..tables.table_data import build_table
+
+        return build_table(spec, [], paper_df, {"train_length": spec["paper_train_length"]})
+
     def claims_arguments(self) -> str:
         """lenex.claims.render's arguments that follow from how the paper trains its models."""
         return "" if self.models_per_corpus else "--one-model-per-variant"

@@ -36,6 +36,24 @@ def seed_effects(records: list[dict], effect: dict) -> dict:
     return out
 
 
+def scale_study_series(records: list[dict], effects: list[dict], least: int = 3) -> list[tuple[dict, dict, list[dict]]]:
+    """The scale study's budget series: for each effect, every (tokenizer, shape) at which its
+    phenomenon has at least `least` budgets measuring it; each as (effect, {tokenizer, shape}, records
+    with value = train_tokens and seed = the study's one)."""
+    series = []
+    for effect in effects:
+        groups: dict = {}
+        for r in records:
+            if r["phenomenon"] == effect["phenomenon"]:
+                groups.setdefault((r["tokenizer"], r["shape"]), []).append(
+                    {**r, "phenomenon": effect["phenomenon"], "value": r["train_tokens"], "seed": 1})
+        for (tokenizer, shape), group in sorted(groups.items()):
+            measured = seed_effects(group, {**effect, "model": effect["phenomenon"]})
+            if len(measured) >= least:
+                series.append((effect, {"tokenizer": tokenizer, "shape": shape}, group))
+    return series
+
+
 def seed_series(present: list, by_value: dict) -> dict:
     """{seed: [(log2 value, e), ...]}: each seed's own points, as lenex.scale_study.forecast reads
     a series (a budget sweep trains one shape, so a doubling of its tokens is one of its tokens per

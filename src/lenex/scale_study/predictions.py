@@ -211,7 +211,7 @@ def budget_series(root: Path, config: dict) -> list[dict]:
     of another variable gives a row that predicts no budget), then the scale study's budget series
     (config/sweeps.yaml `scale_study_effects`, three or more budgets at one tokenizer and shape)."""
     from .points import read_points
-    from .sweep_run import scale_study_series
+    from .emergence_report import scale_study_series
 
     found = []
     for name, sweep in config["sweeps"].items():

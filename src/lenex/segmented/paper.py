@@ -26,6 +26,11 @@ class Segmented(Paper):
     model_label = "model"
     models_per_corpus = False  # one corpus: a claim's models (what more seeds train) are its models
 
+    def paper_only_table(self, spec: dict, paper_df) -> dict:
+        from .tables import build_segmented_table
+
+        return build_segmented_table(spec, [], paper_df, {"scale_statement": "paper only", "lines": [], "stand_in": None})
+
     def model_config(self, view: dict, experiment: dict, variant: str) -> dict:
         return targets.model_config(view, experiment, variant)
 
