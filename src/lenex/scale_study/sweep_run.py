@@ -293,7 +293,7 @@ def report_existing(config: dict, scale_points: Path, out: Path) -> list[str]:
         panels.append((f"{effect['claim']}: {name}, ln ppl({effect['numerator']} L_tr) / ppl({effect['denominator']} L_tr), "
                        f"{effect.get('protocol', 'lex')} protocol", "train_tokens", reading,
                        {"claim": effect["claim"], "source": "the scale study's budget series", "subject": name}))
-    intro = ["The scale study's own budget series read as emergence curves (issue 49): every phenomenon of "
+    intro = ["The scale study's own budget series read as emergence curves: every phenomenon of "
              "config/sweeps.yaml `scale_study_effects` with three or more budgets at one tokenizer and shape in "
              "results/scale-study/points.jsonl. One seed a point (no interval per point): the trend's interval is "
              "over the budgets alone (one seed's own least-squares line, so the rule and the old pooled line agree), and these are the scale study's schemes at its L_tr, not the workstation's "
