@@ -352,7 +352,8 @@ class Settings:
         variants = self.experiment(paper)["variants"]
         if variant not in variants:
             refuse(f"unknown variant {variant!r} for paper {paper!r}; known: {', '.join(variants)}")
-        return self.paper(paper).model_config(self.paper_preset(preset, paper), self.experiment(paper), variant)
+        view = self.paper_preset(preset, paper)
+        return self.paper(paper).model_config(view, self.experiment(paper), variant)
 
     def train_length(self, preset: str, paper: str) -> int:
         return self.paper_spec(preset, paper).model.train_length
