@@ -182,7 +182,10 @@ def test_every_papers_models_and_your_own_scheme_get_the_presets_scheme_options(
     # derived from the preset's L_tr / B = 2 at LEX's L_tr 256 (lenex.experiment.preset_spec)
     assert preset["positions"]["xpos"] == {"train_over_base": 2}
     assert pipeline.settings.model_config("workstation", "lex", "xpos")["position_options"] == {"scale_base": 128}
+    # derived at the receptive field's L_tr 64: T5's lengths over L_tr, Sandwich's curve span 512
     assert pipeline.settings.model_config("workstation", "receptive-field", "t5")["position_options"] == {"max_distance": 16, "num_buckets": 4}
+    assert pipeline.settings.model_config("workstation", "receptive-field", "sandwich")["position_options"] == {
+        "distance_scale": 8, "dbar": 128}
     assert pipeline.settings.model_config("workstation", "segmented", "bloom")["position_options"] == {"slope_scale": 8}
     # tiny scales nothing: its models' configs are what they were
     assert pipeline.settings.model_config("tiny", "lex", "mine")["position_options"] == {"shift": 1}

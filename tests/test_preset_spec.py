@@ -2,13 +2,14 @@
 from them, and the options a preset derives from the groups it keeps."""
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from lenex.experiment.preset_spec import (ALIBI_SMALLEST_SLOPE, SCHEMA, bounded_schema, main, position_blocks,
-                                          read_preset, render_schema, resolve_positions)
+from lenex.experiment.preset_spec import (ALIBI_SMALLEST_SLOPE, DERIVED_OPTIONS, SCHEMA, bounded_schema, main,
+                                          position_blocks, read_preset, render_schema, resolve_positions)
 from lenex.experiment.presets import model_config, paper_view, shared_view
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,16 +64,92 @@ def test_bounds_only_the_dataclasses_declared_reach_the_schema():
 def test_the_workstation_derives_the_options_it_wrote_before():
     """Hand-computed: xPos B = L_tr / (L_tr / B) = 256 / 2 = 128; ALiBi slope_scale = slope x L_tr /
     (2^-8 x L_tr): LEX 4 / (256 / 256) = 4, receptive field 2 / (64 / 256) = 8, segmented
-    8 / (256 / 256) = 8, each the value the preset wrote by hand before."""
+    8 / (256 / 256) = 8; at the receptive field's L_tr 64 Sandwich's distance_scale = 512 / 64 = 8,
+    T5's max_distance = 0.25 x 64 = 16 and num_buckets = 2 x 0.03125 x 64 = 4: each the value the
+    preset wrote by hand before."""
     workstation = preset("workstation")
     lex, rf, segmented = (paper_view(workstation, paper)["positions"] for paper in PAPERS)
     assert lex["xpos"] == {"scale_base": 128} and lex["alibi"] == {"slope_scale": 4}
     assert rf["alibi"] == {"slope_scale": 8} and segmented["alibi"] == {"slope_scale": 8}
     assert rf["xpos"] == {"scale_base": 32}  # L_tr / B = 2 at the receptive field's L_tr 64 (it trains no xPos)
-    assert all(type(value) is int for value in (lex["xpos"]["scale_base"], lex["alibi"]["slope_scale"]))
+    assert rf["sandwich"] == rf["smoothed_sandwich"] == {"distance_scale": 8}
+    assert list(rf["t5"].items()) == [("max_distance", 16), ("num_buckets", 4)]  # in the order written
     spec = read_preset(workstation, "config/presets/workstation.yaml", PAPERS)
     assert spec.papers["lex"].derived == {"positions.xpos.scale_base": 128, "positions.alibi.slope_scale": 4}
-    assert spec.papers["receptive-field"].positions["t5"] == {"max_distance": 16, "num_buckets": 4}  # written, not derived
+    assert spec.papers["receptive-field"].derived == {
+        "positions.xpos.scale_base": 32, "positions.alibi.slope_scale": 8, "positions.sandwich.distance_scale": 8,
+        "positions.smoothed_sandwich.distance_scale": 8, "positions.t5.max_distance": 16, "positions.t5.num_buckets": 4}
+
+
+#: What each preset's papers' views held under `positions` when the presets still wrote the
+#: options by hand (config/presets/*.yaml at 6d06954), the receptive field's as its models ran.
+WRITTEN_BEFORE = {
+    "workstation": {
+        "lex": {"xpos": {"scale_base": 128}, "alibi": {"slope_scale": 4}},
+        "receptive-field": {"xpos": {"scale_base": 32}, "alibi": {"slope_scale": 8}, "sandwich": {"distance_scale": 8},
+                            "smoothed_sandwich": {"distance_scale": 8}, "t5": {"max_distance": 16, "num_buckets": 4}},
+        "segmented": {"xpos": {"scale_base": 128}, "alibi": {"slope_scale": 8}},
+    },
+    "tiny": {}, "gpu": {}, "paper": {},
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_BEFORE))
+def test_every_presets_derived_options_are_the_values_it_wrote_before(name):
+    """Byte for byte: a model's config, its identity and its training command are JSON of these,
+    so a derived 8 must be the int 8 the preset wrote, not 8.0."""
+    for paper in PAPERS:
+        positions = paper_view(preset(name), paper).get("positions") or {}
+        before = WRITTEN_BEFORE[name].get(paper, {})
+        assert json.dumps(positions, sort_keys=True) == json.dumps(before, sort_keys=True), (name, paper)
+
+
+def test_every_preset_file_is_in_the_table_of_what_it_wrote_before():
+    assert sorted(path.stem for path in (REPO / "config" / "presets").glob("*.yaml")) == sorted(WRITTEN_BEFORE)
+
+
+@pytest.mark.parametrize("positions, length, options, derived", [
+    # Sandwich at the paper's L_tr 512 with its own span: the published curve, distance_scale 1
+    ({"sandwich": {"curve_span": 512}}, 512, {"sandwich": {"distance_scale": 1}}, {"sandwich.distance_scale": 1}),
+    ({"sandwich": {"dbar": 64, "curve_span": 512}}, 128, {"sandwich": {"dbar": 64, "distance_scale": 4}},
+     {"sandwich.distance_scale": 4}),
+    ({"smoothed_sandwich": {"curve_span": 100}}, 64, {"smoothed_sandwich": {"distance_scale": 1.5625}},
+     {"smoothed_sandwich.distance_scale": 1.5625}),
+    # T5 at the paper's L_tr 512: its defaults, 128 = 0.25 x 512 and 32 = 2 x 0.03125 x 512
+    ({"t5": {"max_distance_over_train": 0.25, "max_exact_over_train": 0.03125}}, 512,
+     {"t5": {"max_distance": 128, "num_buckets": 32}}, {"t5.max_distance": 128, "t5.num_buckets": 32}),
+    ({"t5": {"num_buckets": 8, "max_distance_over_train": 0.5}}, 96, {"t5": {"num_buckets": 8, "max_distance": 48}},
+     {"t5.max_distance": 48}),
+])
+def test_the_new_groups_derive_their_options_by_hand(positions, length, options, derived):
+    resolved, said = resolve_positions(positions, length, "p.yaml")
+    assert json.dumps(resolved) == json.dumps(options)  # values, their types and the order written
+    assert said == {f"positions.{key}": value for key, value in derived.items()}
+
+
+def test_t5s_bucket_counts_must_come_out_whole_and_even():
+    with pytest.raises(ValueError, match=r"^p.yaml: positions.t5.max_distance_over_train: 0.1 at L_tr 64 gives "
+                                         r"max_distance 6.4, not a whole number \(max_distance = .*\)$"):
+        resolve_positions({"t5": {"max_distance_over_train": 0.1}}, 64, "p.yaml")
+    # 3 buckets would have 1 exact distance, not the 1.5 (= 0.0234375 x 64) the group asks for
+    with pytest.raises(ValueError, match=r"^p.yaml: positions.t5.max_exact_over_train: 0.0234375 at L_tr 64 gives "
+                                         r"num_buckets 3, not a whole multiple of 2 \(num_buckets = 2 x .*\)$"):
+        resolve_positions({"t5": {"max_exact_over_train": 0.0234375}}, 64, "p.yaml")
+    with pytest.raises(ValueError, match=r"^p.yaml: positions.t5.max_exact_over_train: num_buckets is derived from "
+                                         r"max_exact_over_train; write one of them$"):
+        resolve_positions({"t5": {"max_exact_over_train": 0.25, "num_buckets": 4}}, 64, "p.yaml")
+
+
+def test_the_schema_refuses_a_group_that_is_no_positive_number():
+    from lenex.pipeline.settings import validate
+
+    values = copy.deepcopy(preset("workstation"))
+    validate(values, SCHEMA, "config/presets/workstation.yaml")
+    values["papers"]["receptive-field"]["positions"]["sandwich"]["curve_span"] = 0
+    with pytest.raises(ValueError, match="curve_span"):
+        validate(values, SCHEMA, "config/presets/workstation.yaml")
+    schemes = yaml.safe_load(SCHEMA.read_text())["definitions"]["positions"]["properties"]
+    assert {(scheme, group) for scheme, entry in schemes.items() for group in entry["properties"]} == set(DERIVED_OPTIONS)
 
 
 def test_a_model_config_gets_the_derived_option():

@@ -15,9 +15,10 @@ lenex.experiment.preset_spec --write` rewrites workflow/schemas/preset.schema.ya
 checks that the committed schema is what it writes, so the two cannot drift apart.
 
 Derived options (`DERIVED_OPTIONS`): where a preset keeps a dimensionless group of a scheme
-(xPos's L_tr / B, ALiBi's broadest slope x L_tr) it writes that group under `positions`, and the
-scheme's option follows from the L_tr of the paper that reads it: no preset restates a
-consequence of another of its values.
+(xPos's L_tr / B, ALiBi's broadest slope x L_tr, the span of Sandwich's curve over L_tr, T5's
+bucket lengths over L_tr) it writes that group under `positions`, and the scheme's option follows
+from the L_tr of the paper that reads it: no preset restates a consequence of another of its
+values. The schema's `positions` lists the groups, written from `DERIVED_OPTIONS` too.
 """
 
 from __future__ import annotations
@@ -143,7 +144,14 @@ class DerivedOption:
     kind: type  # int: the option must come out whole
     derive: Callable[[float, int], float]
     formula: str
+    multiple: int = 1  # an int option must come out a whole multiple of this
 
+
+#: Sandwich's curve (lenex.positions.sandwich) is read at distance_scale x distance: over a training
+#: window it spans the published curve's distances 0 .. distance_scale x L_tr, the group Sandwich's
+#: and smoothed Sandwich's option keeps (the receptive-field paper's: its L_tr 512, unscaled).
+_CURVE_SPAN = ("distance_scale = curve_span / L_tr (docs/dimensions.md: a training window reads the published curve "
+               "up to distance_scale x L_tr = curve_span, the paper's 512)")
 
 DERIVED_OPTIONS = {
     ("xpos", "train_over_base"): DerivedOption(
@@ -153,6 +161,20 @@ DERIVED_OPTIONS = {
         "alibi", "smallest_slope_x_train", "slope_scale", float,
         lambda product, length: product / (ALIBI_SMALLEST_SLOPE * length),
         "slope_scale = smallest_slope_x_train / (2^-8 x L_tr) (docs/dimensions.md: ALiBi's slope x L_tr)"),
+    ("sandwich", "curve_span"): DerivedOption(
+        "sandwich", "curve_span", "distance_scale", float, lambda span, length: span / length, _CURVE_SPAN),
+    ("smoothed_sandwich", "curve_span"): DerivedOption(
+        "smoothed_sandwich", "curve_span", "distance_scale", float, lambda span, length: span / length, _CURVE_SPAN),
+    # T5's bucket lengths over L_tr (lenex.positions.t5): distances below num_buckets / 2 have a
+    # bucket each, the log buckets end at max_distance (the paper's 16 and 128 at L_tr 512).
+    ("t5", "max_distance_over_train"): DerivedOption(
+        "t5", "max_distance_over_train", "max_distance", int, lambda share, length: share * length,
+        "max_distance = max_distance_over_train x L_tr (docs/dimensions.md: T5's log buckets end at max_distance, "
+        "the paper's 128 / 512 = 0.25)"),
+    ("t5", "max_exact_over_train"): DerivedOption(
+        "t5", "max_exact_over_train", "num_buckets", int, lambda share, length: 2 * share * length,
+        "num_buckets = 2 x max_exact_over_train x L_tr (docs/dimensions.md: T5's distances below num_buckets / 2 "
+        "have a bucket each, the paper's 16 / 512 = 0.03125)", multiple=2),
 }
 
 
@@ -172,23 +194,25 @@ def resolve_positions(positions: dict, train_length: int, source: str, scope: st
     preset file) first and `scope` (the paper whose L_tr it is) last."""
     resolved, derived = {}, {}
     for scheme, options in (positions or {}).items():
-        options = dict(options or {})
-        for group, rule in derived_of(scheme).items():
-            if group not in options:
+        options, rules, written = dict(options or {}), derived_of(scheme), {}
+        for name, value in options.items():  # a derived option takes its group's place
+            rule = rules.get(name)
+            if rule is None:
+                written[name] = value
                 continue
-            key = f"positions.{scheme}.{group}"
+            key = f"positions.{scheme}.{name}"
             if rule.option in options:
-                raise ValueError(f"{source}: {key}: {rule.option} is derived from {group}; write one of them{scope}")
-            value = options.pop(group)
+                raise ValueError(f"{source}: {key}: {rule.option} is derived from {name}; write one of them{scope}")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{source}: {key}: {value!r} (must be a number > 0){scope}")
             option = _whole(rule.derive(value, train_length))
-            if rule.kind is int and not isinstance(option, int):
+            if rule.kind is int and (not isinstance(option, int) or option % rule.multiple):
+                whole = "a whole number" if rule.multiple == 1 else f"a whole multiple of {rule.multiple}"
                 raise ValueError(f"{source}: {key}: {value!r} at L_tr {train_length} gives {rule.option} "
-                                 f"{option:g}, not a whole number ({rule.formula}){scope}")
-            options[rule.option] = option
+                                 f"{option:g}, not {whole} ({rule.formula}){scope}")
+            written[rule.option] = option
             derived[f"positions.{scheme}.{rule.option}"] = option
-        resolved[scheme] = options
+        resolved[scheme] = written
     return resolved, derived
 
 
@@ -445,9 +469,25 @@ def field_schema(f, written: dict) -> dict:
     return {**_number_schema(field_kind(f), low, high, f.metadata.get("nullable", False)), **rest}
 
 
+#: Where the schema describes `positions` (its schemes' options).
+POSITIONS_SECTION = ("definitions", "positions")
+
+
+def derived_groups_schema() -> dict:
+    """The `positions` schemes that have derived options, each with its groups: a number > 0, its
+    formula the description (the scheme's other Options fields pass, as any scheme's do)."""
+    schemes = {}
+    for (scheme, group), rule in DERIVED_OPTIONS.items():
+        entry = schemes.setdefault(scheme, {"type": "object", "properties": {}})
+        entry["properties"][group] = {"type": "number", "exclusiveMinimum": 0,
+                                      "description": f"derived option: {rule.formula}"}
+    return schemes
+
+
 def bounded_schema(schema: dict) -> dict:
     """`schema` (the preset schema's values) with every bounded field's type and bounds written
-    from the dataclasses; a bounded field the schema lacks is added."""
+    from the dataclasses, a bounded field the schema lacks added, and the derived options' groups
+    under `positions` written from `DERIVED_OPTIONS`."""
     schema = json.loads(json.dumps(schema))
     for path, cls, keys in SCHEMA_SECTIONS:
         section = schema
@@ -457,6 +497,10 @@ def bounded_schema(schema: dict) -> dict:
         for f in dataclasses.fields(cls):
             if ("bounds" in f.metadata or "item_bounds" in f.metadata) and (keys is None or f.name in keys):
                 properties[f.name] = field_schema(f, properties.get(f.name, {}))
+    positions = schema
+    for part in POSITIONS_SECTION:
+        positions = positions[part]
+    positions["properties"] = derived_groups_schema()
     return schema
 
 
