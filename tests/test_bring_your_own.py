@@ -151,9 +151,11 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
     # LEX: 1 model of each of tiny's 2 seeds, evaluations of its 24 Table 2/4/5/6 cells on 4 corpora;
     # receptive field: 3 corpora x 2 seeds (Table 3), each evaluated once (Tables 1/3/4 read the same files);
     # segmented: a stand-in pretrained, adapted (ootb, da), continued 6 ways x 2 lengths,
-    # evaluated for Tables 2-5.
+    # evaluated for Tables 2-5; a training curve of each evaluated model (rule training_curve: not the
+    # segmented stand-in, which no evaluation scores itself).
     assert counts == {"train lex": 2, "lex_eval": 4 * 2, "train receptive-field": 6, "receptive_field_evaluate": 6,
-                      "train segmented": 1 + 2 + 12, "segmented_evaluate": 17}, counts
+                      "train segmented": 1 + 2 + 12, "segmented_evaluate": 17,
+                      "training_curve": 2 + 6 + 2 + 12}, counts
     assert lex_cells == 24 * 2
     # Existing jobs keep their inputs and commands (so nothing of theirs reruns), except the
     # tables (and Figure 1) that compare schemes, which now read and print the new row, and each
@@ -165,8 +167,8 @@ def test_dry_run_adds_exactly_the_new_schemes_jobs_across_the_three_papers(tmp_p
                  for p, ns in (("lex", (2, 4, 5, 6)), ("receptive-field", (1, 3, 4)), ("segmented", (2, 3, 4, 5)))
                  for n in ns]
     expected += ["results/tiny/figures/lex/figure1.png, results/tiny/figures/lex/figure1.pdf"]
-    expected += [f"results/tiny/diagnostics/{p}.md, results/tiny/diagnostics/{p}.png, results/tiny/diagnostics/{p}.pdf"
-                 for p in ("lex", "receptive-field", "segmented")]
+    expected += [f"results/tiny/diagnostics/{p}.md, results/tiny/diagnostics/{p}.png, results/tiny/diagnostics/{p}.pdf,"
+                 f" results/tiny/diagnostics/{p}.curves.png" for p in ("lex", "receptive-field", "segmented")]
     assert changed == sorted(expected)
 
 

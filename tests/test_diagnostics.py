@@ -72,12 +72,15 @@ def test_the_page_and_figure_are_written_and_the_paper_page_links_the_figure(tmp
     out = tmp_path / "diagnostics" / "lex.md"
     main(["--paper", "lex", "--preset", "tiny", "--protocol", "whole-piece", "--same-tokens",
           "--cells", str(cells), "--results", str(results), "--out-md", str(out),
-          "--out-png", str(out.with_suffix(".png")), "--out-pdf", str(out.with_suffix(".pdf"))])
+          "--out-png", str(out.with_suffix(".png")), "--out-pdf", str(out.with_suffix(".pdf")),
+          "--out-curves-png", str(tmp_path / "diagnostics" / "lex.curves.png")])
     text = out.read_text()
     assert "| 2 | PG22 | RoPE | 2 | 2.581 | 6.661 | 2.000 | 4.000 |" in text
     assert "exact here" in text and out.with_suffix(".png").stat().st_size > 0
     # before L_tr: bins 4, 3 -> e^3.5; beyond: 5, 7 -> e^6; ratio e^2.5
     assert "| pg22 | rope | causal | 2 | 1 | 33.12 | 403.43 | 12.182 |" in text
+    # no curve given: the training-curves section says so (tests/test_training_curves.py has curves)
+    assert text.endswith("## Training curves\n\nNo training curve recorded for this run.\n")
     page = tmp_path / "lex.md"
     built = build_page({"paper": "lex", "tables": {}, "figures": {}}, "tiny", [], [], page, diagnostics=out)
     assert "![loss by position](diagnostics/lex.png)" in built
@@ -89,7 +92,8 @@ def test_no_evaluation_beyond_l_tr_is_an_error(tmp_path):
     out = tmp_path / "d.md"
     with pytest.raises(ValueError, match="beyond its model's L_tr"):
         main(["--paper", "lex", "--preset", "tiny", "--protocol", "whole-piece", "--results", str(results),
-              "--out-md", str(out), "--out-png", str(tmp_path / "d.png"), "--out-pdf", str(tmp_path / "d.pdf")])
+              "--out-md", str(out), "--out-png", str(tmp_path / "d.png"), "--out-pdf", str(tmp_path / "d.pdf"),
+              "--out-curves-png", str(tmp_path / "d.curves.png")])
     assert not out.exists()
 
 

@@ -49,7 +49,9 @@ rule paper_table:
 
 
 # Diagnostics of every paper (lenex.tables.diagnostics): the beyond-L_tr perplexity from its tables' cells
-# and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics.
+# and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics; then its
+# models' training curves (rule training_curve; under from_raw those its raw results hold, a run
+# recorded before curves saying it has none: docs/curves.md).
 rule paper_diagnostics:
     input:
         cells=lambda wc: pipeline.targets.paper_cells(wc.preset, wc.paper),
@@ -57,6 +59,9 @@ rule paper_diagnostics:
             lambda wc: pipeline.settings.paper(wc.paper).diagnostic_recorded(
                 pipeline.paths, wc.preset
             )
+        ),
+        curves=pipeline.recorded.inputs(
+            lambda wc: pipeline.recorded.curve_files(wc.preset, wc.paper)
         ),
         code=pipeline.code.stamp("lenex.tables.diagnostics"),
     output:
@@ -66,6 +71,10 @@ rule paper_diagnostics:
             **pipeline.report.diagnostics_report(),
         ),
         pdf="results/{preset}/diagnostics/{paper}.pdf",
+        curves_png=report(
+            "results/{preset}/diagnostics/{paper}.curves.png",
+            **pipeline.report.curves_report(),
+        ),
     log:
         "results/{preset}/logs/diagnostics/{paper}.log",
     conda:
@@ -74,6 +83,7 @@ rule paper_diagnostics:
         results=lambda wc: pipeline.settings.paper(wc.paper).diagnostic_recorded(
             pipeline.paths, wc.preset
         ),
+        curves=lambda wc: pipeline.recorded.curve_files(wc.preset, wc.paper),
         arguments=lambda wc: pipeline.targets.diagnostic_arguments(wc.paper),
         raw=pipeline.recorded.raw_env(),
         expect=lambda wc: pipeline.identities.results_expect(
@@ -82,7 +92,8 @@ rule paper_diagnostics:
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.tables.diagnostics --paper {wildcards.paper} --preset {wildcards.preset}"
         " {params.arguments} --cells {input.cells} --results {params.results} --expect {params.expect}"
-        " --out-md {output.md} --out-png {output.png} --out-pdf {output.pdf} > {log} 2>&1"
+        " --curves {params.curves} --out-md {output.md} --out-png {output.png} --out-pdf {output.pdf}"
+        " --out-curves-png {output.curves_png} > {log} 2>&1"
 
 
 # Whole-paper target: one page gathering every table and figure the experiment file declares,

@@ -52,3 +52,26 @@ use rule train as train_multinode with:
         model=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
     resources:
         **pipeline.resources.multinode_resources(),
+
+
+# A trained model's training curve (lenex.training.curve, docs/curves.md): its loss against the
+# tokens it has seen, from the metrics.jsonl its trainer left in its work folder (ModelSpec.metrics),
+# tokens per step from its checkpoint. Read by its paper's diagnostics (Recorded.curve_files) and
+# kept in its raw results, so a committed run keeps its curves.
+rule training_curve:
+    input:
+        checkpoint=lambda wc: pipeline.specs.curve_checkpoint(wc),
+        code=pipeline.code.stamp("lenex.training.curve"),
+    output:
+        "results/{preset}/curves/{paper}/{model}/curve.json",
+    log:
+        "results/{preset}/logs/curves/{paper}/{model}.log",
+    wildcard_constraints:
+        model=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
+    conda:
+        ENV
+    params:
+        metrics=lambda wc: pipeline.specs.model(wc.preset, wc.paper, wc.model).metrics,
+    shell:
+        "python -m lenex.pipeline.launch lenex.training.curve {params.metrics} {output} --checkpoint {input.checkpoint}"
+        " > {log} 2>&1"

@@ -31,6 +31,7 @@ and two cells pair seed by seed (lenex.tables.seeds, lenex.claims.intervals).
 from __future__ import annotations
 
 import functools
+import re
 from abc import ABC, abstractmethod
 
 from ..experiment.presets import seed_list, train_seed
@@ -59,6 +60,9 @@ class Paper(ABC):
     #: Whether each corpus its cells are scored on trains its own models (a claim's cells of two corpora
     #: read two models), or one model of a variant is scored on every corpus (LEX's, trained on one mix).
     models_per_corpus: bool = True
+    #: Its model paths under results/<preset>/models/<paper>/ (without .pt) as a regular expression, as
+    #: they appear in its evaluations' paths (results/<preset>/<stage>/<paper>/<model>/...): `trained_models`.
+    model_layout: str = r"[^/]+/seed\d+"
 
     def paper_only_table(self, spec: dict, paper_df) -> dict:
         """One table of `spec` built with the paper's numbers alone (no result of ours): what the
@@ -170,6 +174,15 @@ class Paper(ABC):
     def diagnostic_recorded(self, paths, preset: str) -> list[str]:
         """The evaluations its diagnostics read (lenex.tables.diagnostics): every recorded file but the corpus metas."""
         return [f for f in self.recorded(paths, preset) if not f.endswith("/meta.json")]
+
+    def trained_models(self, paths, preset: str) -> list[str]:
+        """The model paths (under results/<preset>/models/<paper>/, without .pt) its diagnostics' evaluations
+        score, read off those evaluations' paths by `model_layout`, but the ones a preset fetches
+        instead of training (`fetched_models`): the models whose training curves its page shows."""
+        found = re.compile(rf"results/{re.escape(preset)}/[^/]+/{re.escape(self.name)}/(?P<model>{self.model_layout})/")
+        fetched = self.fetched_models(paths.settings, preset)
+        models = {m.group("model") for path in self.diagnostic_recorded(paths, preset) if (m := found.match(path))}
+        return sorted(m for m in models if not (fetched and re.match(fetched, m)))
 
     def recorded(self, paths, preset: str) -> list[str]:
         """Every recorded file its tables, figures and headers read: its raw results."""

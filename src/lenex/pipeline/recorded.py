@@ -11,6 +11,7 @@ from pathlib import Path
 from ..experiment.presets import reference_parts
 from ..records.stored import SUFFIX, existing
 from ..tables.raw_results import RAW_ENV, check_collected
+from .specs import curve_path
 from .user_errors import refuse
 
 
@@ -48,8 +49,8 @@ class Recorded:
     """Each paper's recorded files and raw results, from the settings (the configured papers,
     `from_raw`) and the papers' file lists over the paths."""
 
-    def __init__(self, settings, paths):
-        self.settings, self.paths = settings, paths
+    def __init__(self, settings, paths, specs=None):
+        self.settings, self.paths, self.specs = settings, paths, specs
 
     def raw_file(self, preset_name: str, paper: str) -> str:
         """A paper's raw results made in one go (rule raw_results; `paper` may name a part)."""
@@ -98,8 +99,21 @@ class Recorded:
         return self.part_recorded(preset_name, paper, part) if part else self.paper_recorded(preset_name, paper)
 
     def paper_recorded(self, preset_name: str, paper: str) -> list[str]:
-        """Every recorded file the tables, figures and headers of one paper read: its raw results."""
-        return self.settings.paper(paper).recorded(self.paths, preset_name)
+        """Every recorded file the tables, figures and headers of one paper read, and its models'
+        training curves (`curve_files`): its raw results."""
+        return sorted(set(self.settings.paper(paper).recorded(self.paths, preset_name))
+                      | set(self.curve_files(preset_name, paper)))
+
+    def curve_files(self, preset_name: str, paper: str) -> list[str]:
+        """The training curves (results/<preset>/curves/<paper>/<model>/curve.json, rule training_curve)
+        of the models a paper's diagnostics' evaluations score (Paper.trained_models). In a normal run,
+        only those of models whose trainer writes the metrics a curve reads (ModelSpec.records_curve:
+        lenex's own); under from_raw every one, as a path its raw results may or may not hold (a run
+        recorded before curves holds none: its page says so)."""
+        models = self.settings.paper(paper).trained_models(self.paths, preset_name)
+        if not self.settings.from_raw and self.specs is not None:
+            models = [m for m in models if self.specs.model(preset_name, paper, m).records_curve]
+        return [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
 
     def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
         """Every recorded file one table's job reads."""

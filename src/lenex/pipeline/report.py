@@ -30,6 +30,15 @@ class Report:
             "labels": lambda wc: {"diagnostics": "loss by position (ours)"},
         }
 
+    def curves_report(self) -> dict:
+        """Snakemake's report() options of a paper's training-curves figure (rule paper_diagnostics)."""
+        return {
+            "caption": "../report/curves.rst",
+            "category": lambda wc: self.paper_title(wc.paper),
+            "subcategory": "Diagnostics",
+            "labels": lambda wc: {"diagnostics": "training curves (ours)"},
+        }
+
     def figure_report(self, path: str, paper: str) -> dict:
         """Snakemake's report() options of a figure output: under its paper's Figures, labelled with
         its title. `path` names its figure literally (figure1) or through the wildcard {figure}."""
@@ -56,8 +65,9 @@ class Report:
             for key in experiment.get("figures", {}):
                 if Path(f"{root}/figures/{paper}/{key}.png").exists():
                     files.append(f"{root}/figures/{paper}/{key}.png")
-            if Path(f"{root}/diagnostics/{paper}.png").exists():
-                files.append(f"{root}/diagnostics/{paper}.png")
+            for diagnostic in (f"{root}/diagnostics/{paper}.png", f"{root}/diagnostics/{paper}.curves.png"):
+                if Path(diagnostic).exists():
+                    files.append(diagnostic)
             if Path(f"{root}/claims/{paper}.md").exists():
                 files.append(f"{root}/report/claims/{paper}.html")
         for corpus in self.paths.corpora(preset_name):

@@ -40,12 +40,14 @@ class Backend:
     arguments: Callable[[str, str], str] | None = None
     one_process: bool = False
     continues: bool = False
+    #: Its runs' metrics.jsonl is lenex's trainer's, which a training curve reads (lenex.training.curve).
+    curves: bool = False
 
 
 #: The training backends: lenex's own here, another in its package's `backend` module
 #: (lenex.fairseq_backend.backend), registered there.
 BACKENDS = Registry("training backend", members="lenex.*.backend", known="known")
-BACKENDS.register(Backend("lenex", "lenex.training.train", continues=True))
+BACKENDS.register(Backend("lenex", "lenex.training.train", continues=True, curves=True))
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,21 @@ class ModelSpec:
     def trained_from_scratch(self) -> bool:
         return self.continued is None
 
+    @property
+    def metrics(self) -> str:
+        """The metrics.jsonl its trainer appends to, in its resumable work folder."""
+        return f"{self.workdir}/metrics.jsonl"
+
+    @property
+    def curve(self) -> str:
+        """Its training curve (rule training_curve, lenex.training.curve): curve_path of its checkpoint."""
+        return curve_path(self.output)
+
+    @property
+    def records_curve(self) -> bool:
+        """Whether its trainer writes the metrics a curve reads: lenex's own (a continued run always is)."""
+        return not self.trained_from_scratch or BACKENDS[self.backend].curves
+
     def process_threads(self, job_threads: int) -> int:
         """torch CPU threads of each training process: fixed, or the job's cores shared among its GPUs."""
         return self.threads if self.threads is not None else max(1, job_threads // max(1, self.gpus))
@@ -123,6 +140,14 @@ class ModelSpec:
         return (f"{self.launcher()} --init {c.init} --method {c.method} --extend {c.extend_by}"
                 f" --train-config {quoted_json(self.train)} --data {self.data} --epoch-tokens {c.epoch_tokens}"
                 f" {common} --expect {quoted_json(c.expect)}")
+
+
+def curve_path(checkpoint: str) -> str:
+    """results/<preset>/curves/<paper>/<model>/curve.json of results/<preset>/models/<paper>/<model>.pt."""
+    found = re.fullmatch(r"results/(?P<preset>[^/]+)/models/(?P<paper>[^/]+)/(?P<model>.+)\.pt", checkpoint)
+    if not found:
+        raise ValueError(f"{checkpoint} is not a model of the pipeline (results/<preset>/models/<paper>/<model>.pt)")
+    return "results/{preset}/curves/{paper}/{model}/curve.json".format(**found.groupdict())
 
 
 def path_fields(pattern: str, path: str, paper: str, layouts: str) -> dict:
@@ -187,6 +212,16 @@ class Specs:
                    f"itself); resources.train asks for {nodes} nodes")
         module = spec.continued.module if not spec.trained_from_scratch else trainer.module
         return dataclasses.replace(spec, backend=backend, module=module, gpus=gpus, nodes=nodes)
+
+    def curve_checkpoint(self, wildcards) -> str:
+        """Rule training_curve's input: the checkpoint of the model whose curve its output names
+        (results/{preset}/curves/{paper}/{model}/curve.json), refused where its trainer writes no metrics
+        a curve reads (ModelSpec.records_curve)."""
+        spec = self.model(wildcards.preset, wildcards.paper, wildcards.model)
+        if not spec.records_curve:
+            refuse(f"{spec.output}: trained by the {spec.backend} backend, whose metrics are not lenex's trainer's: "
+                   "no training curve is made for it (lenex.training.curve reads lenex's)")
+        return spec.output
 
     # -- what the training rule reads ----------------------------------------------------------------
     def inputs(self, spec: ModelSpec) -> dict:

@@ -34,7 +34,7 @@ class Pipeline:
     | `identities` | identities | what a job is told about its model (`--identity`, `--expect`) |
     | `checks` | dag_checks | the checks made when the DAG is built (trainings, claims) |
     | `code` | code | the code stamp each job reads as an input |
-    | `recorded` | recorded | each paper's recorded files and raw results (`from_raw`) |
+    | `recorded` | recorded | each paper's recorded files, training curves and raw results (`from_raw`) |
     | `targets` | targets | whole-paper targets and rule all's inputs |
     | `report` | report | what the Snakemake report shows and how it labels it |
     | `hf` | hf_profile | the Hugging Face profile's models and scales |
@@ -51,7 +51,7 @@ class Pipeline:
         self.evaluation = Evaluation(self.settings, self.resources, self.paths, self.identities, self.code)
         self.checks = DagChecks(self.settings, self.paths)
         self.specs = Specs(self.settings, self.paths, self.checks, self.code)
-        self.recorded = Recorded(self.settings, self.paths)
+        self.recorded = Recorded(self.settings, self.paths, self.specs)
         self.targets = Targets(self.settings, self.paths, self.recorded)
         self.report = Report(self.settings, self.paths)
         self.hf = HFProfile(self.settings)

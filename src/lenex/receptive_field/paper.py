@@ -14,6 +14,7 @@ class ReceptiveField(Paper):
     name = PAPER_KEY
     table_renderer = "lenex.receptive_field.table"
     protocol = "last-token"  # lenex.receptive_field.last_token
+    model_layout = r"[^/]+/[^/]+/seed\d+"  # <corpus>/<variant>/seed<s>
     # Figures whose numbers its claims read: the ERFs of Figures 6, 7 and 11 (listed under no table),
     # Eq. (6)'s exact values of Figures 8 and 10.
     figure_cells = ("figure6", "figure7", "figure8", "figure10", "figure11")

@@ -25,6 +25,7 @@ class Segmented(Paper):
     figure_cells = ("figure3",)
     model_label = "model"
     models_per_corpus = False  # one corpus: a claim's models (what more seeds train) are its models
+    model_layout = r"[^/]+/seed\d+/[^/]+"  # <model>/seed<s>/<run>: what its evaluations score
 
     def paper_only_table(self, spec: dict, paper_df) -> dict:
         from .tables import build_segmented_table

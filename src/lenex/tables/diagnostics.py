@@ -1,7 +1,8 @@
 """Diagnostics for reading length extrapolation at a small L_tr: ours, not the papers' metrics.
 
     python -m lenex.tables.diagnostics --paper lex --preset workstation --cells T2.cells.json .. \\
-        --results R.json .. --out-md D.md --out-png D.png --out-pdf D.pdf
+        --results R.json .. --curves C.json .. --out-md D.md --out-png D.png --out-pdf D.pdf \\
+        --out-curves-png D.curves.png
 
 Two readings the papers do not print (docs/dimensions.md says why a small L_tr needs them):
 
@@ -15,6 +16,9 @@ Two readings the papers do not print (docs/dimensions.md says why a small L_tr n
   lenex.scoring.evaluate.position_profile; mean over seeds), L_tr marked. Under a last-token protocol (the
   receptive-field paper) each evaluation already is the loss at one position: the figure plots
   it against that position, and there is no discount to undo.
+
+Then its models' training curves (lenex.tables.training_curves: why a small model shows a paper's
+phenomenon or not starts with whether it trained long enough), in `<paper>.curves.png`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..cli import run_cli
 from ..experiment.dimensions import beyond_train_ppl
 from ..files import atomic_write_text, read_json, save_figure
 from ..records.checks import check_finite
+from . import training_curves
 from .render import load_results
 
 PROTOCOLS = ("whole-piece", "last-token")
@@ -250,6 +255,9 @@ def main(argv=None) -> None:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
+    parser.add_argument("--curves", nargs="*", default=[], help="its models' training curves (rule training_curve), "
+                        "each where recorded")
+    parser.add_argument("--out-curves-png", required=True)
     args = parser.parse_args(argv)
     expect = json.loads(args.expect)
     records = load_results(args.results, expect=expect or None)
@@ -263,8 +271,9 @@ def main(argv=None) -> None:
         raise ValueError(f"{args.paper}: no evaluation beyond its model's L_tr records a loss by position")
     plot(curves, tables, args.paper, args.preset, args.protocol, args.out_png, args.out_pdf)
     png = Path(args.out_png).name
-    atomic_write_text(args.out_md, render_markdown(args.paper, args.preset, args.protocol, rows,
-                                                   curves, png, args.same_tokens))
+    page = render_markdown(args.paper, args.preset, args.protocol, rows, curves, png, args.same_tokens)
+    trained = training_curves.write(args.curves, args.paper, args.preset, args.out_curves_png)
+    atomic_write_text(args.out_md, page + "\n" + "\n".join(trained))
 
 
 if __name__ == "__main__":

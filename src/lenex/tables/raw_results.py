@@ -279,6 +279,14 @@ def _each_record(content, path: str):
                 yield item, f"{path} item {index}"
 
 
+def holds_recorded(path) -> bool:
+    """Whether `read_recorded(path)` has it to read: LENEX_RAW's raw results hold it (when set), else
+    the file is on disk. For what a run may not have recorded (a run's training curves, recorded
+    since lenex.training.curve: the committed runs before it hold none)."""
+    raw_files = os.environ.get(RAW_ENV, "").strip()
+    return str(path) in _store(raw_files) if raw_files else Path(path).is_file()
+
+
 def read_recorded(path) -> object:
     """A recorded input of a renderer (evaluation result, corpus meta.json): from LENEX_RAW's
     raw-results files when it is set (compared with the file where it is on disk), else from the
