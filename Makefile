@@ -42,6 +42,8 @@ run: setup
 # alone (results/<preset>/raw/): no fetch, prepare, train or evaluation job (docs/raw-results.md).
 tables: setup
 	snakemake --cores $(CORES) --forceall --config from_raw=True $(if $(PRESET),preset=$(PRESET))
+	# The sweeps' training-curves page reads only the committed point records (seconds; docs/curves.md).
+	snakemake --cores $(CORES) --forcerun sweep_curves results/scale-study/sweeps/curves.md
 	# A preset with reference runs (results/<preset>/runs.yaml) gets its REFERENCE.md rewritten too.
 	if [ -f results/$(PRESET)/runs.yaml ]; then python -m lenex.pipeline.reference --preset $(PRESET); fi
 

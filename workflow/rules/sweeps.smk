@@ -93,3 +93,23 @@ rule emergence_predictions:
         ENV
     shell:
         "python -m lenex.pipeline.launch lenex.scale_study.sweep_run predictions > {log} 2>&1"
+
+
+# The training curves of the sweeps' points (lenex.scale_study.sweep_curves, docs/curves.md): each
+# sweep's final validation loss against budget, per seed, from the recorded points' curves (a point
+# recorded before points kept theirs: "no curve recorded"). Reads committed records only: `make tables`
+# renders it too.
+rule sweep_curves:
+    input:
+        points=sweep_rules.recorded_points(workflow.basedir),
+        config="config/sweeps.yaml",
+        code=pipeline.code.stamp("lenex.scale_study.sweep_run"),
+    output:
+        md="results/scale-study/sweeps/curves.md",
+        png="results/scale-study/sweeps/curves.png",
+    log:
+        "results/scale-study/sweeps/logs/curves.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.scale_study.sweep_run curves > {log} 2>&1"

@@ -9,6 +9,8 @@ Small pure functions over numbers (docs/emergence.md):
   variable, counting each seed's points as independent; `classify`, its slope's interval against
   0; `crossing`, the value at which that line reaches the paper's full effect (Fieller's inverse
   prediction), or None when the effect does not grow; `emergence`, the three together.
+- `record_final_loss`: a point's final in-length validation loss from its training curve, a scale
+  variable that says how far the model trained (lenex.scale_study.predictions' `axis="loss"`).
 """
 from __future__ import annotations
 
@@ -42,6 +44,22 @@ def record_effect(record: dict, effect: dict) -> float | None:
         return effect_of(scores["ppl"], effect["numerator"], effect["denominator"], record["train_length"])
     except ValueError:
         return None
+
+
+def record_final_loss(record: dict) -> float | None:
+    """A point record's final validation loss at its L_tr (in length: the trainer validates at its
+    training length), from its training curve (`training_curve`, lenex.training.curve: its summary's
+    `final_valid_loss`); None for a point with no curve recorded, or whose curve has no validation."""
+    curve = record.get("training_curve")
+    if not isinstance(curve, dict):
+        return None
+    value = (curve.get("summary") or {}).get("final_valid_loss")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"point {record.get('id', record.get('key', '?'))}: training_curve final_valid_loss "
+                         f"is {value!r}, not a loss")
+    return float(value)
 
 
 def paper_effect(numerator: float, denominator: float) -> float:

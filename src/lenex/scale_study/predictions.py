@@ -191,25 +191,36 @@ def check_leaves(claim: dict, numerator: str, denominator: str) -> list[tuple[st
     return found
 
 
-def series_of(records: list[dict], effect: dict, model: str) -> dict:
-    """{seed: [(x, e)]} of one effect over points of `model` (a record lacking a length or the
-    protocol the effect reads is left out), x from each point's own model and tokens."""
-    from .emergence import record_effect
+#: The scale variables a series can be read against: `tokens`, log2 tokens per parameter (model_x);
+#: `loss`, the point's final validation loss at L_tr (emergence.record_final_loss), where its training
+#: curve is recorded (a point without one is left out).
+AXES = ("tokens", "loss")
 
+
+def series_of(records: list[dict], effect: dict, model: str, axis: str = "tokens") -> dict:
+    """{seed: [(x, e)]} of one effect over points of `model` (a record lacking a length or the
+    protocol the effect reads is left out), x from each point's own model and tokens, or (`axis`
+    "loss") its final validation loss."""
+    from .emergence import record_effect, record_final_loss
+
+    if axis not in AXES:
+        raise ValueError(f"unknown scale axis {axis!r}; known: {', '.join(AXES)}")
     out: dict = {}
     for r in records:
         if r["phenomenon"] != model:
             continue
         e = record_effect(r, effect)
-        if e is not None:
-            out.setdefault(r.get("seed", 1), []).append((model_x(r["train_tokens"], r["model_config"]), e))
+        x = model_x(r["train_tokens"], r["model_config"]) if axis == "tokens" else record_final_loss(r)
+        if e is not None and x is not None:
+            out.setdefault(r.get("seed", 1), []).append((x, e))
     return {s: sorted(v) for s, v in sorted(out.items())}
 
 
-def budget_series(root: Path, config: dict) -> list[dict]:
+def budget_series(root: Path, config: dict, axis: str = "tokens") -> list[dict]:
     """Every series of the committed points: each sweep's effects over its recorded points (a sweep
     of another variable gives a row that predicts no budget), then the scale study's budget series
-    (config/sweeps.yaml `scale_study_effects`, three or more budgets at one tokenizer and shape)."""
+    (config/sweeps.yaml `scale_study_effects`, three or more budgets at one tokenizer and shape);
+    x on `axis` (series_of: tokens per parameter, or the final validation loss where recorded)."""
     from .points import read_points
     from .emergence_report import scale_study_series
 
@@ -222,14 +233,14 @@ def budget_series(root: Path, config: dict) -> list[dict]:
                 continue
             found.append({"claim": effect["claim"], "source": f"sweep {name}", "subject": effect["model"],
                           "variable": sweep["variable"]["name"], "effect": effect,
-                          "series": series_of(mine, effect, effect["model"])
+                          "series": series_of(mine, effect, effect["model"], axis)
                           if sweep["variable"]["name"] == "train_tokens" else None})
     points = list(read_points(root / "results/scale-study/points.jsonl").values())
     for effect, where, group in scale_study_series(points, config.get("scale_study_effects", [])):
         found.append({"claim": effect["claim"], "source": "the scale study's budget series",
                       "subject": f"{effect['phenomenon']} / {where['tokenizer']} / {where['shape']}",
                       "variable": "train_tokens", "effect": effect,
-                      "series": series_of(group, effect, effect["phenomenon"])})
+                      "series": series_of(group, effect, effect["phenomenon"], axis)})
     return found
 
 

@@ -63,3 +63,8 @@ def report_inputs(sweep: str, out: str = sw.OUT) -> list[str]:
     """Every part's record of a sweep: its page is rendered once all of them ran."""
     parts = read_json(Path(out) / "plan.json")["sweeps"][sweep]["parts"]
     return [f"{out}/{sweep}/parts/{part}.json" for part in parts]
+
+
+def recorded_points(root: str | Path = sw.ROOT, out: str = sw.OUT) -> list[str]:
+    """Every point record under <out>/<sweep>/points/ (relative to `root`): what the curves page reads."""
+    return sorted(str(p.relative_to(root)) for p in Path(root).glob(f"{out}/*/points/*.json"))

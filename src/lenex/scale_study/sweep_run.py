@@ -10,8 +10,12 @@
     report [<sweep> ...]      emergence.md and emergence.png of each sweep, from its recorded points
     existing                  the same for the scale study's own budget series: results/scale-study/emergence.md
     predictions               every budget series forecast at one GPU-day and the GPU stage: results/scale-study/sweeps/predictions.md
+    curves                    each sweep's final validation loss against budget, per seed: results/scale-study/sweeps/curves.md, .png
+    attach-curve <sweep> <point> <metrics.jsonl>
+                              add the training curve of its run's metrics to a point recorded before points kept theirs
 
-Points train and score with the scale study's code (lenex.scale_study.study.run_point).
+Points train and score with the scale study's code (lenex.scale_study.study.run_point); each point's
+record keeps its run's training curve (`training_curve`, lenex.scale_study.sweep_curves; docs/curves.md).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from ..cli import run_cli
 from ..files import atomic_write_text, read_json, read_yaml
 from ..records.run_facts import run_facts
 from . import predictions
+from . import sweep_curves
 from . import sweeps as sw
 from .emergence_report import read_effect, scale_study_series, seed_effects, write_page
 from .points import read_points
@@ -232,13 +237,14 @@ def run_sweep_point(config: dict, sweep: str, ident: str, out: Path, work: Path,
     target = out / sweep / "points" / f"{ident}.json"
     if target.exists():
         return read_json(target)
-    from .study import run_point
+    from .study import point_paths, run_point
 
     point = sw.find_point(config, sweep, ident)
     data_dir = prepare_corpus(config, point["corpus"], work, resources)
     record = run_point(point, point_study(config, point), work, data_dir, device, command, run_facts())
     record.update({k: point[k] for k in ("sweep", "id", "variable", "value", "seed", "corpus")})
-    atomic_write_text(target, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    record["training_curve"] = sweep_curves.point_curve(record, point_paths(work, point["key"])[1] / "metrics.jsonl")
+    sweep_curves.write_point(target, record)
     return record
 
 
@@ -335,7 +341,7 @@ def write_predictions(root: Path, out: Path, config: dict) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=["plan", "point", "corpus", "part-record", "report", "existing",
-                                            "predictions"])
+                                            "predictions", "curves", "attach-curve"])
     parser.add_argument("names", nargs="*", help="sweep and part / point, or a corpus, or sweeps to report")
     parser.add_argument("--config", default=str(sw.CONFIG))
     parser.add_argument("--out", default=sw.OUT)
@@ -347,7 +353,7 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config, out, work = sw.load_sweeps(args.config), Path(args.out), Path(args.work)
     command = " ".join(["python -m lenex.scale_study.sweep_run", *(argv if argv is not None else sys.argv[1:])])
-    need = {"point": 2, "part-record": 2, "corpus": 1}.get(args.command)
+    need = {"point": 2, "part-record": 2, "corpus": 1, "attach-curve": 3}.get(args.command)
     if need is not None and len(args.names) != need:
         parser.error(f"{args.command} takes {need} name(s), got {len(args.names)}")
     if args.command in ("point", "corpus"):
@@ -370,6 +376,13 @@ def main(argv=None) -> None:
             report_sweep(config, sweep, out)
     elif args.command == "predictions":
         write_predictions(sw.ROOT, out, config)
+    elif args.command == "curves":
+        sweep_curves.write(config["sweeps"], out)
+    elif args.command == "attach-curve":
+        sweep, ident, metrics = args.names
+        if sweep not in config["sweeps"]:
+            raise ValueError(f"no sweep {sweep!r}; known: {', '.join(config['sweeps'])}")
+        sweep_curves.attach_curve(out, sweep, ident, metrics)
     else:
         report_existing(config, SCALE_POINTS, Path(SCALE_POINTS).parent)
 
