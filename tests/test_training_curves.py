@@ -129,3 +129,29 @@ def test_the_curve_files_the_pipeline_plans(pipeline):  # noqa: F811
     assert curve_path("results/tiny/models/lex/alibi/seed1.pt") == "results/tiny/curves/lex/alibi/seed1/curve.json"
     with pytest.raises(ValueError, match="not a model of the pipeline"):
         curve_path("results/tiny/eval/lex/alibi/seed1.pt")
+
+
+def test_rule_training_curve_makes_a_trained_models_curve(tmp_path):
+    """The rule end to end, on a scratch workflow: a model trained where the training rule puts it
+    (checkpoint and work folder, here trained directly), its curve made by rule training_curve alone."""
+    import torch
+    from corpus_fixture import make_corpus
+    from test_workflow import scratch_workflow, snakemake
+
+    from lenex.config import ModelConfig
+    from lenex.training.train import TrainConfig, train
+
+    workdir = scratch_workflow(tmp_path / "w")
+    torch.set_num_threads(1)
+    model = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="alibi")
+    cfg = TrainConfig(steps=8, batch_size=2, lr=3e-3, warmup=1, log_every=2, checkpoint_every=100)
+    train(model, cfg, make_corpus(tmp_path / "corpus"), workdir / "results/tiny/models/lex/alibi/seed1.pt",
+          workdir / "results/tiny/train/lex/alibi/seed1")
+    target = "results/tiny/curves/lex/alibi/seed1/curve.json"
+    run = snakemake("--cores", "1", target, "--allowed-rules", "training_curve", cwd=workdir)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    made = json.loads((workdir / target).read_text())
+    assert made["tokens_per_step"] == 2 * 32 and [p["step"] for p in made["points"]] == [2, 4, 6, 8]
+    assert made["tokens_per_step_from"] == "checkpoint results/tiny/models/lex/alibi/seed1.pt"
+    assert made["summary"]["final_valid_from_checkpoint"] and made["summary"]["tokens"] == 8 * 2 * 32
+    assert (workdir / "results/tiny/logs/curves/lex/alibi/seed1.log").is_file()
