@@ -12,6 +12,7 @@ from corpus_fixture import make_corpus
 from subprocess_env import env_with_venv
 
 from lenex.config import ModelConfig
+from lenex.records.checkpoint import read_checkpoint
 from lenex.records.checks import check_recorded
 from lenex.training.curve import FORMAT, curve_of, read_records, slope_per_doubling, training_curve, write_curve
 from lenex.training.train import TrainConfig, train
@@ -129,6 +130,8 @@ def test_curve_of_a_real_tiny_training_run(corpus, tmp_path):
     summary = train(model, cfg, corpus, tmp_path / "m.pt", tmp_path / "w")
     curve = training_curve(tmp_path / "w" / "metrics.jsonl", checkpoint=tmp_path / "m.pt")
     assert curve["tokens_per_step"] == 4 * 32 and curve["tokens_per_step_from"] == f"checkpoint {tmp_path / 'm.pt'}"
+    payload = read_checkpoint(tmp_path / "m.pt")
+    assert curve["checkpoint"] == str(tmp_path / "m.pt") and curve["checkpoint_sha256"] == payload["content_sha256"]
     # records at the log interval (4, 8, 12) and the validations (6, 12)
     assert [p["step"] for p in curve["points"]] == [4, 6, 8, 12]
     assert [p["step"] for p in curve["points"] if "valid_loss" in p] == [6, 12]

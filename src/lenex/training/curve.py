@@ -17,7 +17,8 @@ STILL_FALLING nats per doubling.
 Strict: a file that is empty, has a line that is not JSON (a half-written last line too: a
 finished run's metrics are whole), or a record without `step` or `loss` (what another trainer
 writes, e.g. the fairseq backend's validation-only rows) is one error naming the file, the line
-and the field. The curve is written atomically with its content digest (lenex.files.atomic_write_result).
+and the field. The curve is written atomically with its content digest (lenex.files.atomic_write_result);
+one made from a checkpoint names it and its content digest (`checkpoint`, `checkpoint_sha256`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import math
 from pathlib import Path
 
 from ..cli import run_cli
+from ..digests import CONTENT_KEY
 from ..files import atomic_write_result
 
 FORMAT = "lenex-training-curve-v1"
@@ -94,7 +96,8 @@ def checkpoint_facts(path) -> dict:
     if not isinstance(step, int) or not isinstance(seen, int) or step <= 0 or seen % step:
         raise ValueError(f"checkpoint {path} records no whole tokens per step (step {step!r}, tokens_seen "
                          f"{seen!r}): pass --tokens-per-step")
-    return {"tokens_per_step": seen // step, "step": step, "valid_loss": payload.get("valid_loss")}
+    return {"tokens_per_step": seen // step, "step": step, "valid_loss": payload.get("valid_loss"),
+            "checkpoint_sha256": payload.get(CONTENT_KEY)}
 
 
 def curve_of(records: list[dict], tokens_per_step: int, source: str, final: dict | None = None) -> dict:
@@ -137,7 +140,9 @@ def training_curve(metrics, tokens_per_step: int | None = None, checkpoint=None)
         if facts["step"] != records[-1]["step"]:
             raise ValueError(f"{metrics} ends at step {records[-1]['step']}, its checkpoint {checkpoint} at step "
                              f"{facts['step']}: not the same run (or the run is not finished)")
-        return curve_of(records, facts["tokens_per_step"], f"checkpoint {checkpoint}", facts)
+        curve = curve_of(records, facts["tokens_per_step"], f"checkpoint {checkpoint}", facts)
+        # which checkpoint it is the curve of, by content (lenex.digests), as the evaluations record theirs
+        return {**curve, "checkpoint": str(checkpoint), "checkpoint_sha256": facts["checkpoint_sha256"]}
     return curve_of(records, tokens_per_step, "argument")
 
 
