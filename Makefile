@@ -43,7 +43,7 @@ run: setup
 tables: setup
 	snakemake --cores $(CORES) --forceall --config from_raw=True $(if $(PRESET),preset=$(PRESET))
 	# The sweeps' training-curves page reads only the committed point records (seconds; docs/curves.md).
-	snakemake --cores $(CORES) --forcerun sweep_curves results/scale-study/sweeps/curves.md
+	snakemake --cores $(CORES) results/scale-study/sweeps/curves.md --forcerun sweep_curves
 	# A preset with reference runs (results/<preset>/runs.yaml) gets its REFERENCE.md rewritten too.
 	if [ -f results/$(PRESET)/runs.yaml ]; then python -m lenex.pipeline.reference --preset $(PRESET); fi
 
