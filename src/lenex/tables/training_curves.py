@@ -72,13 +72,15 @@ def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
         why = f" (its results hold none of its {len(missing)} models' curves: see docs/curves.md)" if missing else ""
         return lines + [f"{NO_CURVE}{why}.", ""]
     models = by_model(curves)
-    lines += ["Each model's loss against the tokens it has seen (lenex.training.curve, docs/curves.md): final "
-              "train loss (the last logged step's), final and best validation loss, and the slope of validation "
-              "loss per doubling of tokens over the last interval between two validations (nats; negative: still "
-              "falling, \"still falling\" past −0.01). "
-              + (f"{len(missing)} of its {len(missing) + len(curves)} models have no curve recorded. " if missing else "")
-              + (f"The figure draws the first {MAX_PANELS} of the {len(models)} models. " if len(models) > MAX_PANELS else ""),
-              "", f"![training curves]({png})", ""]
+    intro = ["Each model's loss against the tokens it has seen (lenex.training.curve, docs/curves.md): final train "
+             "loss (the last logged step's), final and best validation loss, and the slope of validation loss per "
+             "doubling of tokens over the last interval between two validations (nats; negative: still falling, "
+             "\"still falling\" past −0.01; — with a single validation)."]
+    if missing:
+        intro.append(f"{len(missing)} of its {len(missing) + len(curves)} models have no curve recorded.")
+    if len(models) > MAX_PANELS:
+        intro.append(f"The figure draws the first {MAX_PANELS} of the {len(models)} models.")
+    lines += [" ".join(intro), "", f"![training curves]({png})", ""]
     for model, seeds in models.items():
         lines += [f"### {model}", "", "| seed | steps | tokens | final train loss | final val loss | best val loss | "
                   "val slope / doubling |", "|---|---|---|---|---|---|---|"]
