@@ -73,7 +73,7 @@ rule paper_diagnostics:
         pdf="results/{preset}/diagnostics/{paper}.pdf",
         curves_png=report(
             "results/{preset}/diagnostics/{paper}.curves.png",
-            **pipeline.report.curves_report(),
+            **pipeline.report.diagnostics_report("curves", "training curves (ours)"),
         ),
     log:
         "results/{preset}/logs/diagnostics/{paper}.log",

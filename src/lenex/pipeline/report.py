@@ -21,22 +21,14 @@ class Report:
         number = key.removeprefix(kind)
         return f"{kind.capitalize()} {number}: {self.settings.experiment(paper)[f'{kind}s'][key]['title']}"
 
-    def diagnostics_report(self) -> dict:
-        """Snakemake's report() options of a paper's diagnostics figure (rule paper_diagnostics)."""
+    def diagnostics_report(self, figure: str = "diagnostics", label: str = "loss by position (ours)") -> dict:
+        """Snakemake's report() options of one of a paper's diagnostics figures (rule
+        paper_diagnostics): its loss by position (`diagnostics`) or its training curves (`curves`)."""
         return {
-            "caption": "../report/diagnostics.rst",
+            "caption": f"../report/{figure}.rst",
             "category": lambda wc: self.paper_title(wc.paper),
             "subcategory": "Diagnostics",
-            "labels": lambda wc: {"diagnostics": "loss by position (ours)"},
-        }
-
-    def curves_report(self) -> dict:
-        """Snakemake's report() options of a paper's training-curves figure (rule paper_diagnostics)."""
-        return {
-            "caption": "../report/curves.rst",
-            "category": lambda wc: self.paper_title(wc.paper),
-            "subcategory": "Diagnostics",
-            "labels": lambda wc: {"diagnostics": "training curves (ours)"},
+            "labels": lambda wc: {"diagnostics": label},
         }
 
     def figure_report(self, path: str, paper: str) -> dict:
