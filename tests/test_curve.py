@@ -14,7 +14,8 @@ from subprocess_env import env_with_venv
 from lenex.config import ModelConfig
 from lenex.records.checkpoint import read_checkpoint
 from lenex.records.checks import check_recorded
-from lenex.training.curve import FORMAT, curve_of, read_records, slope_per_doubling, training_curve, write_curve
+from lenex.training.curve import (FORMAT, curve_of, read_records, slope_per_doubling, train_slope_last_doubling,
+                                  training_curve, write_curve)
 from lenex.training.train import TrainConfig, train
 
 RECORDS = [
@@ -143,3 +144,16 @@ def test_curve_of_a_real_tiny_training_run(corpus, tmp_path):
     other = write_metrics(tmp_path / "other.jsonl", [{"step": 4, "loss": 6.0}])
     with pytest.raises(ValueError, match="ends at step 4, its checkpoint .* at step 12"):
         training_curve(other, checkpoint=tmp_path / "m.pt")
+
+
+def test_train_slope_is_the_last_doubling_s_mean_loss_minus_the_doubling_before():
+    # tokens 40, 80, 120, 160: the last doubling (80, 160] holds 120 and 160 (mean of 4.5 and 4.0 =
+    # 4.25), the one before (40, 80] holds 80 (5.0): -0.75 nats over the doubling
+    assert train_slope_last_doubling([40, 80, 120, 160], [6.0, 5.0, 4.5, 4.0]) == pytest.approx(-0.75)
+    assert curve_of(RECORDS, 10, "argument")["summary"]["train_slope_last_doubling"] == pytest.approx(-0.75)
+    # a flat loss has no slope; a run whose records all lie in its last doubling has none to compare
+    assert train_slope_last_doubling([100, 200, 300, 400], [3.0, 3.0, 3.0, 3.0]) == pytest.approx(0.0)
+    assert train_slope_last_doubling([300, 400], [3.0, 2.0]) is None
+    assert train_slope_last_doubling([], []) is None
+    with pytest.raises(ValueError, match="3 token counts for 2 losses"):
+        train_slope_last_doubling([1, 2, 3], [1.0, 2.0])

@@ -110,12 +110,13 @@ def test_the_curves_page_per_sweep_with_and_without_curves(tmp_path):
     page = (out / "curves.md").read_text()
     assert "## lex-budget\n\n3 points recorded, 2 with a training curve." in page
     assert "## rf-heads\n\n0 points recorded, 0 with a training curve." in page
-    # value, then seed; the checkpoint's 5.2 is each curve's final validation loss
+    # value, then seed; the checkpoint's 5.2 is each curve's final validation loss; the train loss
+    # over the last doubling (512, 1024] averages 5.5 and 5.0, over (256, 512] it is 6.0: -0.75
     rows = [line for line in page.splitlines() if line.startswith("| lex-rope")]
     assert rows == [
-        "| lex-rope__train_tokens-1024__seed1 | 1024 | 1 | 1,024 | 5.200 | -1.300 (still falling) |",
-        "| lex-rope__train_tokens-1024__seed2 | 1024 | 2 | 1,024 | no curve recorded | — |",
-        "| lex-rope__train_tokens-2048__seed1 | 2048 | 1 | 2,048 | 5.200 | -1.300 (still falling) |"]
+        "| lex-rope__train_tokens-1024__seed1 | 1024 | 1 | 1,024 | 5.200 | -1.300 (still falling) | -0.750 |",
+        "| lex-rope__train_tokens-1024__seed2 | 1024 | 2 | 1,024 | no curve recorded | — | — |",
+        "| lex-rope__train_tokens-2048__seed1 | 2048 | 1 | 2,048 | 5.200 | -1.300 (still falling) | -0.750 |"]
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -65,6 +65,11 @@ def _slope(summary: dict) -> str:
     return f"{slope:+.3f}" + (" (still falling)" if summary.get("still_falling") else "")
 
 
+def _train_slope(summary: dict) -> str:
+    slope = summary.get("train_slope_last_doubling")
+    return "—" if slope is None else f"{slope:+.3f}"
+
+
 def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
     """The page's "## Training curves" section (Markdown lines)."""
     lines = ["## Training curves", ""]
@@ -75,7 +80,9 @@ def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
     intro = ["Each model's loss against the tokens it has seen (lenex.training.curve, docs/curves.md): final train "
              "loss (the last logged step's), final and best validation loss, and the slope of validation loss per "
              "doubling of tokens over the last interval between two validations (nats; negative: still falling, "
-             "\"still falling\" past −0.01; — with a single validation)."]
+             "\"still falling\" past −0.01; — with a single validation); and the mean train loss over the last doubling "
+             "of tokens minus that over the doubling before (train Δ / last doubling; the learning rate's decay is "
+             "part of it)."]
     if missing:
         intro.append(f"{len(missing)} of its {len(missing) + len(curves)} models have no curve recorded.")
     if len(models) > MAX_PANELS:
@@ -83,12 +90,12 @@ def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
     lines += [" ".join(intro), "", f"![training curves]({png})", ""]
     for model, seeds in models.items():
         lines += [f"### {model}", "", "| seed | steps | tokens | final train loss | final val loss | best val loss | "
-                  "val slope / doubling |", "|---|---|---|---|---|---|---|"]
+                  "val slope / doubling | train Δ / last doubling |", "|---|---|---|---|---|---|---|---|"]
         for seed, curve in seeds.items():
             s = curve["summary"]
             lines.append(f"| {'—' if seed is None else seed} | {s['steps']} | {s['tokens']:,} | "
                          f"{_loss(s['final_train_loss'])} | {_loss(s['final_valid_loss'])} | "
-                         f"{_loss(s['best_valid_loss'])} | {_slope(s)} |")
+                         f"{_loss(s['best_valid_loss'])} | {_slope(s)} | {_train_slope(s)} |")
         lines.append("")
     return lines
 

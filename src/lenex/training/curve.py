@@ -12,7 +12,9 @@ is the last validation point where the metrics have none at that step. Its summa
 loss, final and best validation loss, and `valid_slope_per_doubling` (`slope_per_doubling`: the
 change of validation loss per doubling of tokens over the last interval between two validation
 points), negative while the loss still falls; `still_falling` says it falls by more than
-STILL_FALLING nats per doubling.
+STILL_FALLING nats per doubling; and `train_slope_last_doubling` (the mean train loss over the
+last doubling of tokens minus that over the doubling before), which a run that validates only at
+its end (the scale study's and the sweeps' points) still has.
 
 Strict: a file that is empty, has a line that is not JSON (a half-written last line too: a
 finished run's metrics are whole), or a record without `step` or `loss` (what another trainer
@@ -50,6 +52,24 @@ def slope_per_doubling(tokens: list[float], losses: list[float]) -> float | None
     if t1 <= 0 or t2 <= t1:
         return None
     return (l2 - l1) / math.log2(t2 / t1)
+
+
+def train_slope_last_doubling(tokens: list[float], losses: list[float]) -> float | None:
+    """The change of mean train loss per doubling of tokens over the run's last doubling: the mean
+    loss of the records in (T/2, T] minus that of the records in (T/4, T/2], T the last record's
+    tokens (one doubling apart, so the difference is per doubling). A window mean, not the last two
+    records, because a logged train loss is one noisy batch's. None where either window has no record.
+    It reads a run that validates only at its end; the learning-rate schedule's decay is part of it."""
+    if len(tokens) != len(losses):
+        raise ValueError(f"{len(tokens)} token counts for {len(losses)} losses")
+    if not tokens or tokens[-1] <= 0:
+        return None
+    end = tokens[-1]
+    last = [l for t, l in zip(tokens, losses) if end / 2 < t <= end]
+    before = [l for t, l in zip(tokens, losses) if end / 4 < t <= end / 2]
+    if not last or not before:
+        return None
+    return sum(last) / len(last) - sum(before) / len(before)
 
 
 def read_records(path) -> list[dict]:
@@ -124,6 +144,8 @@ def curve_of(records: list[dict], tokens_per_step: int, source: str, final: dict
                "best_valid_tokens": best["tokens"] if best else None,
                "valid_points": len(valid), "final_valid_from_checkpoint": from_checkpoint,
                "valid_slope_per_doubling": slope,
+               "train_slope_last_doubling": train_slope_last_doubling([p["tokens"] for p in points],
+                                                                      [p["train_loss"] for p in points]),
                "still_falling": None if slope is None else slope < -STILL_FALLING}
     return {"format": FORMAT, "tokens_per_step": tokens_per_step, "tokens_per_step_from": source,
             "points": points, "summary": summary}
