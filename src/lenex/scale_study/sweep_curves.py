@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from ..files import atomic_write_text, read_json, save_figure
-from ..training.curve import curve_of, read_records
+from ..training.curve import curve_of, read_records, slope_cells
 
 NO_CURVE = "no curve recorded"
 
@@ -52,25 +52,16 @@ def attach_curve(out: Path, sweep: str, ident: str, metrics) -> dict:
 
 def curve_rows(records: list[dict]) -> list[dict]:
     """Per point (by value, then seed): its id, value, seed, budget (train tokens) and, where it has a
-    curve, its final validation loss, slope per doubling and whether it is still falling."""
+    curve, its final validation loss and its summary (slope_cells prints its slopes)."""
     rows = []
     for r in records:
         summary = (r.get("training_curve") or {}).get("summary")
         rows.append({"id": r["id"], "value": r.get("value"), "seed": r.get("seed"), "budget": r["train_tokens"],
                      "final_valid_loss": summary["final_valid_loss"] if summary else None,
-                     "slope": summary["valid_slope_per_doubling"] if summary else None,
-                     "still_falling": summary["still_falling"] if summary else None,
-                     "train_slope": summary.get("train_slope_last_doubling") if summary else None,
-                     "curve": summary is not None})
+                     "summary": summary, "curve": summary is not None})
     return sorted(rows, key=lambda row: (str(row["value"]) if not isinstance(row["value"], (int, float)) else "",
                                          row["value"] if isinstance(row["value"], (int, float)) else 0,
                                          row["seed"] or 0, row["id"]))
-
-
-def _slope(row: dict) -> str:
-    if row["slope"] is None:
-        return "—"
-    return f"{row['slope']:+.3f}" + (" (still falling)" if row["still_falling"] else "")
 
 
 def page(sweeps: dict[str, dict], by_sweep: dict[str, list[dict]], png: str) -> str:
@@ -96,8 +87,8 @@ def page(sweeps: dict[str, dict], by_sweep: dict[str, list[dict]], png: str) -> 
         for row in rows:
             loss = NO_CURVE if not row["curve"] else ("—" if row["final_valid_loss"] is None
                                                       else f"{row['final_valid_loss']:.3f}")
-            lines.append(f"| {row['id']} | {row['value']} | {row['seed']} | {row['budget']:,} | {loss} | {_slope(row)} | "
-                         f"{'—' if row['train_slope'] is None else format(row['train_slope'], '+.3f')} |")
+            lines.append(f"| {row['id']} | {row['value']} | {row['seed']} | {row['budget']:,} | {loss} | "
+                         f"{' | '.join(slope_cells(row['summary']))} |")
         lines.append("")
     return "\n".join(lines)
 

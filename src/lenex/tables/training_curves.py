@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ..files import save_figure
+from ..training.curve import slope_cells
 from .raw_results import holds_recorded, read_recorded
 
 NO_CURVE = "No training curve recorded for this run"
@@ -58,18 +59,6 @@ def _loss(value) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _slope(summary: dict) -> str:
-    slope = summary.get("valid_slope_per_doubling")
-    if slope is None:
-        return "—"
-    return f"{slope:+.3f}" + (" (still falling)" if summary.get("still_falling") else "")
-
-
-def _train_slope(summary: dict) -> str:
-    slope = summary.get("train_slope_last_doubling")
-    return "—" if slope is None else f"{slope:+.3f}"
-
-
 def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
     """The page's "## Training curves" section (Markdown lines)."""
     lines = ["## Training curves", ""]
@@ -95,7 +84,7 @@ def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
             s = curve["summary"]
             lines.append(f"| {'—' if seed is None else seed} | {s['steps']} | {s['tokens']:,} | "
                          f"{_loss(s['final_train_loss'])} | {_loss(s['final_valid_loss'])} | "
-                         f"{_loss(s['best_valid_loss'])} | {_slope(s)} | {_train_slope(s)} |")
+                         f"{_loss(s['best_valid_loss'])} | {' | '.join(slope_cells(s))} |")
         lines.append("")
     return lines
 

@@ -72,6 +72,16 @@ def train_slope_last_doubling(tokens: list[float], losses: list[float]) -> float
     return sum(last) / len(last) - sum(before) / len(before)
 
 
+def slope_cells(summary: dict | None) -> tuple[str, str]:
+    """A curve summary's two slopes as the pages print them (the diagnostics' tables, the sweeps'
+    curves page): the validation slope per doubling, marked "(still falling)" where it is, and the
+    train loss's change over the last doubling; — where a slope is absent."""
+    summary = summary or {}
+    valid, train = summary.get("valid_slope_per_doubling"), summary.get("train_slope_last_doubling")
+    valid_cell = "—" if valid is None else f"{valid:+.3f}" + (" (still falling)" if summary.get("still_falling") else "")
+    return valid_cell, "—" if train is None else f"{train:+.3f}"
+
+
 def read_records(path) -> list[dict]:
     """The records of a metrics.jsonl, each with `step` and `loss` as numbers; anything else is one
     ValueError naming the file and line (and the field)."""
