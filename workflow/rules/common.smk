@@ -30,5 +30,6 @@ wildcard_constraints:
     seed=r"\d+",
     table=r"\d+",
     part=r"[a-z0-9]+(-[a-z0-9]+)*",
+    seeds=r"\d+-\d+",
     package=r"[a-z0-9][a-z0-9.+-]*",
     fetchable="|".join(FETCHABLE),

@@ -29,3 +29,18 @@ if not pipeline.settings.from_raw:
             "results/{preset}/raw/{paper}.part-{part}.jsonl.xz",
         log:
             "results/{preset}/logs/raw/{paper}.part-{part}.log",
+
+    # A re-run of one table's cells for some of its seeds at the code of the day (one that changed what
+    # an evaluation scores, say), its models trained again: the raw results of those cells, their
+    # corpora's metas and the models' training curves, committed beside the reference run's and
+    # compared with them cell by cell (rule table_rerun_page, docs/raw-results.md).
+    use rule raw_results as table_rerun with:
+        input:
+            files=lambda wc: pipeline.recorded.rerun_recorded(
+                wc.preset, wc.paper, wc.table, wc.seeds
+            ),
+            code=pipeline.code.stamp("lenex.tables.raw_results"),
+        output:
+            "results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.jsonl.xz",
+        log:
+            "results/{preset}/logs/reruns/{paper}/table{table}.seeds{seeds}.log",

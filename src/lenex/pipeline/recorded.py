@@ -5,6 +5,7 @@ each paper for its files (lenex.pipeline.papers.Paper.recorded), giving it the p
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -43,6 +44,20 @@ def recorded_in_part(files: list[str], parts: dict[str, list[str]], part: str) -
         what = (f"{orphans[0]} lies in no part" if orphans else f"{shared[0]} lies in parts {owners[shared[0]]}")
         raise ValueError(f"reference parts {parts}: every recorded file must lie in exactly one part; {what}")
     return [f for f in files if owners[f] == [part]]
+
+
+def rerun_seeds(seeds: str) -> list[int]:
+    """The seeds a table's re-run names in its path, `<first>-<last>` (`1-3`: seeds 1, 2 and 3)."""
+    match = re.fullmatch(r"(\d+)-(\d+)", seeds)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ValueError(f"a re-run's seeds are written <first>-<last> with 1 <= first <= last, got {seeds!r}")
+    return list(range(int(match[1]), int(match[2]) + 1))
+
+
+def of_seeds(files: list[str], seeds: list[int]) -> list[str]:
+    """The files of models with these seeds: those with a path segment `seed<s>` for one of them."""
+    wanted = {f"seed{s}" for s in seeds}
+    return [f for f in files if wanted & set(Path(f).parts)]
 
 
 class Recorded:
@@ -114,6 +129,20 @@ class Recorded:
         if not self.settings.from_raw and self.specs is not None:
             models = [m for m in models if self.specs.model(preset_name, paper, m).records_curve]
         return [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
+
+    def rerun_recorded(self, preset_name: str, paper: str, table, seeds: str) -> list[str]:
+        """What a re-run of one table's cells for some seeds records (rule table_rerun): the table's
+        results of those seeds, its corpus metas and the training curves of the models they score,
+        so the re-run is judged against the committed run on its own raw results."""
+        groups = self.settings.paper(paper).table_recorded(self.paths, preset_name, str(table))
+        chosen = rerun_seeds(seeds)
+        results = of_seeds(groups.get("results", []), chosen)
+        others = [f for role, group in groups.items() if role != "results" for f in group]
+        layout = re.compile(rf"results/{re.escape(preset_name)}/[^/]+/{re.escape(paper)}/"
+                            rf"(?P<model>{self.settings.paper(paper).model_layout})/")
+        models = sorted({m["model"] for f in results if (m := layout.match(f))})
+        curves = [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
+        return sorted(set(results) | set(others) | set(curves))
 
     def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
         """Every recorded file one table's job reads."""
