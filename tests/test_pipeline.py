@@ -394,3 +394,30 @@ def test_a_paper_run_in_parts_renders_from_its_parts_read_together(tmp_path, mon
 
 def test_committed_parts_are_found():
     assert ("workstation", "receptive-field", "github") in COMMITTED_PARTS
+
+
+def test_a_table_rerun_records_its_cells_of_its_seeds_their_corpora_and_curves(pipeline):
+    """Rule table_rerun's inputs: Table 2's results of seeds 1-3 only (every variant and cell of the
+    table's), the metas of its corpora and the curves of the 12 models those results score."""
+    files = pipeline.recorded.rerun_recorded("workstation", "lex", "2", "1-3")
+    table = pipeline.recorded.table_recorded("lex", "workstation", "2")
+    results = [f for f in files if "/eval/" in f]
+    assert results and set(results) <= set(table)
+    assert {re.search(r"/seed(\d+)/", f)[1] for f in results} == {"1", "2", "3"}
+    assert len(results) == len([f for f in table if re.search(r"/seed[123]/", f)])
+    assert sorted(f for f in files if f.endswith("/meta.json")) == [
+        "results/workstation/data/pg22/meta.json", "results/workstation/data/qmsum/meta.json"]
+    curves = [f for f in files if "/curves/" in f]
+    assert len(curves) == 12 and all(re.fullmatch(r"results/workstation/curves/lex/\w+/seed[123]/curve\.json", f)
+                                     for f in curves)
+
+
+COMMITTED_RERUNS = sorted((REPO / "results").glob("*/reruns/*/table*.seeds*.jsonl.xz"))
+
+
+@pytest.mark.parametrize("raw", COMMITTED_RERUNS, ids=lambda p: str(p.relative_to(REPO / "results")))
+def test_a_committed_rerun_holds_exactly_the_files_it_declares(pipeline, raw):
+    preset, _, paper = raw.parts[-4:-1]
+    table, seeds = re.fullmatch(r"table(\d+)\.seeds(\d+-\d+)\.jsonl\.xz", raw.name).groups()
+    recorded = set(parse(read_text(raw), str(raw)))
+    assert recorded == set(pipeline.recorded.rerun_recorded(preset, paper, table, seeds))

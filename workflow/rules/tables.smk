@@ -48,6 +48,26 @@ rule paper_table:
         " --out-cells {output.cells} > {log} 2>&1"
 
 
+# A re-run of a table's cells for some seeds (rule table_rerun) beside the committed run's cells of
+# those seeds (lenex.tables.rerun): it reads the two raw results only, so `make tables` renders it too.
+rule table_rerun_page:
+    input:
+        rerun="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.jsonl.xz",
+        committed=lambda wc: pipeline.recorded.stored_raw(wc.preset, wc.paper),
+        code=pipeline.code.stamp("lenex.tables.rerun"),
+    output:
+        md="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.md",
+        json="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.json",
+    log:
+        "results/{preset}/logs/reruns/{paper}/table{table}.seeds{seeds}.page.log",
+    conda:
+        ENV
+    shell:
+        "python -m lenex.pipeline.launch lenex.tables.rerun --rerun {input.rerun} --committed {input.committed}"
+        " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
+        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+
+
 # Diagnostics of every paper (lenex.tables.diagnostics): the beyond-L_tr perplexity from its tables' cells
 # and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics; then its
 # models' training curves (rule training_curve; under from_raw those its raw results hold, a run

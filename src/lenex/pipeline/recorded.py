@@ -144,6 +144,12 @@ class Recorded:
         curves = [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
         return sorted(set(results) | set(others) | set(curves))
 
+    def rerun_pages(self, preset_name: str, papers: list[str]) -> list[str]:
+        """The page of every committed re-run of these papers' tables (rule table_rerun_page)."""
+        root = Path(f"results/{preset_name}/reruns")
+        found = [p for paper in papers for p in sorted((root / paper).glob(f"table*.seeds*{SUFFIX}"))]
+        return [str(p)[: -len(SUFFIX)].removesuffix(".jsonl") + ".md" for p in found]
+
     def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
         """Every recorded file one table's job reads."""
         groups = self.settings.paper(paper).table_recorded(self.paths, preset_name, str(table))

@@ -66,7 +66,7 @@ class Targets:
             return []
         return ([f"results/{preset_name}/{paper}.md" for paper in papers]
                 + [f"results/{preset_name}/claims/{paper}.json" for paper in papers]
-                + [f"results/{preset_name}/claims.md"])
+                + [f"results/{preset_name}/claims.md"] + self.recorded.rerun_pages(preset_name, papers))
 
     def frozen_claims(self, preset_name: str, paper: str) -> list[str]:
         """The claims as they stood before a reference run's data (lenex.claims.frozen: the claims file

@@ -1,0 +1,126 @@
+"""A table's re-run beside the committed run (lenex.tables.rerun, rule table_rerun): hand-computed
+differences and rises, the corpus checks that refuse a comparison, and the files a re-run records."""
+import json
+import math
+
+import pytest
+from scipy import stats
+
+from lenex.pipeline.recorded import of_seeds, rerun_seeds
+from lenex.records.stored import write_text
+from lenex.tables import rerun
+from lenex.tables.raw_results import text_of
+
+CORPUS_DIGEST = "a" * 64
+
+
+def record(variant, seed, length, nll, scored=None, corpus="pg22", digest=CORPUS_DIGEST, mask="causal"):
+    r = {"nll": nll, "ppl": math.exp(nll), "tokens": 2048, "length": length, "train_length": 256, "mask": mask,
+         "corpus": corpus, "variant": variant, "seed": seed, "identity": {"corpus_meta_sha256": digest}}
+    if scored:
+        r["scored"] = scored
+    return r
+
+
+def path(variant, seed, length, corpus="pg22", mask="causal"):
+    return f"results/ws/eval/lex/{variant}/seed{seed}/{corpus}/{mask}/L{length}.json"
+
+
+SCORED = {"rule": "across-documents", "spans": 16, "span": 2048, "documents": 68, "eligible": 60,
+          "documents_scored": 16, "token_share": 0.0372, "document_ids": list(range(16))}
+# per seed: (committed nll at 256, at 2048), (re-run nll at 256, at 2048)
+VALUES = {1: ((4.0, 4.1), (4.2, 4.4)), 2: ((4.1, 4.3), (4.2, 4.5)), 3: ((3.9, 4.0), (4.1, 4.3))}
+
+
+def files(which):
+    out = {}
+    for seed, pair in VALUES.items():
+        for length, nll in zip((256, 2048), pair[which]):
+            out[path("rope", seed, length)] = record("rope", seed, length, nll, SCORED if which else None)
+    return out
+
+
+def t_interval(values):
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def test_cells_pair_seed_by_seed_with_hand_values():
+    cells = rerun.compare_cells(rerun.cell_records(files(1)), rerun.cell_records(files(0)))
+    assert [(c.length, c.seeds) for c in cells] == [(256, [1, 2, 3]), (2048, [1, 2, 3])]
+    at_ltr = cells[0]
+    # differences 0.2, 0.1, 0.2 at L 256
+    mean, low, high = t_interval([0.2, 0.1, 0.2])
+    assert at_ltr.difference.mean == pytest.approx(mean)
+    assert (at_ltr.difference.low, at_ltr.difference.high) == pytest.approx((low, high))
+    assert at_ltr.ppl_committed == pytest.approx(math.exp((4.0 + 4.1 + 3.9) / 3))
+    assert at_ltr.ppl_rerun == pytest.approx(math.exp((4.2 + 4.2 + 4.1) / 3))
+    assert at_ltr.difference.reading == "higher"
+    assert "first test documents in id order" in at_ltr.scored_committed
+    assert at_ltr.scored_rerun == "16 spans of 2048 from 16 of 68 test documents (3.7% of the split)"
+
+
+def test_rise_from_ltr_to_longest_old_beside_new():
+    (rise,) = rerun.compare_rises(rerun.cell_records(files(1)), rerun.cell_records(files(0)))
+    assert (rise.from_length, rise.to_length) == (256, 2048)
+    # committed rises 0.1, 0.2, 0.1; re-run 0.2, 0.3, 0.2; paired differences 0.1 each
+    assert rise.committed.mean == pytest.approx(0.4 / 3)
+    assert rise.rerun.mean == pytest.approx(0.7 / 3)
+    assert rise.difference.mean == pytest.approx(0.1)
+    # every seed moved by the same 0.1: no spread, a degenerate interval that excludes 0
+    assert rise.difference.low == pytest.approx(0.1) and rise.difference.reading == "higher"
+
+
+def test_a_difference_inside_its_interval_is_inconclusive_either_way():
+    assert rerun.interval_of([0.3, -0.1, 0.05]).reading == "inconclusive"
+    assert rerun.interval_of([-0.3, 0.1, -0.05]).reading == "inconclusive"
+    assert rerun.interval_of([0.3]).reading == "inconclusive (one seed)"
+
+
+def test_refused_when_a_committed_seed_is_missing_or_the_models_trained_on_other_text():
+    committed = files(0)
+    del committed[path("rope", 3, 2048)]
+    with pytest.raises(ValueError, match="no pg22 rope L=2048 record of seed 3"):
+        rerun.compare_cells(rerun.cell_records(files(1)), rerun.cell_records(committed))
+    moved = files(1)
+    moved[path("rope", 2, 256)]["identity"]["corpus_meta_sha256"] = "b" * 64
+    with pytest.raises(ValueError, match="not the same models"):
+        rerun.compare_cells(rerun.cell_records(moved), rerun.cell_records(files(0)))
+
+
+def test_refused_when_an_evaluation_corpus_differs():
+    meta = {"tokenizer": "bpe-1", "vocab_size": 4096, "splits": {"test": {"n_docs": 68, "n_tokens": 881018}}}
+    rerun.check_same_corpora({"results/ws/data/pg22/meta.json": meta}, {"results/ws/data/pg22/meta.json": dict(meta)})
+    other = {**meta, "splits": {"test": {"n_docs": 67, "n_tokens": 880000}}}
+    with pytest.raises(ValueError, match="splits differs"):
+        rerun.check_same_corpora({"results/ws/data/pg22/meta.json": other}, {"results/ws/data/pg22/meta.json": meta})
+    with pytest.raises(ValueError, match="records no"):
+        rerun.check_same_corpora({"results/ws/data/qmsum/meta.json": meta}, {})
+
+
+def test_page_and_numbers_from_raw_results(tmp_path):
+    new, old = tmp_path / "rerun.jsonl.xz", tmp_path / "committed.jsonl.xz"
+    write_text(new, text_of(files(1)))
+    write_text(old, text_of(files(0)))
+    out_md, out_json = tmp_path / "page.md", tmp_path / "page.json"
+    rerun.main(["--rerun", str(new), "--committed", str(old), "--title", "LEX Table 2",
+                "--out-md", str(out_md), "--out-json", str(out_json)])
+    page = out_md.read_text()
+    assert page.startswith("# LEX Table 2\n")
+    assert "| pg22 | rope | 256 -> 2048 | +0.133" in page
+    numbers = json.loads(out_json.read_text())
+    assert [c["length"] for c in numbers["cells"]] == [256, 2048]
+    assert numbers["rises"][0]["difference"]["mean"] == pytest.approx(0.1)
+
+
+def test_seeds_of_a_rerun_path():
+    assert rerun_seeds("1-3") == [1, 2, 3]
+    assert rerun_seeds("4-4") == [4]
+    for bad in ("3-1", "0-2", "1,2", "seeds1-3"):
+        with pytest.raises(ValueError, match="<first>-<last>"):
+            rerun_seeds(bad)
+    chosen = of_seeds([path("rope", s, 256) for s in (1, 2, 4, 12)], [1, 2])
+    assert chosen == [path("rope", 1, 256), path("rope", 2, 256)]
