@@ -9,8 +9,8 @@ import pytest
 
 import yaml
 
-from lenex.scale_study.predictions import (check_leaves, claim_budgets, config_files, effect_refs, page, record_files,
-                                           rows, says, series_of)
+from lenex.scale_study.predictions import (check_leaves, claim_budgets, config_files, effect_refs, loss_rows,
+                                           loss_section, page, record_files, rows, says, series_of)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,3 +155,26 @@ def test_the_rules_inputs_are_every_file_the_predictions_read():
     assert all((ROOT / f).is_file() for f in files)
     assert "results/scale-study/sweeps/rf-shift-budget/points/rf-alibi-shift-6__train_tokens-2097152__seed1.json" in files
     assert {"config/presets/gpu.yaml", "config/claims/lex.yaml", "config/experiments/segmented.yaml"} <= set(files)
+
+
+ROPE_BLOW_UP = {"paper": {"paper": "lex", "table": 2, "dataset": "pg22", "method": "roformer", "numerator": 2048,
+                          "denominator": 1024}}  # the paper's own effect is positive (RoPE's ppl rises ~x2.6)
+
+
+def test_the_loss_axis_trend_per_nat_given_up_by_hand():
+    # seed 1: e 0.1 at loss 5.0, 0.3 at 4.0; seed 2: 0.2 at 5.2, 0.4 at 4.2: each +0.2 per nat given up
+    series = {1: [(4.0, 0.3), (5.0, 0.1)], 2: [(4.2, 0.4), (5.2, 0.2)]}
+    found = [{"claim": "lex-absolute-rope-blow-up", "source": "sweep lex-budget", "subject": "lex-rope",
+              "effect": ROPE_BLOW_UP, "series": series},
+             {"claim": "lex-absolute-rope-blow-up", "source": "sweep lex-corpus", "subject": "lex-rope",
+              "effect": ROPE_BLOW_UP, "series": None}]  # not a budget trend: no row
+    (row,) = loss_rows(found)
+    assert (row["seeds"], row["points"], row["loss"]) == (2, 4, (4.0, 5.2))
+    assert row["trend"].slope.mean == pytest.approx(0.2)
+    assert row["trend"].label == "grows"  # toward the paper's (positive) side as the loss falls
+    line = loss_section([row])[-1]
+    assert line == "| lex-absolute-rope-blow-up | sweep lex-budget, lex-rope | 2, 4 | 4.000 to 5.200 | +0.200 (+0.200, +0.200) | grows |"
+    # the effect falling as the loss falls is "shrinks", a point per seed no trend
+    falling = {1: [(4.0, 0.1), (5.0, 0.3)], 2: [(4.2, 0.2), (5.2, 0.4)]}
+    assert loss_rows([{**found[0], "series": falling}])[0]["trend"].label == "shrinks"
+    assert loss_rows([{**found[0], "series": {1: [(4.0, 0.1)]}}])[0]["trend"] is None

@@ -125,15 +125,20 @@ def test_record_final_loss_and_the_loss_axis():
                        model_config={"n_layer": 2, "d_model": 64, "d_ff": 256}, ppl={"64": 10.0, "128": 20.0},
                        train_length=64)
     assert record_final_loss(with_curve) == 4.25
-    assert record_final_loss(point()) is None  # no curve recorded
-    assert record_final_loss(point(training_curve={"summary": {"final_valid_loss": None}})) is None
+    assert record_final_loss(point(valid_loss=None)) is None  # neither a curve nor the point's own validation
+    assert record_final_loss(point(valid_loss=4.5)) == 4.5  # a point recorded before curves: its checkpoint's
+    assert record_final_loss(point(training_curve={"summary": {"final_valid_loss": None}}, valid_loss=4.5)) is None
     with pytest.raises(ValueError, match="final_valid_loss is nan, not a loss"):
         record_final_loss(point(training_curve={"summary": {"final_valid_loss": math.nan}}))
-    without = {**with_curve, "seed": 2}
+    with pytest.raises(ValueError, match="valid_loss is -1.0, not a loss"):
+        record_final_loss(point(valid_loss=-1.0))
+    without = {**with_curve, "seed": 2, "valid_loss": None}
     del without["training_curve"]
     effect = {"numerator": 2, "denominator": 1}
-    # x is the final loss where recorded; the point without a curve is left out of the loss axis only
+    # x is the final loss where recorded; a point with no validation at all is left out of the loss axis only
     assert series_of([with_curve, without], effect, "lex-rope", axis="loss") == {1: [(4.25, pytest.approx(math.log(2)))]}
     assert set(series_of([with_curve, without], effect, "lex-rope")) == {1, 2}
+    assert series_of([with_curve, {**without, "valid_loss": 4.0}], effect, "lex-rope", axis="loss")[2] == [
+        (4.0, pytest.approx(math.log(2)))]
     with pytest.raises(ValueError, match="unknown scale axis 'ppl'"):
         series_of([with_curve], effect, "lex-rope", axis="ppl")

@@ -9,7 +9,7 @@ Small pure functions over numbers (docs/emergence.md):
   variable, counting each seed's points as independent; `classify`, its slope's interval against
   0; `crossing`, the value at which that line reaches the paper's full effect (Fieller's inverse
   prediction), or None when the effect does not grow; `emergence`, the three together.
-- `record_final_loss`: a point's final in-length validation loss from its training curve, a scale
+- `record_final_loss`: a point's final in-length validation loss (its curve's, else its own), a scale
   variable that says how far the model trained (lenex.scale_study.predictions' `axis="loss"`).
 """
 from __future__ import annotations
@@ -48,17 +48,18 @@ def record_effect(record: dict, effect: dict) -> float | None:
 
 def record_final_loss(record: dict) -> float | None:
     """A point record's final validation loss at its L_tr (in length: the trainer validates at its
-    training length), from its training curve (`training_curve`, lenex.training.curve: its summary's
-    `final_valid_loss`); None for a point with no curve recorded, or whose curve has no validation."""
+    training length): its training curve's `final_valid_loss` (lenex.training.curve), else the
+    point's own `valid_loss`, the validation of its final checkpoint that every point records and
+    that a curve's last validation is (lenex.scale_study.sweep_curves); None where neither is."""
     curve = record.get("training_curve")
-    if not isinstance(curve, dict):
-        return None
-    value = (curve.get("summary") or {}).get("final_valid_loss")
+    if isinstance(curve, dict):
+        value, where = (curve.get("summary") or {}).get("final_valid_loss"), "training_curve final_valid_loss"
+    else:
+        value, where = record.get("valid_loss"), "valid_loss"
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"point {record.get('id', record.get('key', '?'))}: training_curve final_valid_loss "
-                         f"is {value!r}, not a loss")
+        raise ValueError(f"point {record.get('id', record.get('key', '?'))}: {where} is {value!r}, not a loss")
     return float(value)
 
 

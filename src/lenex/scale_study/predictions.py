@@ -281,6 +281,52 @@ def rows(found: list[dict], claims: dict[str, dict], claim_specs: dict[str, dict
     return out
 
 
+def loss_rows(found: list[dict]) -> list[dict]:
+    """Each budget series on the loss axis (budget_series with axis "loss"): the effect's trend per
+    nat of in-length validation loss given up (x = minus the loss, so "grows" is toward the paper's
+    side as the loss falls), fitted per seed as the token axis is (forecast.seed_trend), with the
+    range of loss the points reached. No forecast reads it: the paper's models' loss is on another
+    corpus and tokenizer, so their point has no place on this axis."""
+    from . import forecast as fc
+    from .sweeps import paper_cells_effect
+
+    out = []
+    for item in found:
+        if not item["series"]:
+            continue
+        paper = paper_cells_effect(item["effect"]["paper"])
+        given_up = {seed: sorted((-loss, e) for loss, e in points) for seed, points in item["series"].items()}
+        losses = [loss for points in item["series"].values() for loss, _ in points]
+        out.append({**{k: item[k] for k in ("claim", "source", "subject")}, "seeds": len(item["series"]),
+                    "points": len(losses), "loss": (min(losses), max(losses)), "trend": fc.seed_trend(given_up, paper)})
+    return out
+
+
+def loss_section(loss: list[dict]) -> list[str]:
+    """The loss-axis trends as Markdown lines (loss_rows)."""
+    lines = ["", "## The same series on the loss axis", "",
+             "x = the final validation loss at L_tr of each point's model (its training curve's last validation, "
+             "else the point's own `valid_loss`: the same validation of its final checkpoint), in nats per token. "
+             "The slope is the change of e per nat of loss given up (the loss falls as a model trains), fitted per "
+             "seed and averaged with a t interval over seeds, as on the token axis; 'grows' is toward the paper's "
+             "side as the loss falls. It says whether an effect follows how well a model has learned its text rather "
+             "than the tokens alone. No forecast is made on it: the paper's models' loss is on another corpus and "
+             "tokenizer, so the paper's point has no place on this axis.", "",
+             "| claim | measured by | seeds, points | validation loss (nats) | slope of e per nat given up (95%) | trend |",
+             "|---|---|---|---|---|---|"]
+    for row in loss:
+        trend = row["trend"]
+        if trend is None:
+            slope, label = "no seed has two budgets", "—"
+        else:
+            est = trend.slope
+            slope = _e(est.mean) + ("" if est.low is None else f" ({_e(est.low)}, {_e(est.high)})")
+            label = trend.label or "no interval"
+        lines.append(f"| {row['claim']} | {row['source']}, {row['subject']} | {row['seeds']}, {row['points']} | "
+                     f"{row['loss'][0]:.3f} to {row['loss'][1]:.3f} | {slope} | {label} |")
+    return lines
+
+
 def _e(x: float | None) -> str:
     return "—" if x is None else f"{x:+.3f}"
 
@@ -356,7 +402,7 @@ def _anchor(result: dict) -> str:
     return f"x = {a['x']:.2f} ({where}); paper e {a['e']:+.3f}; the {chosen} form there {_estimate(est)}{inside}"
 
 
-def page(found: list[dict], stage: dict) -> str:
+def page(found: list[dict], stage: dict, loss: list[dict] | None = None) -> str:
     """The forecasts as Markdown: a summary table, then per claim its threshold and per series the
     forms, the choice, the anchor, the predictions at the gpu preset and the GPU stage, the
     crossing and the old rule's reading."""
@@ -416,4 +462,6 @@ def page(found: list[dict], stage: dict) -> str:
             if row["old"]:
                 lines.append(f"- Old rule (one pooled line to the paper's full effect): {row['old']}.")
             lines.append("")
+    if loss:
+        lines += loss_section(loss)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -335,7 +335,8 @@ def write_predictions(root: Path, out: Path, config: dict) -> None:
     of the points committed under `root` forecast at the gpu preset and the GPU stage; the old
     rule's reading from the emergence records beside each."""
     found, stage, _ = forecast_rows(root, config)
-    atomic_write_text(out / "predictions.md", predictions.page(found, stage))
+    loss = predictions.loss_rows(predictions.budget_series(root, config, axis="loss"))
+    atomic_write_text(out / "predictions.md", predictions.page(found, stage, loss))
 
 
 def main(argv=None) -> None:
