@@ -60,9 +60,17 @@ class Paper(ABC):
     #: Whether each corpus its cells are scored on trains its own models (a claim's cells of two corpora
     #: read two models), or one model of a variant is scored on every corpus (LEX's, trained on one mix).
     models_per_corpus: bool = True
-    #: Its model paths under results/<preset>/models/<paper>/ (without .pt) as a regular expression, as
-    #: they appear in its evaluations' paths (results/<preset>/<stage>/<paper>/<model>/...): `trained_models`.
-    model_layout: str = r"[^/]+/seed\d+"
+    #: Its model paths under results/<preset>/models/<paper>/ (without .pt): a regular expression whose
+    #: named groups are the path's fields (`model_spec` reads them; variant and seed here), and the same
+    #: in words for an error. They are also how its evaluations' paths name the model they score
+    #: (results/<preset>/<stage>/<paper>/<model>/...: `model_layout`, `trained_models`).
+    model_paths: str = r"(?P<variant>[^/]+)/seed(?P<seed>\d+)"
+    model_paths_words: str = "<variant>/seed<s>.pt"
+
+    @property
+    def model_layout(self) -> str:
+        """`model_paths` with its groups unnamed: a model path inside a longer pattern."""
+        return re.sub(r"\(\?P<\w+>", "(?:", self.model_paths)
 
     def paper_only_table(self, spec: dict, paper_df) -> dict:
         """One table of `spec` built with the paper's numbers alone (no result of ours): what the
@@ -106,11 +114,19 @@ class Paper(ABC):
         files, its checks, backend and launch). Here: one model per variant and seed,
         `<variant>/seed<s>`, trained on the paper's training corpus; a paper laying its models out
         otherwise says so."""
-        from ..experiment.schemes import module_files
-        from .specs import ModelSpec, path_fields
+        from .specs import path_fields
 
-        found = path_fields(r"(?P<variant>[^/]+)/seed(?P<seed>\d+)", path, self.name, "<variant>/seed<s>.pt")
-        variant, seed, preset = found["variant"], found["seed"], view["name"]
+        found = path_fields(self.model_paths, path, self.name, self.model_paths_words)
+        return self.variant_spec(view, experiment, found["variant"], found["seed"], path)
+
+    def variant_spec(self, view: dict, experiment: dict, variant: str, seed: int, path: str):
+        """The spec of seed `seed` of `variant`, trained from scratch on the paper's training corpus,
+        its checkpoint at models/<paper>/<path>.pt: `model_spec`'s, which a paper laying its models
+        out otherwise changes where they differ."""
+        from ..experiment.schemes import module_files
+        from .specs import ModelSpec
+
+        preset = view["name"]
         self.check_variant(experiment, variant)
         return ModelSpec(paper=self.name, preset=preset, variant=variant, seed=seed, corpus=None,
                          output=f"results/{preset}/models/{self.name}/{path}.pt",

@@ -14,7 +14,8 @@ class ReceptiveField(Paper):
     name = PAPER_KEY
     table_renderer = "lenex.receptive_field.table"
     protocol = "last-token"  # lenex.receptive_field.last_token
-    model_layout = r"[^/]+/[^/]+/seed\d+"  # <corpus>/<variant>/seed<s>
+    model_paths = r"(?P<corpus>[^/]+)/(?P<variant>[^/]+)/seed(?P<seed>\d+)"
+    model_paths_words = "<corpus>/<variant>/seed<s>.pt"
     # Figures whose numbers its claims read: the ERFs of Figures 6, 7 and 11 (listed under no table),
     # Eq. (6)'s exact values of Figures 8 and 10.
     figure_cells = ("figure6", "figure7", "figure8", "figure10", "figure11")
@@ -46,13 +47,10 @@ class ReceptiveField(Paper):
 
         from ..pipeline.specs import path_fields
 
-        found = path_fields(r"(?P<corpus>[^/]+)/(?P<variant>[^/]+)/seed(?P<seed>\d+)", path, self.name,
-                            "<corpus>/<variant>/seed<s>.pt")
+        found = path_fields(self.model_paths, path, self.name, self.model_paths_words)
         corpus, variant, seed = found["corpus"], found["variant"], found["seed"]
-        spec = super().model_spec(view, experiment, f"{variant}/seed{seed}")
-        return dataclasses.replace(spec, corpus=corpus, output=f"results/{view['name']}/models/{self.name}/{path}.pt",
-                                   workdir=f"results/{view['name']}/train/{self.name}/{path}",
-                                   labels=self.labels(view["name"], variant, corpus=corpus))
+        spec = self.variant_spec(view, experiment, variant, seed, path)
+        return dataclasses.replace(spec, corpus=corpus, labels=self.labels(view["name"], variant, corpus=corpus))
 
     def multiples(self, settings, protocol: str) -> str:
         """The L_ex / L_tr a model is scored at by `protocol` (last-token or cache-window), one word each."""

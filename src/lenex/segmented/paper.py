@@ -25,7 +25,9 @@ class Segmented(Paper):
     figure_cells = ("figure3",)
     model_label = "model"
     models_per_corpus = False  # one corpus: a claim's models (what more seeds train) are its models
-    model_layout = r"[^/]+/seed\d+/[^/]+"  # <model>/seed<s>/<run>: what its evaluations score
+    model_paths = (r"pretrained/(?P<model>[^/]+)|(?P<adapted>[^/]+)/seed(?P<seed>\d+)/"
+                   r"(?P<run>ootb|da|(?P<method>full|chunk-[0-9.]+|prefix-[0-9.]+)-x(?P<beta>\d+))")
+    model_paths_words = "pretrained/<model>.pt or <model>/seed<s>/<run>.pt (run: ootb, da, <method>-x<beta>)"
 
     def paper_only_table(self, spec: dict, paper_df) -> dict:
         from .tables import build_segmented_table
@@ -107,15 +109,12 @@ class Segmented(Paper):
 
         from ..pipeline.specs import Continuation, path_fields
 
-        found = path_fields(r"pretrained/(?P<model>[^/]+)|(?P<adapted>[^/]+)/seed(?P<seed>\d+)/"
-                            r"(?P<run>ootb|da|(?P<method>full|chunk-[0-9.]+|prefix-[0-9.]+)-x(?P<beta>\d+))",
-                            path, self.name, "pretrained/<model>.pt or <model>/seed<s>/<run>.pt (run: ootb, da, "
-                            "<method>-x<beta>)")
+        found = path_fields(self.model_paths, path, self.name, self.model_paths_words)
         preset = view["name"]
         output, workdir = f"results/{preset}/models/{self.name}/{path}.pt", f"results/{preset}/train/{self.name}/{path}"
         if found["model"] is not None:
             model = found["model"]
-            spec = super().model_spec(view, experiment, f"{model}/seed1")
+            spec = self.variant_spec(view, experiment, model, 1, path)
             return dataclasses.replace(spec, seed=None, output=output, workdir=workdir, train=view["train"],
                                        labels=self.labels(preset, model, run="pretrained"), run="pretrained")
         model, seed, run = found["adapted"], found["seed"], found["run"]
