@@ -262,3 +262,14 @@ def test_a_run_made_in_one_go_then_a_power_part_is_one_record():
     assert record["complete"] and record["wall_s"] == 2 * 2403 and record["command"].count(" ; ") == 1
     with pytest.raises(ValueError, match="each recorded part names its own raw results"):
         run_record("p", "lex", [whole, {**power, "command": "snakemake results/p/lex.md results/p/raw/lex.jsonl -n"}])
+
+
+def test_a_tables_rerun_is_recorded_beside_its_raw_results(tmp_path):
+    log = tmp_path / "2026-11-24T182227.1.snakemake.log"
+    log.write_text(snakemake_log())
+    out = tmp_path / "results/p/reruns/lex/table2.seeds1-3.run.json"
+    record_main(["--preset", "p", "--paper", "lex", "--record", str(out), str(log)])
+    record = json.loads(out.read_text())
+    assert (record["wall_s"], record["jobs"], record["complete"]) == (2403, 181, True)
+    assert read_text(out.with_suffix("") / f"{log.name}.xz") == log.read_text()
+    assert not (tmp_path / "results/p/runs").exists()

@@ -61,3 +61,13 @@ def test_page_ends_with_the_claims_table_when_given(inputs):
     assert "- [Claims checked by machine](claims/lex.md)" in page
     assert page.endswith("## Claims of `lex`, checked at preset `tiny`\n\n| id | claim |\n|---|---|\n| a | b |\n")
     assert "Claims" not in build_page(SPEC, "tiny", tables, figures, root / "lex.md")
+
+
+def test_a_tables_rerun_is_linked_under_it(inputs):
+    root, tables, figures = inputs
+    rerun = str(root / "reruns" / "lex" / "table2.seeds1-3.md")
+    page = build_page(SPEC, "tiny", tables, figures, root / "lex.md", reruns=[rerun])
+    assert ("| 1 |\n\nThis table's seeds 1-3 were re-run by the code of a later revision, beside these cells: "
+            "[table2.seeds1-3.md](reruns/lex/table2.seeds1-3.md).") in page
+    with pytest.raises(ValueError, match="re-runs no table the experiment file declares"):
+        build_page(SPEC, "tiny", tables, figures, root / "lex.md", reruns=[str(root / "reruns/lex/table9.seeds1-3.md")])

@@ -124,3 +124,12 @@ def test_seeds_of_a_rerun_path():
             rerun_seeds(bad)
     chosen = of_seeds([path("rope", s, 256) for s in (1, 2, 4, 12)], [1, 2])
     assert chosen == [path("rope", 1, 256), path("rope", 2, 256)]
+
+
+def test_the_page_says_how_the_rerun_was_made():
+    record = {"command": "snakemake --cores 2 x", "wall_s": 4000, "jobs": 60, "complete": True,
+              "parts": [{"wall_s": 4000}]}
+    assert rerun.run_line(record, ["1e3352b"]) == (
+        "Its run: `snakemake --cores 2 x`, 66 min 40 s (4000 s), 60 jobs, at revision `1e3352b`.")
+    assert rerun.run_line(None, []) == ("Its run is not recorded (no run record beside it); its evaluations were "
+                                        "made at revision not recorded.")

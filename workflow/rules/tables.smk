@@ -54,6 +54,9 @@ rule table_rerun_page:
     input:
         rerun="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.jsonl.xz",
         committed=lambda wc: pipeline.recorded.stored_raw(wc.preset, wc.paper),
+        run=lambda wc: pipeline.recorded.rerun_run(
+            wc.preset, wc.paper, wc.table, wc.seeds
+        ),
         code=pipeline.code.stamp("lenex.tables.rerun"),
     output:
         md="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.md",
@@ -64,6 +67,7 @@ rule table_rerun_page:
         ENV
     shell:
         "python -m lenex.pipeline.launch lenex.tables.rerun --rerun {input.rerun} --committed {input.committed}"
+        " --run-record {input.run}"
         " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
@@ -124,6 +128,7 @@ rule paper_report:
         figures=lambda wc: pipeline.targets.paper_figures(wc.preset, wc.paper),
         claims="results/{preset}/claims/{paper}.md",
         diagnostics="results/{preset}/diagnostics/{paper}.md",
+        reruns=lambda wc: pipeline.recorded.rerun_pages(wc.preset, [wc.paper]),
         spec="config/experiments/{paper}.yaml",
         code=pipeline.code.stamp("lenex.tables.report"),
     output:
@@ -137,4 +142,4 @@ rule paper_report:
     shell:
         "python -m lenex.pipeline.launch lenex.tables.report --spec {input.spec} --preset {wildcards.preset}"
         " --tables {input.tables} --figures {input.figures} --claims {input.claims}"
-        " --diagnostics {input.diagnostics} --out {output} > {log} 2>&1"
+        " --diagnostics {input.diagnostics} --reruns {input.reruns} --out {output} > {log} 2>&1"

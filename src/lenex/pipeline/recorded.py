@@ -144,6 +144,11 @@ class Recorded:
         curves = [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
         return sorted(set(results) | set(others) | set(curves))
 
+    def rerun_run(self, preset_name: str, paper: str, table, seeds: str) -> list[str]:
+        """A table re-run's run record (lenex.pipeline.reference_record --record), where it was recorded."""
+        record = Path(f"results/{preset_name}/reruns/{paper}/table{table}.seeds{seeds}.run.json")
+        return [str(record)] if record.is_file() else []
+
     def rerun_pages(self, preset_name: str, papers: list[str]) -> list[str]:
         """The page of every committed re-run of these papers' tables (rule table_rerun_page)."""
         root = Path(f"results/{preset_name}/reruns")

@@ -93,12 +93,14 @@ def main(argv=None) -> None:
     parser.add_argument("--preset", required=True)
     parser.add_argument("--paper", required=True)
     parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    parser.add_argument("--record", default=None, help="where the record goes (default: <results>/<preset>/runs/"
+                        "<paper>.json; a table's re-run: beside its raw results), its logs in a folder of its stem")
     parser.add_argument("logs", nargs="+", help="the run's Snakemake logs (.snakemake/log/), in order")
     args = parser.parse_args(argv)
-    folder = Path(args.results) / args.preset / "runs"
+    out = Path(args.record) if args.record else Path(args.results) / args.preset / "runs" / f"{args.paper}.json"
     parts = [log_part(read_text(log), Path(log).name.removesuffix(SUFFIX)) for log in args.logs]
     record = run_record(args.preset, args.paper, parts)
-    logs = folder / args.paper
+    logs = out.with_suffix("")
     logs.mkdir(parents=True, exist_ok=True)
     for log in args.logs:
         # Kept compressed (the committed tree travels to the GPU machine whole: docs/raw-results.md);
@@ -106,7 +108,7 @@ def main(argv=None) -> None:
         kept = logs / (Path(log).name.removesuffix(SUFFIX) + SUFFIX)
         if Path(log).resolve() != kept.resolve():
             write_text(kept, read_text(log))
-    atomic_write_text(folder / f"{args.paper}.json", json.dumps(record, indent=1) + "\n")
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -37,10 +37,11 @@ def _by_key(paths: list[str], suffix: str) -> dict[str, Path]:
 
 
 def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], out: Path,
-               claims: Path | None = None, diagnostics: Path | None = None) -> str:
+               claims: Path | None = None, diagnostics: Path | None = None, reruns: list[str] = ()) -> str:
     """The page's Markdown. Every table and figure the spec declares must be among the inputs;
     `diagnostics` (lenex.tables.diagnostics' page, its figure beside it) and then `claims` (lenex.claims'
-    Markdown for the paper) end the page when given."""
+    Markdown for the paper) end the page when given; each of `reruns` (a table's re-run beside the
+    committed run, lenex.tables.rerun: table<N>.seeds<a>-<b>.md) is linked under its table."""
     paper = spec["paper"]
     table_md, figure_png = _by_key(tables, ".md"), _by_key(figures, ".png")
     declared_tables, declared_figures = list(spec.get("tables", {})), list(spec.get("figures", {}))
@@ -60,8 +61,16 @@ def build_page(spec: dict, preset: str, tables: list[str], figures: list[str], o
         lines.append(f"- [Diagnostics (ours, not the paper's metrics)]({_rel(diagnostics, out)})")
     if claims is not None:
         lines.append(f"- [Claims checked by machine]({_rel(claims, out)})")
+    rerun_pages = [Path(p) for p in reruns]
+    unknown = [p for p in rerun_pages if p.name.split(".")[0] not in declared_tables]
+    if unknown:
+        raise ValueError(f"paper {paper!r}: {unknown[0]} re-runs no table the experiment file declares")
     for key in declared_tables:
         lines += ["", demote_headings(table_md[key].read_text(encoding="utf-8").rstrip("\n"))]
+        for page in (p for p in rerun_pages if p.name.split(".")[0] == key):
+            seeds = page.name.split(".")[1].removeprefix("seeds")
+            lines += ["", f"This table's seeds {seeds} were re-run by the code of a later revision, beside these "
+                          f"cells: [{page.name}]({_rel(page, out)})."]
     for key in declared_figures:
         png = figure_png[key]
         label = key.replace("figure", "Figure ")
@@ -93,13 +102,15 @@ def main(argv=None) -> None:
     parser.add_argument("--figures", nargs="*", default=[], help="figure files (.png linked, .pdf beside it)")
     parser.add_argument("--claims", default=None, help="the paper's claims page (lenex.claims.render)")
     parser.add_argument("--diagnostics", default=None, help="the paper's diagnostics page (lenex.tables.diagnostics)")
+    parser.add_argument("--reruns", nargs="*", default=[], help="pages of the tables' re-runs (lenex.tables.rerun)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     spec = read_yaml(args.spec)
     out = Path(args.out)
     claims = Path(args.claims) if args.claims else None
     diagnostics = Path(args.diagnostics) if args.diagnostics else None
-    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims, diagnostics))
+    atomic_write_text(out, build_page(spec, args.preset, args.tables, args.figures, out, claims, diagnostics,
+                                           args.reruns))
 
 
 if __name__ == "__main__":

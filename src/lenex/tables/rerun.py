@@ -24,7 +24,7 @@ import numpy as np
 
 from ..cli import run_cli
 from ..claims.intervals import t_of_differences
-from ..files import atomic_write_text
+from ..files import atomic_write_text, read_json
 from ..records.stored import read_text
 from .raw_results import parse
 
@@ -199,7 +199,19 @@ def _interval_cell(i: Interval) -> str:
     return f"{i.mean:+.3f} [{i.low:+.3f}, {i.high:+.3f}]"
 
 
-def render(title: str, cells: list[CellComparison], rises: list[RiseComparison], sources: dict) -> str:
+def run_line(run: dict | None, revisions: list[str]) -> str:
+    """How the re-run was made: its recorded command and wall time (lenex.pipeline.reference_record),
+    and the revisions its evaluations record."""
+    from ..pipeline.reference_record import wall_time_text
+
+    where = f"at revision {', '.join(f'`{r}`' for r in revisions) or 'not recorded'}"
+    if run is None:
+        return f"Its run is not recorded (no run record beside it); its evaluations were made {where}."
+    return f"Its run: `{run['command']}`, {wall_time_text(run)}, {where}."
+
+
+def render(title: str, cells: list[CellComparison], rises: list[RiseComparison], sources: dict,
+           run_text: str = "") -> str:
     """The page: the rises first (what the claims read), then every cell."""
     seeds = sorted({s for c in cells for s in c.seeds})
     lines = [f"# {title}", "",
@@ -208,7 +220,7 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
              f"cells of the same seeds come from {', '.join(f'`{p}`' for p in sources['committed'])}. "
              "Differences are of ln ppl, re-run minus committed, each seed's models paired, with 95% t intervals "
              "over the seeds; one whose interval holds 0 is inconclusive, whichever way it points "
-             "(lenex.tables.rerun).", "",
+             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), "",
              "## Rise from L_tr to the longest length", "",
              "| corpus | variant | lengths | committed rise | re-run rise | re-run - committed | reading |",
              "|---|---|---|---|---|---|---|"]
@@ -245,6 +257,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rerun", required=True, help="the re-run's raw results (rule table_rerun)")
     parser.add_argument("--committed", nargs="+", required=True, help="the committed run's raw results (its parts)")
+    parser.add_argument("--run-record", nargs="*", default=[], help="the re-run's record (reference_record --record)")
     parser.add_argument("--title", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-json", required=True)
@@ -256,9 +269,13 @@ def main(argv=None) -> None:
         raise ValueError(f"{args.rerun} holds no perplexity record to compare")
     cells, rises = compare_cells(rerun, committed), compare_rises(rerun, committed)
     sources = {"rerun": args.rerun, "committed": args.committed}
+    if len(args.run_record) > 1:
+        raise ValueError(f"one run record, got {len(args.run_record)}")
+    run = read_json(args.run_record[0]) if args.run_record else None
+    revisions = sorted({r["git_rev"] for seeds in rerun.values() for _, r in seeds.values() if r.get("git_rev")})
     atomic_write_text(args.out_json, json.dumps({"sources": sources, "cells": [asdict(c) for c in cells],
                                                  "rises": [asdict(r) for r in rises]}, indent=1) + "\n")
-    atomic_write_text(args.out_md, render(args.title, cells, rises, sources))
+    atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions)))
 
 
 if __name__ == "__main__":
