@@ -412,6 +412,20 @@ def test_a_table_rerun_records_its_cells_of_its_seeds_their_corpora_and_curves(p
                                      for f in curves)
 
 
+def test_what_is_committed_beside_a_rerun_is_read_where_it_is(pipeline, tmp_path, monkeypatch):
+    """Rule table_rerun_page's optional inputs: the run record and the reproduce check, each where it lies."""
+    monkeypatch.chdir(tmp_path)
+    assert pipeline.recorded.rerun_beside("workstation", "lex", "2", "1-3", "run") == []
+    folder = tmp_path / "results/workstation/reruns/lex"
+    folder.mkdir(parents=True)
+    (folder / "table2.seeds1-3.reproduce.json").write_text("{}")
+    assert pipeline.recorded.rerun_beside("workstation", "lex", "2", "1-3", "reproduce") == [
+        "results/workstation/reruns/lex/table2.seeds1-3.reproduce.json"]
+    assert pipeline.recorded.rerun_beside("workstation", "lex", "2", "1-3", "run") == []
+    with pytest.raises(ValueError, match="not 'plan'"):
+        pipeline.recorded.rerun_beside("workstation", "lex", "2", "1-3", "plan")
+
+
 COMMITTED_RERUNS = sorted((REPO / "results").glob("*/reruns/*/table*.seeds*.jsonl.xz"))
 
 

@@ -36,6 +36,12 @@ def test_a_committed_cell_scored_again_on_its_model(tmp_path, monkeypatch):
     out = reproduce({cell: record}, [cell])
     assert out["reproduced"] and out["cells"][cell]["delta_nll"] == 0.0
     assert out["cells"][cell]["rule"] == "first-documents"
+    # which models were scored: each one's training corpus digest, from its record's identity (the
+    # fixture's checkpoint records none, so the re-trained side says None rather than a guess)
+    committed_model = {cell: {**record, "identity": {"corpus_meta_sha256": "e" * 64}}}
+    scored = reproduce(committed_model, [cell])["cells"][cell]
+    assert scored["committed_corpus_meta_sha256"] == "e" * 64
+    assert scored["reproduced_corpus_meta_sha256"] == (record.get("identity") or {}).get("corpus_meta_sha256")
     shifted = {cell: {**record, "nll": record["nll"] + 0.01}}
     assert not reproduce(shifted, [cell])["reproduced"]
     with pytest.raises(ValueError, match="not among the committed"):

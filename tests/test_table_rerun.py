@@ -80,25 +80,85 @@ def test_a_difference_inside_its_interval_is_inconclusive_either_way():
     assert rerun.interval_of([0.3]).reading == "inconclusive (one seed)"
 
 
-def test_refused_when_a_committed_seed_is_missing_or_the_models_trained_on_other_text():
+def test_refused_when_a_committed_seed_is_missing():
     committed = files(0)
     del committed[path("rope", 3, 2048)]
     with pytest.raises(ValueError, match="no pg22 rope L=2048 record of seed 3"):
         rerun.compare_cells(rerun.cell_records(files(1)), rerun.cell_records(committed))
+
+
+def test_models_trained_on_other_text_are_named_and_their_pairing_refused():
     moved = files(1)
     moved[path("rope", 2, 256)]["identity"]["corpus_meta_sha256"] = "b" * 64
-    with pytest.raises(ValueError, match="not the same models"):
-        rerun.compare_cells(rerun.cell_records(moved), rerun.cell_records(files(0)))
+    new, old = rerun.cell_records(moved), rerun.cell_records(files(0))
+    assert rerun.other_models(new, old) == [rerun.ModelChange("rope", 2, "b" * 64, CORPUS_DIGEST)]
+    assert rerun.other_models(rerun.cell_records(files(1)), old) == []
+    cells = rerun.compare_cells(new, old, paired=False)
+    assert [c.difference for c in cells] == [None, None]
+    assert cells[0].ppl_rerun == pytest.approx(math.exp((4.2 + 4.2 + 4.1) / 3))  # each run's mean still shown
+    (rise,) = rerun.compare_rises(new, old, paired=False)
+    assert rise.difference is None and rise.rerun.mean == pytest.approx(0.7 / 3)
+    page = rerun.render("T", cells, [rise], {"rerun": "r", "committed": ["c"]}, "",
+                        rerun.other_models(new, old))
+    assert "**Refused: not the same models.**" in page and "b" * 64 in page and "rope seed 2" in page
+    assert "| refused | refused (other models) |" in page
 
 
 def test_refused_when_an_evaluation_corpus_differs():
     meta = {"tokenizer": "bpe-1", "vocab_size": 4096, "splits": {"test": {"n_docs": 68, "n_tokens": 881018}}}
     rerun.check_same_corpora({"results/ws/data/pg22/meta.json": meta}, {"results/ws/data/pg22/meta.json": dict(meta)})
     other = {**meta, "splits": {"test": {"n_docs": 67, "n_tokens": 880000}}}
-    with pytest.raises(ValueError, match="splits differs"):
+    with pytest.raises(ValueError, match="splits differs .*test.n_docs 67 against 68"):
         rerun.check_same_corpora({"results/ws/data/pg22/meta.json": other}, {"results/ws/data/pg22/meta.json": meta})
     with pytest.raises(ValueError, match="records no"):
         rerun.check_same_corpora({"results/ws/data/qmsum/meta.json": meta}, {})
+
+
+def test_a_split_digest_is_compared_only_where_both_metas_record_one():
+    old = {"tokenizer": "bpe-1", "vocab_size": 4096, "splits": {"test": {"n_docs": 68, "n_tokens": 881018}}}
+    new = {**old, "splits": {"test": {"n_docs": 68, "n_tokens": 881018, "sha256": "c" * 64}}}
+    assert rerun.corpus_differences(new, old) == []  # the committed meta was written before digests
+    assert rerun.corpus_differences(new, {**old, "splits": {"test": {**new["splits"]["test"], "sha256": "d" * 64}}}) \
+        == [f"test.sha256 {'c' * 64!r} against {'d' * 64!r}"]
+    assert rerun.corpus_differences({**new, "splits": {}}, old) == ["split test only in the committed run's"]
+
+
+def reproduce_cells(committed_files, reproduced):
+    """lenex.scoring.reproduce's `cells`: each committed cell's NLL again on its re-trained model."""
+    return {p: {"rule": "first-documents", "committed_nll": r["nll"], "reproduced_nll": reproduced[p],
+                "same_tokens": True} for p, r in committed_files.items()}
+
+
+def test_a_change_splits_into_the_rules_effect_and_the_models_by_hand():
+    committed = files(0)
+    # the re-trained models by the committed rule: committed + 0.05 at L_tr, + 0.02 / 0.04 / 0.06 at 2048
+    moved = {1: 0.02, 2: 0.04, 3: 0.06}
+    again = {path("rope", s, 256): committed[path("rope", s, 256)]["nll"] + 0.05 for s in VALUES}
+    again |= {path("rope", s, 2048): committed[path("rope", s, 2048)]["nll"] + moved[s] for s in VALUES}
+    cells, rises = rerun.split_changes(rerun.cell_records(files(1)), rerun.cell_records(committed),
+                                       reproduce_cells(committed, again))
+    at_ltr = cells[0]
+    assert at_ltr.lengths == "256" and at_ltr.models.mean == pytest.approx(0.05)
+    # re-run - reproduced at 256: (4.2 - 4.05, 4.2 - 4.15, 4.1 - 3.95) = (0.15, 0.05, 0.15)
+    mean, low, high = t_interval([0.15, 0.05, 0.15])
+    assert (at_ltr.rule.mean, at_ltr.rule.low, at_ltr.rule.high) == pytest.approx((mean, low, high))
+    (rise,) = rises
+    # models' change of the rise: moved - 0.05 = (-0.03, -0.01, +0.01); the rule's: re-run rise - reproduced rise
+    assert rise.lengths == "256 -> 2048" and rise.models.mean == pytest.approx(-0.01)
+    assert rise.rule.mean == pytest.approx(0.1 - (-0.01))
+    assert rise.same_tokens
+
+
+def test_a_reproduce_check_of_other_scoring_or_other_raw_results_is_refused():
+    committed = files(0)
+    cells = reproduce_cells(committed, {p: r["nll"] for p, r in committed.items()})
+    cells[path("rope", 1, 256)]["rule"] = "across-documents"
+    with pytest.raises(ValueError, match="reproduced by rule 'across-documents'"):
+        rerun.split_changes(rerun.cell_records(files(1)), rerun.cell_records(committed), cells)
+    cells = reproduce_cells(committed, {p: r["nll"] for p, r in committed.items()})
+    cells[path("rope", 1, 256)]["committed_nll"] += 0.5
+    with pytest.raises(ValueError, match="it read other raw results"):
+        rerun.split_changes(rerun.cell_records(files(1)), rerun.cell_records(committed), cells)
 
 
 def test_page_and_numbers_from_raw_results(tmp_path):
@@ -114,6 +174,27 @@ def test_page_and_numbers_from_raw_results(tmp_path):
     numbers = json.loads(out_json.read_text())
     assert [c["length"] for c in numbers["cells"]] == [256, 2048]
     assert numbers["rises"][0]["difference"]["mean"] == pytest.approx(0.1)
+    assert numbers["same_models"] and numbers["split"] == {"cells": [], "rises": []}
+    assert "Added after the re-run" not in page
+
+
+def test_the_page_adds_the_reproduce_split_where_given_and_pairs_by_path(tmp_path):
+    new, old, check = tmp_path / "rerun.jsonl.xz", tmp_path / "committed.jsonl.xz", tmp_path / "reproduce.json"
+    committed = files(0)
+    # an ablation's record of the same corpus, variant and length under another mask: another cell
+    committed[path("rope", 1, 2048, mask="sliding")] = record("rope", 1, 2048, 9.0, mask="sliding")
+    write_text(new, text_of(files(1)))
+    write_text(old, text_of(committed))
+    check.write_text(json.dumps({"cells": reproduce_cells(files(0), {p: r["nll"] for p, r in files(0).items()})}))
+    out_md, out_json = tmp_path / "page.md", tmp_path / "page.json"
+    rerun.main(["--rerun", str(new), "--committed", str(old), "--reproduce", str(check), "--title", "T",
+                "--out-md", str(out_md), "--out-json", str(out_json)])
+    numbers = json.loads(out_json.read_text())
+    assert numbers["rises"][0]["committed"]["mean"] == pytest.approx(0.4 / 3)  # not the sliding record's
+    # reproduced = committed: the models' change is nil, the rule's effect is the whole difference
+    assert numbers["split"]["rises"][0]["rule"]["mean"] == pytest.approx(0.1)
+    assert numbers["split"]["rises"][0]["models"]["mean"] == pytest.approx(0.0)
+    assert "## Added after the re-run (not in its plan)" in out_md.read_text()
 
 
 def test_seeds_of_a_rerun_path():

@@ -49,13 +49,17 @@ rule paper_table:
 
 
 # A re-run of a table's cells for some seeds (rule table_rerun) beside the committed run's cells of
-# those seeds (lenex.tables.rerun): it reads the two raw results only, so `make tables` renders it too.
+# those seeds (lenex.tables.rerun): it reads the two raw results and what is committed beside the
+# re-run (its run record; a check of its models by the committed rule), so `make tables` renders it too.
 rule table_rerun_page:
     input:
         rerun="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.jsonl.xz",
         committed=lambda wc: pipeline.recorded.stored_raw(wc.preset, wc.paper),
-        run=lambda wc: pipeline.recorded.rerun_run(
-            wc.preset, wc.paper, wc.table, wc.seeds
+        run=lambda wc: pipeline.recorded.rerun_beside(
+            wc.preset, wc.paper, wc.table, wc.seeds, "run"
+        ),
+        reproduce=lambda wc: pipeline.recorded.rerun_beside(
+            wc.preset, wc.paper, wc.table, wc.seeds, "reproduce"
         ),
         code=pipeline.code.stamp("lenex.tables.rerun"),
     output:
@@ -67,7 +71,7 @@ rule table_rerun_page:
         ENV
     shell:
         "python -m lenex.pipeline.launch lenex.tables.rerun --rerun {input.rerun} --committed {input.committed}"
-        " --run-record {input.run}"
+        " --run-record {input.run} --reproduce {input.reproduce}"
         " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 

@@ -144,10 +144,14 @@ class Recorded:
         curves = [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
         return sorted(set(results) | set(others) | set(curves))
 
-    def rerun_run(self, preset_name: str, paper: str, table, seeds: str) -> list[str]:
-        """A table re-run's run record (lenex.pipeline.reference_record --record), where it was recorded."""
-        record = Path(f"results/{preset_name}/reruns/{paper}/table{table}.seeds{seeds}.run.json")
-        return [str(record)] if record.is_file() else []
+    def rerun_beside(self, preset_name: str, paper: str, table, seeds: str, kind: str) -> list[str]:
+        """A file committed beside a table re-run's raw results, where there is one: its run record
+        (`kind` "run", lenex.pipeline.reference_record --record) or the check that scores its models
+        by the committed rule (`kind` "reproduce", lenex.scoring.reproduce)."""
+        if kind not in ("run", "reproduce"):
+            raise ValueError(f"a re-run keeps a run record or a reproduce check beside it, not {kind!r}")
+        found = Path(f"results/{preset_name}/reruns/{paper}/table{table}.seeds{seeds}.{kind}.json")
+        return [str(found)] if found.is_file() else []
 
     def rerun_pages(self, preset_name: str, papers: list[str]) -> list[str]:
         """The page of every committed re-run of these papers' tables (rule table_rerun_page)."""

@@ -1,17 +1,19 @@
 """Are models trained again the committed run's models? Score them as the committed run scored.
 
-A re-run (rule table_rerun) trains a table's models again, with the committed run's seeds, corpus and
-training code, and scores them by today's rule. Whether its differences come from what is scored or
-from other models is answered here: each re-trained model is scored again on cells of the committed
-run, by the rule those were scored by (a record with no `scored` was scored by `first-documents`),
-and its NLL and scored tokens are compared with the committed record's:
+A re-run (rule table_rerun) trains a table's models again, with the committed run's seeds and training
+code, and scores them by today's rule. Its training corpus is rebuilt from its sources, so it is the
+committed one only where the identities' corpus_meta_sha256 agree (lenex.tables.rerun says where they
+do not). Whether its differences come from what is scored or from other models is answered here: each
+re-trained model is scored again on cells of the committed run, by the rule those were scored by (a
+record with no `scored` was scored by `first-documents`), and its NLL and scored tokens are compared
+with the committed record's:
 
     python -m lenex.scoring.reproduce --committed RAW.. --cells PATH.. --out CHECK.json
 
 `--cells` names committed evaluation files (paths inside the raw results); each is scored with its
 record's checkpoint path, corpus, length, span, mask and token budget, into a scratch file. The
-output records each cell's committed and reproduced NLL and whether the scored tokens are the same
-ones (their sha256), and `reproduced`: every cell's tokens equal and |ΔNLL| <= `--tolerance`.
+output records each cell's committed and reproduced NLL, whether the scored tokens are the same ones
+(their sha256), the training corpus digest of each model scored (committed and re-trained), and `reproduced`: every cell's tokens equal and |ΔNLL| <= `--tolerance`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def compared(record: dict, again: dict, tolerance: float) -> dict:
     delta = again["nll"] - record["nll"]
     same_tokens = again["scored_tokens_sha256"] == record["scored_tokens_sha256"]
     return {"committed_nll": record["nll"], "reproduced_nll": again["nll"], "delta_nll": delta,
-            "same_tokens": same_tokens, "reproduced": same_tokens and abs(delta) <= tolerance}
+            "same_tokens": same_tokens, "reproduced": same_tokens and abs(delta) <= tolerance,
+            "committed_corpus_meta_sha256": (record.get("identity") or {}).get("corpus_meta_sha256"),
+            "reproduced_corpus_meta_sha256": (again.get("identity") or {}).get("corpus_meta_sha256")}
 
 
 def reproduce(committed: dict[str, dict], cells: list[str], tolerance: float = TOLERANCE) -> dict:

@@ -8,9 +8,19 @@ re-run holds:
   scored, and the per-seed difference of ln ppl (re-run - committed) with its 95% t interval;
 - each row (corpus, variant): its rise from L_tr to its longest length, ln ppl(longest) - ln ppl(L_tr),
   committed beside re-run, each with its interval over seeds, and their paired difference.
-A difference whose interval holds 0 is inconclusive, whichever way it points. The comparison is
-refused where a cell's committed record is missing or its corpus differs (the meta's digest the
-evaluation recorded): the two would not be the same models on the same text.
+A difference whose interval holds 0 is inconclusive, whichever way it points.
+
+The pairing needs the same models on the same text. A missing committed cell, or an evaluation corpus
+whose facts differ (tokenizer, each split's size and, where both record one, its digest), stops the
+page. Models that trained on another corpus than the committed ones (their identities'
+corpus_meta_sha256 differ) are not the same models: the paired differences are refused and the page
+says so, with the two digests, showing each run's cells and rises unpaired.
+
+`--reproduce` adds what a re-run's plan did not ask for, labelled so: lenex.scoring.reproduce's
+scores of the re-trained models on the committed cells by the committed rule. Those split a cell's
+change in two, each paired over seeds on the same models or the same rule: the scoring rule's effect
+(re-run - reproduced: the same re-trained models, today's rule against the committed one) and the
+models' change (reproduced - committed: the same rule, re-trained models against the committed ones).
 """
 
 from __future__ import annotations
@@ -93,7 +103,7 @@ class CellComparison:
     seeds: list[int]
     ppl_committed: float  # geometric mean over the seeds: exp of the mean ln ppl
     ppl_rerun: float
-    difference: Interval  # ln ppl, re-run - committed, per seed
+    difference: Interval | None  # ln ppl, re-run - committed, per seed; None where the models differ
     scored_committed: str
     scored_rerun: str
 
@@ -106,7 +116,7 @@ class RiseComparison:
     to_length: int
     committed: Interval  # ln ppl(to) - ln ppl(from), per seed
     rerun: Interval
-    difference: Interval  # re-run's rise - committed's, per seed
+    difference: Interval | None  # re-run's rise - committed's, per seed; None where the models differ
 
 
 def training_corpus(record: dict) -> str | None:
@@ -114,21 +124,59 @@ def training_corpus(record: dict) -> str | None:
     return (record.get("identity") or {}).get("corpus_meta_sha256")
 
 
-#: What says two builds of an evaluation corpus hold the same text: its tokenizer and each split's size.
-CORPUS_FACTS = ("tokenizer", "vocab_size", "splits")
+#: What says two builds of an evaluation corpus hold the same text: its tokenizer and each split's
+#: facts. A split's digest (`sha256`, recorded by metas from 2026-12) is compared where both have one.
+CORPUS_FACTS = ("tokenizer", "vocab_size")
+SPLIT_FACTS = ("file", "n_docs", "n_tokens")
+
+
+def corpus_differences(new: dict, old: dict) -> list[str]:
+    """What two corpus metas record differently among the facts both record, in words."""
+    out = [f"{fact} {new.get(fact)!r} against {old.get(fact)!r}" for fact in CORPUS_FACTS
+           if new.get(fact) != old.get(fact)]
+    new_splits, old_splits = new.get("splits") or {}, old.get("splits") or {}
+    for split in sorted(set(new_splits) | set(old_splits)):
+        if split not in new_splits or split not in old_splits:
+            out.append(f"split {split} only in the {'re-run' if split in new_splits else 'committed run'}'s")
+            continue
+        a, b = new_splits[split], old_splits[split]
+        facts = SPLIT_FACTS + (("sha256",) if "sha256" in a and "sha256" in b else ())
+        out += [f"{split}.{fact} {a.get(fact)!r} against {b.get(fact)!r}" for fact in facts if a.get(fact) != b.get(fact)]
+    return out
 
 
 def check_same_corpora(rerun: dict[str, object], committed: dict[str, object]) -> None:
-    """Every corpus meta the re-run recorded equals the committed run's in CORPUS_FACTS."""
+    """Every evaluation corpus meta the re-run recorded matches the committed run's (corpus_differences)."""
     for path, meta in rerun.items():
         if not path.endswith("/meta.json"):
             continue
         if path not in committed:
             raise ValueError(f"the committed run records no {path}: the re-run read a corpus it did not")
-        for fact in CORPUS_FACTS:
-            if meta.get(fact) != committed[path].get(fact):
-                raise ValueError(f"{path}: the re-run's {fact} differs from the committed run's "
-                                 f"({meta.get(fact)!r} against {committed[path].get(fact)!r}): not the same corpus")
+        differences = corpus_differences(meta, committed[path])
+        if differences:
+            raise ValueError(f"{path}: the re-run's splits differs from the committed run's "
+                             f"({'; '.join(differences)}): not the same corpus")
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """A re-trained model whose training corpus is not the committed model's."""
+    variant: str
+    seed: int
+    rerun_corpus: str | None  # its identity's corpus_meta_sha256
+    committed_corpus: str | None
+
+
+def other_models(rerun: dict, committed: dict) -> list[ModelChange]:
+    """The re-run's models (variant, seed) that trained on another corpus than the committed model
+    scored in the same cell (their records' training_corpus), each once."""
+    out = {}
+    for key, seeds in rerun.items():
+        for seed, (_, new) in seeds.items():
+            old = committed.get(key, {}).get(seed)
+            if old is not None and training_corpus(new) != training_corpus(old[1]):
+                out.setdefault((key[1], seed), ModelChange(key[1], seed, training_corpus(new), training_corpus(old[1])))
+    return [out[k] for k in sorted(out)]
 
 
 def _paired(rerun: dict, committed: dict, key: tuple) -> list[int]:
@@ -141,16 +189,14 @@ def _paired(rerun: dict, committed: dict, key: tuple) -> list[int]:
     for seed in seeds:
         path, new = rerun[key][seed]
         old_path, old = committed[key][seed]
-        if training_corpus(new) != training_corpus(old):
-            raise ValueError(f"{path}'s model trained on another corpus than the committed {old_path}'s "
-                             "(their identities' corpus_meta_sha256 differ): the two are not the same models")
         if new.get("mask") != old.get("mask"):
             raise ValueError(f"{path} ran mask {new.get('mask')!r}, the committed {old_path} {old.get('mask')!r}")
     return seeds
 
 
-def compare_cells(rerun: dict, committed: dict) -> list[CellComparison]:
-    """Every cell of the re-run beside the committed run's cell, seed by seed (cell_records' form)."""
+def compare_cells(rerun: dict, committed: dict, paired: bool = True) -> list[CellComparison]:
+    """Every cell of the re-run beside the committed run's cell, seed by seed (cell_records' form);
+    `paired` False (other models): the two means without their difference."""
     out = []
     for key in sorted(rerun):
         seeds = _paired(rerun, committed, key)
@@ -160,13 +206,14 @@ def compare_cells(rerun: dict, committed: dict) -> list[CellComparison]:
         out.append(CellComparison(
             corpus, variant, length, new[0].get("mask", "?"), seeds,
             math.exp(float(np.mean([r["nll"] for r in old]))), math.exp(float(np.mean([r["nll"] for r in new]))),
-            interval_of([n["nll"] - o["nll"] for n, o in zip(new, old)]),
+            interval_of([n["nll"] - o["nll"] for n, o in zip(new, old)]) if paired else None,
             scored_words(old[0]), scored_words(new[0])))
     return out
 
 
-def compare_rises(rerun: dict, committed: dict) -> list[RiseComparison]:
-    """Each row's rise from L_tr (the records' train_length) to its longest length, committed beside re-run."""
+def rise_rows(rerun: dict) -> list[tuple[tuple, tuple]]:
+    """Each row's (corpus, variant, L_tr) and (corpus, variant, longest length) cell keys, where the
+    row holds L_tr (the records' train_length) and a longer length."""
     rows: dict[tuple, list[int]] = {}
     for corpus, variant, length in rerun:
         rows.setdefault((corpus, variant), []).append(length)
@@ -174,9 +221,16 @@ def compare_rises(rerun: dict, committed: dict) -> list[RiseComparison]:
     for (corpus, variant), lengths in sorted(rows.items()):
         longest = max(lengths)
         train_length = int(next(iter(rerun[(corpus, variant, longest)].values()))[1].get("train_length", 0))
-        if train_length not in lengths or longest == train_length:
-            continue
-        low_key, high_key = (corpus, variant, train_length), (corpus, variant, longest)
+        if train_length in lengths and longest != train_length:
+            out.append(((corpus, variant, train_length), (corpus, variant, longest)))
+    return out
+
+
+def compare_rises(rerun: dict, committed: dict, paired: bool = True) -> list[RiseComparison]:
+    """Each row's rise from L_tr to its longest length (rise_rows), committed beside re-run."""
+    out = []
+    for low_key, high_key in rise_rows(rerun):
+        (corpus, variant, train_length), longest = low_key, high_key[2]
         seeds = sorted(set(_paired(rerun, committed, low_key)) & set(_paired(rerun, committed, high_key)))
 
         def rise(records, seed):
@@ -185,8 +239,77 @@ def compare_rises(rerun: dict, committed: dict) -> list[RiseComparison]:
         old = [rise(committed, s) for s in seeds]
         new = [rise(rerun, s) for s in seeds]
         out.append(RiseComparison(corpus, variant, train_length, longest, interval_of(old), interval_of(new),
-                                  interval_of([n - o for n, o in zip(new, old)])))
+                                  interval_of([n - o for n, o in zip(new, old)]) if paired else None))
     return out
+
+
+@dataclass(frozen=True)
+class Split:
+    """One cell's or rise's change split in two (module docstring): both paired over the same seeds."""
+    corpus: str
+    variant: str
+    lengths: str  # "L" for a cell, "L_tr -> longest" for a rise
+    seeds: list[int]
+    rule: Interval  # re-run - reproduced: the same re-trained models, today's rule against the committed one
+    models: Interval  # reproduced - committed: the same rule, re-trained models against the committed ones
+    same_tokens: bool  # every reproduced score read the committed record's tokens
+
+
+def reproduced_nll(reproduce: dict, path: str, committed_record: dict) -> tuple[float, bool]:
+    """A committed cell's NLL on its re-trained model by the committed rule (lenex.scoring.reproduce's
+    record of it) and whether it read the committed tokens."""
+    from ..scoring.reproduce import rule_of
+
+    cell = reproduce.get(path)
+    if cell is None:
+        raise KeyError(path)
+    if cell["rule"] != rule_of(committed_record):
+        raise ValueError(f"{path} was reproduced by rule {cell['rule']!r}, but the committed record was scored by "
+                         f"{rule_of(committed_record)!r}: not the committed run's scoring")
+    if abs(cell["committed_nll"] - committed_record["nll"]) > 1e-12:
+        raise ValueError(f"{path}: the reproduce check's committed NLL {cell['committed_nll']} is not the committed "
+                         f"record's {committed_record['nll']}: it read other raw results")
+    return float(cell["reproduced_nll"]), bool(cell["same_tokens"])
+
+
+def split_changes(rerun: dict, committed: dict, reproduce: dict) -> tuple[list[Split], list[Split]]:
+    """Every cell and rise whose committed cells of every seed the reproduce check scored again
+    (`reproduce`: its `cells`), its change split into the scoring rule's effect and the models'."""
+    def triples(key):
+        seeds = _paired(rerun, committed, key)
+        out = {}
+        for seed in seeds:
+            path, old = committed[key][seed]
+            try:
+                again, same = reproduced_nll(reproduce, path, old)
+            except KeyError:
+                return None
+            out[seed] = (old["nll"], again, rerun[key][seed][1]["nll"], same)
+        return out
+
+    cells, by_key = [], {}
+    for key in sorted(rerun):
+        values = triples(key)
+        if values is None:
+            continue
+        by_key[key] = values
+        seeds = sorted(values)
+        cells.append(Split(key[0], key[1], str(key[2]), seeds,
+                           interval_of([values[s][2] - values[s][1] for s in seeds]),
+                           interval_of([values[s][1] - values[s][0] for s in seeds]),
+                           all(values[s][3] for s in seeds)))
+    rises = []
+    for low_key, high_key in rise_rows(rerun):
+        if low_key not in by_key or high_key not in by_key:
+            continue
+        low, high = by_key[low_key], by_key[high_key]
+        seeds = sorted(set(low) & set(high))
+        rise = {s: [high[s][i] - low[s][i] for i in range(3)] for s in seeds}  # committed, reproduced, re-run
+        rises.append(Split(low_key[0], low_key[1], f"{low_key[2]} -> {high_key[2]}", seeds,
+                           interval_of([rise[s][2] - rise[s][1] for s in seeds]),
+                           interval_of([rise[s][1] - rise[s][0] for s in seeds]),
+                           all(low[s][3] and high[s][3] for s in seeds)))
+    return cells, rises
 
 
 def _signed(x: float | None) -> str:
@@ -210,9 +333,53 @@ def run_line(run: dict | None, revisions: list[str]) -> str:
     return f"Its run: `{run['command']}`, {wall_time_text(run)}, {where}."
 
 
+def _reading(i: Interval | None) -> str:
+    return "refused (other models)" if i is None else i.reading
+
+
+def _difference_cell(i: Interval | None) -> str:
+    return "refused" if i is None else _interval_cell(i)
+
+
+def refusal_lines(changes: list[ModelChange]) -> list[str]:
+    """Why the paired differences are refused: which models trained on another corpus, by digest."""
+    if not changes:
+        return []
+    digests = sorted({(c.rerun_corpus, c.committed_corpus) for c in changes}, key=str)
+    models = ", ".join(f"{c.variant} seed {c.seed}" for c in changes)
+    lines = ["", "**Refused: not the same models.** The re-run's models trained on another corpus than the "
+             "committed ones (their identities' `corpus_meta_sha256`, the digest of the training corpus's meta):"]
+    lines += [f"re-run `{new or 'not recorded'}` against committed `{old or 'not recorded'}`" for new, old in digests]
+    lines[-len(digests):] = ["- " + line for line in lines[-len(digests):]]
+    lines += ["", f"Models concerned: {models}. The paired differences of ln ppl (re-run - committed) would "
+              "mix what is scored with what was learnt, so they are not given; each run's cells and rises are "
+              "shown unpaired, each rise with its own interval over its own models' seeds."]
+    return lines
+
+
+def split_lines(cells: list[Split], rises: list[Split], source: str) -> list[str]:
+    """The section that splits each change into the scoring rule's effect and the models' (--reproduce)."""
+    if not cells:
+        return []
+    lines = ["", "## Added after the re-run (not in its plan): the scoring rule's effect and the models' change", "",
+             f"`{source}` (lenex.scoring.reproduce) scored each re-trained model again on committed cells by the "
+             "committed rule. On those cells a change splits in two, each paired over seeds: the **rule's effect** "
+             "(re-run - reproduced: the same re-trained models, today's rule against the committed one) and the "
+             "**models' change** (reproduced - committed: the same rule and tokens, re-trained models against the "
+             "committed ones). Differences of ln ppl with 95% t intervals; one whose interval holds 0 is "
+             "inconclusive, whichever way it points.", "",
+             "| corpus | variant | lengths | rule's effect | reading | models' change | reading | same tokens |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in [*rises, *cells]:
+        kind = "rise " if "->" in r.lengths else ""
+        lines.append(f"| {r.corpus} | {r.variant} | {kind}{r.lengths} | {_interval_cell(r.rule)} | {r.rule.reading} "
+                     f"| {_interval_cell(r.models)} | {r.models.reading} | {'yes' if r.same_tokens else 'no'} |")
+    return lines
+
+
 def render(title: str, cells: list[CellComparison], rises: list[RiseComparison], sources: dict,
-           run_text: str = "") -> str:
-    """The page: the rises first (what the claims read), then every cell."""
+           run_text: str = "", changes: list[ModelChange] = (), splits: tuple[list, list] = ([], [])) -> str:
+    """The page: the rises first (what the claims read), then every cell, then what each scored."""
     seeds = sorted({s for c in cells for s in c.seeds})
     lines = [f"# {title}", "",
              f"The re-run (`{sources['rerun']}`) trained the table's models again for seeds "
@@ -220,19 +387,19 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
              f"cells of the same seeds come from {', '.join(f'`{p}`' for p in sources['committed'])}. "
              "Differences are of ln ppl, re-run minus committed, each seed's models paired, with 95% t intervals "
              "over the seeds; one whose interval holds 0 is inconclusive, whichever way it points "
-             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), "",
+             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), *refusal_lines(list(changes)), "",
              "## Rise from L_tr to the longest length", "",
              "| corpus | variant | lengths | committed rise | re-run rise | re-run - committed | reading |",
              "|---|---|---|---|---|---|---|"]
     for r in rises:
         lines.append(f"| {r.corpus} | {r.variant} | {r.from_length} -> {r.to_length} | {_interval_cell(r.committed)} "
-                     f"| {_interval_cell(r.rerun)} | {_interval_cell(r.difference)} | {r.difference.reading} |")
+                     f"| {_interval_cell(r.rerun)} | {_difference_cell(r.difference)} | {_reading(r.difference)} |")
     lines += ["", "## Every cell", "",
               "| corpus | variant | length | mask | ppl committed | ppl re-run | Δ ln ppl | reading |",
               "|---|---|---|---|---|---|---|---|"]
     for c in cells:
         lines.append(f"| {c.corpus} | {c.variant} | {c.length} | {c.mask} | {c.ppl_committed:.2f} | {c.ppl_rerun:.2f} "
-                     f"| {_interval_cell(c.difference)} | {c.difference.reading} |")
+                     f"| {_difference_cell(c.difference)} | {_reading(c.difference)} |")
     lines += ["", "## What each scored", "",
               "Every length of a corpus scores the same tokens (docs/lex.md), so one line per corpus says it.", "",
               "| corpus | committed | re-run |", "|---|---|---|"]
@@ -240,6 +407,7 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
     for c in cells:
         first.setdefault(c.corpus, c)
     lines += [f"| {corpus} | {c.scored_committed} | {c.scored_rerun} |" for corpus, c in sorted(first.items())]
+    lines += split_lines(*splits, sources.get("reproduce", ""))
     return "\n".join(lines) + "\n"
 
 
@@ -258,24 +426,39 @@ def main(argv=None) -> None:
     parser.add_argument("--rerun", required=True, help="the re-run's raw results (rule table_rerun)")
     parser.add_argument("--committed", nargs="+", required=True, help="the committed run's raw results (its parts)")
     parser.add_argument("--run-record", nargs="*", default=[], help="the re-run's record (reference_record --record)")
+    parser.add_argument("--reproduce", nargs="*", default=[],
+                        help="lenex.scoring.reproduce's check of the re-trained models, where one was made")
     parser.add_argument("--title", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-json", required=True)
     args = parser.parse_args(argv)
     rerun_files, committed_files = read_raw([args.rerun]), read_raw(args.committed)
     check_same_corpora(rerun_files, committed_files)
-    rerun, committed = cell_records(rerun_files), cell_records(committed_files)
+    # a cell's committed record is the one at the re-run's path: the committed run also holds other
+    # masks' records of the same corpus, variant and length (the ablations'), which are other cells
+    rerun = cell_records(rerun_files)
+    committed = cell_records({path: committed_files[path] for path in rerun_files if path in committed_files})
     if not rerun:
         raise ValueError(f"{args.rerun} holds no perplexity record to compare")
-    cells, rises = compare_cells(rerun, committed), compare_rises(rerun, committed)
+    changes = other_models(rerun, committed)
+    cells, rises = compare_cells(rerun, committed, not changes), compare_rises(rerun, committed, not changes)
     sources = {"rerun": args.rerun, "committed": args.committed}
-    if len(args.run_record) > 1:
-        raise ValueError(f"one run record, got {len(args.run_record)}")
+    for option, given in (("run record", args.run_record), ("reproduce check", args.reproduce)):
+        if len(given) > 1:
+            raise ValueError(f"one {option}, got {len(given)}")
     run = read_json(args.run_record[0]) if args.run_record else None
+    splits: tuple[list, list] = ([], [])
+    if args.reproduce:
+        sources["reproduce"] = args.reproduce[0]
+        splits = split_changes(rerun, committed, read_json(args.reproduce[0])["cells"])
     revisions = sorted({r["git_rev"] for seeds in rerun.values() for _, r in seeds.values() if r.get("git_rev")})
-    atomic_write_text(args.out_json, json.dumps({"sources": sources, "cells": [asdict(c) for c in cells],
-                                                 "rises": [asdict(r) for r in rises]}, indent=1) + "\n")
-    atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions)))
+    atomic_write_text(args.out_json, json.dumps({
+        "sources": sources, "same_models": not changes, "other_models": [asdict(c) for c in changes],
+        "cells": [asdict(c) for c in cells], "rises": [asdict(r) for r in rises],
+        "split": {"cells": [asdict(c) for c in splits[0]], "rises": [asdict(r) for r in splits[1]]}},
+        indent=1) + "\n")
+    atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions), changes,
+                                          splits))
 
 
 if __name__ == "__main__":
