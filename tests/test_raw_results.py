@@ -15,7 +15,7 @@ from tiny_build import finished_tiny
 from lenex.files import save_figure
 from lenex.tables.header import build_header
 from lenex.pipeline.recorded import recorded_in_part
-from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_recorded
+from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_raw, read_recorded
 from lenex.records.run_facts import NOT_RECORDED, recorded
 from lenex.records.stored import compress_file, existing, read_text, write_text
 from lenex.pipeline.reference import raw_revisions, raw_text
@@ -71,6 +71,15 @@ def test_parts_merged_are_the_run_in_one_go(recorded_files, tmp_path):
     with pytest.raises(ValueError, match=f"{paths[1]} is in two parts"):
         merge([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl")])
 
+
+def test_parts_read_together_give_each_file_once_and_refuse_one_held_twice(recorded_files, tmp_path):
+    paths = sorted(recorded_files)
+    (tmp_path / "a.jsonl").write_text(collect(paths[:2]))
+    (tmp_path / "b.jsonl").write_text(collect(paths[2:]))
+    assert read_raw([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == recorded_files
+    (tmp_path / "c.jsonl").write_text(collect(paths[1:]))
+    with pytest.raises(ValueError, match=f"{paths[1]} is in two of the raw results read"):
+        read_raw([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl")])
 
 def test_a_part_holds_the_files_of_its_corpora_and_every_file_lies_in_one_part():
     files = ["results/w/data/arxiv/meta.json", "results/w/eval/rf/arxiv/alibi/seed1/last_token.json",

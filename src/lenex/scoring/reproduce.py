@@ -66,7 +66,7 @@ def reproduce(committed: dict[str, dict], cells: list[str], tolerance: float = T
 
 
 def main(argv=None) -> None:
-    from ..tables.rerun import read_raw
+    from ..tables.raw_results import read_raw
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--committed", nargs="+", required=True, help="the committed run's raw results")

@@ -307,6 +307,17 @@ def read_recorded(path) -> object:
     return _told_source(content, str(path))
 
 
+def read_raw(paths: list[str]) -> dict[str, object]:
+    """path -> JSON over several raw-results files (a run's parts), refusing a path two of them hold."""
+    files: dict[str, object] = {}
+    for path in paths:
+        for name, content in parse(read_text(path), path).items():
+            if name in files:
+                raise ValueError(f"{name} is in two of the raw results read: {', '.join(paths)}")
+            files[name] = content
+    return files
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -35,8 +35,7 @@ import numpy as np
 from ..cli import run_cli
 from ..claims.intervals import t_of_differences
 from ..files import atomic_write_text, read_json
-from ..records.stored import read_text
-from .raw_results import parse
+from .raw_results import read_raw
 
 ALPHA = 0.05
 #: The record fields a cell is read by (the LEX protocol's perplexity records carry them all).
@@ -409,16 +408,6 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
     lines += [f"| {corpus} | {c.scored_committed} | {c.scored_rerun} |" for corpus, c in sorted(first.items())]
     lines += split_lines(*splits, sources.get("reproduce", ""))
     return "\n".join(lines) + "\n"
-
-
-def read_raw(paths: list[str]) -> dict[str, object]:
-    files: dict[str, object] = {}
-    for path in paths:
-        for name, content in parse(read_text(path), path).items():
-            if name in files:
-                raise ValueError(f"{name} is in two of the raw results read: {', '.join(paths)}")
-            files[name] = content
-    return files
 
 
 def main(argv=None) -> None:
