@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import rdata
+from test_workflow import REPO
 
 from lenex.data import austen, debian, debian_lock, fetch, pydoc, rnw
 from lenex.data.debian_lock import Pin
@@ -346,7 +347,8 @@ def test_the_committed_lock_pins_what_the_committed_runs_read():
 
     lock = json.loads(debian_lock.LOCK.read_text())
     sources = lock["written_by"].split(" --raw ")[1].split()
-    files = [item for raw in sources for item in read_raw([raw]).items()]
+    assert sources == sorted(str(p.relative_to(REPO)) for p in (REPO / "results/workstation/raw").iterdir())
+    files = [item for raw in sources for item in read_raw([str(REPO / raw)]).items()]
     assert debian_lock.lock_text(files, sources) == debian_lock.LOCK.read_text()
     assert {"linux-doc-6.1", "python3.11-doc", "perl-doc", "sword-text-kjv"} <= set(lock["packages"])
 
