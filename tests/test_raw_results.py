@@ -78,8 +78,9 @@ def test_parts_read_together_give_each_file_once_and_refuse_one_held_twice(recor
     (tmp_path / "b.jsonl").write_text(collect(paths[2:]))
     assert read_raw([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == recorded_files
     (tmp_path / "c.jsonl").write_text(collect(paths[1:]))
-    with pytest.raises(ValueError, match=f"{paths[1]} is in two of the raw results read"):
+    with pytest.raises(ValueError, match=f"{paths[1]} is in two raw-results files: {tmp_path / 'a.jsonl'} and "):
         read_raw([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl")])
+
 
 def test_a_part_holds_the_files_of_its_corpora_and_every_file_lies_in_one_part():
     files = ["results/w/data/arxiv/meta.json", "results/w/eval/rf/arxiv/alibi/seed1/last_token.json",

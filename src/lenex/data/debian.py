@@ -164,9 +164,10 @@ def _fetch_one(package: str, out: Path, apt: _Apt, pin: Pin | None = None) -> di
         if fields["package"] != package:
             raise RuntimeError(f"apt-get download {package} gave {deb.name}, "
                                f"which is package {fields['package']!r}")
-        if pin is not None and sha256_file(deb) != pin.sha256:
+        sha256 = sha256_file(deb)
+        if pin is not None and sha256 != pin.sha256:
             raise RuntimeError(f"apt-get download {pin.spec(package)} gave {deb.name} with sha256 "
-                               f"{sha256_file(deb)[:12]}, not the pin's {pin.sha256[:12]} ({LOCK.name}): "
+                               f"{sha256[:12]}, not the pin's {pin.sha256[:12]} ({LOCK.name}): "
                                "another file under the pinned version (another architecture or mirror?)")
         cmd = [dpkg_deb, "-x", str(deb), str(staging / UNPACKED_DIR)]
         proc = _run(cmd)
@@ -177,7 +178,7 @@ def _fetch_one(package: str, out: Path, apt: _Apt, pin: Pin | None = None) -> di
             "version": fields["version"],
             "architecture": fields["architecture"],
             "filename": deb.name,
-            "sha256": sha256_file(deb),
+            "sha256": sha256,
             "size_bytes": deb.stat().st_size,
             "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "fetched_with": FETCHED_WITH,

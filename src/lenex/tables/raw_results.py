@@ -155,13 +155,12 @@ def parse(text: str, source: str = "raw results") -> dict[str, object]:
     return files
 
 
-@functools.cache
-def _store(raw_files: str) -> dict[str, object]:
-    """path -> content over the raw-results files LENEX_RAW names (one whole-run file, or a
-    reference run's parts: together what `merge` joins, so a file in two of them is an error)."""
+def read_raw(paths: list[str]) -> dict[str, object]:
+    """path -> content over several raw-results files (one whole-run file, or a reference run's
+    parts: together what `merge` joins, so a file in two of them is an error)."""
     files: dict[str, object] = {}
     held_by: dict[str, str] = {}
-    for raw in raw_files.split():
+    for raw in paths:
         if not Path(raw).exists():
             raise FileNotFoundError(f"raw results {raw} not found (written by rule raw_results of a pipeline run)")
         for path, content in parse(read_text(raw), raw).items():
@@ -169,6 +168,12 @@ def _store(raw_files: str) -> dict[str, object]:
                 raise ValueError(f"{path} is in two raw-results files: {held_by[path]} and {raw}")
             files[path], held_by[path] = content, raw
     return files
+
+
+@functools.cache
+def _store(raw_files: str) -> dict[str, object]:
+    """read_raw of the files LENEX_RAW names, once per process."""
+    return read_raw(raw_files.split())
 
 
 def on_disk(path: str) -> object:
@@ -305,17 +310,6 @@ def read_recorded(path) -> object:
     for record, where in _each_record(content, str(path)):
         check_inputs_current(record, where)
     return _told_source(content, str(path))
-
-
-def read_raw(paths: list[str]) -> dict[str, object]:
-    """path -> JSON over several raw-results files (a run's parts), refusing a path two of them hold."""
-    files: dict[str, object] = {}
-    for path in paths:
-        for name, content in parse(read_text(path), path).items():
-            if name in files:
-                raise ValueError(f"{name} is in two of the raw results read: {', '.join(paths)}")
-            files[name] = content
-    return files
 
 
 def main(argv=None) -> None:
