@@ -406,7 +406,8 @@ def test_a_table_rerun_records_its_cells_of_its_seeds_their_corpora_and_curves(p
     assert {re.search(r"/seed(\d+)/", f)[1] for f in results} == {"1", "2", "3"}
     assert len(results) == len([f for f in table if re.search(r"/seed[123]/", f)])
     assert sorted(f for f in files if f.endswith("/meta.json")) == [
-        "results/workstation/data/pg22/meta.json", "results/workstation/data/qmsum/meta.json"]
+        "results/workstation/data/pg22/meta.json", "results/workstation/data/qmsum/meta.json",
+        "results/workstation/data/train_mix/meta.json"]  # the training corpus: the models' pairing reads it
     curves = [f for f in files if "/curves/" in f]
     assert len(curves) == 12 and all(re.fullmatch(r"results/workstation/curves/lex/\w+/seed[123]/curve\.json", f)
                                      for f in curves)
@@ -434,4 +435,12 @@ def test_a_committed_rerun_holds_exactly_the_files_it_declares(pipeline, raw):
     preset, _, paper = raw.parts[-4:-1]
     table, seeds = re.fullmatch(r"table(\d+)\.seeds(\d+-\d+)\.jsonl\.xz", raw.name).groups()
     recorded = set(parse(read_text(raw), str(raw)))
-    assert recorded == set(pipeline.recorded.rerun_recorded(preset, paper, table, seeds))
+    declared = set(pipeline.recorded.rerun_recorded(preset, paper, table, seeds))
+    train_meta = pipeline.paths.train_meta(preset, paper)
+    # re-runs made before they recorded their training corpus lack only its meta (their models are
+    # then paired by digest, lenex.tables.rerun.pairing); every other declared file is held
+    assert recorded == declared or (recorded == declared - {train_meta} and raw.name in RECORDED_BEFORE_TRAIN_META)
+
+
+#: Committed re-runs made before rule table_rerun recorded the training corpus's meta.
+RECORDED_BEFORE_TRAIN_META = {"table2.seeds1-3.jsonl.xz"}

@@ -98,10 +98,58 @@ def test_models_trained_on_other_text_are_named_and_their_pairing_refused():
     assert cells[0].ppl_rerun == pytest.approx(math.exp((4.2 + 4.2 + 4.1) / 3))  # each run's mean still shown
     (rise,) = rerun.compare_rises(new, old, paired=False)
     assert rise.difference is None and rise.rerun.mean == pytest.approx(0.7 / 3)
-    page = rerun.render("T", cells, [rise], {"rerun": "r", "committed": ["c"]}, "",
-                        rerun.other_models(new, old))
+    paired = rerun.pairing(new, old)  # no training meta recorded by the re-run: the digest rule
+    assert paired.rule == rerun.DIGEST_RULE and not paired.same
+    page = rerun.render("T", cells, [rise], {"rerun": "r", "committed": ["c"]}, "", paired)
+    assert "paired by their identities' `corpus_meta_sha256`" in page
     assert "**Refused: not the same models.**" in page and "b" * 64 in page and "rope seed 2" in page
     assert "| refused | refused (other models) |" in page
+
+
+TRAIN_META = "results/ws/data/train_mix/meta.json"
+MIX = {"tokenizer": "bpe-1", "splits": {"train": {"n_docs": 900, "n_tokens": 4_000_000}},
+       "components": {"pg22": {"tokens": 3_000_000}}, "sources": {"pkg": {"version": "1-1", "sha256": "e" * 64,
+                                                                         "fetched_at": "2026-11-01"}}}
+
+
+def test_shared_facts_pair_models_whose_meta_digests_differ():
+    """A re-run's training mix prepared again by today's code has another meta digest (meta.json
+    gained facts), so its models pair when the two recorded metas agree on every fact both record."""
+    rebuilt = {**MIX, "meta_sha256": "f" * 64,
+               "sources": {"pkg": {**MIX["sources"]["pkg"], "fetched_at": "2026-12-03"}}}
+    moved = files(1)
+    for r in moved.values():
+        r["identity"]["corpus_meta_sha256"] = "b" * 64
+    paired = rerun.pairing(rerun.cell_records(moved), rerun.cell_records(files(0)), rebuilt, MIX)
+    assert paired.rule == rerun.SHARED_FACTS_RULE and paired.same and paired.why == ()
+    # tokenizer, train n_docs and n_tokens, the component's tokens, the package's version and sha256
+    assert paired.facts_compared == 6
+    page = rerun.render("T", [], [], {"rerun": "r", "committed": ["c"]}, "", paired)
+    assert "paired by the training corpus's recorded facts" in page and "compared on the 6 facts" in page
+    assert "Refused" not in page
+
+
+def test_shared_facts_refuse_another_package_version_or_models_of_two_corpora():
+    other = {**MIX, "sources": {"pkg": {**MIX["sources"]["pkg"], "version": "1-2"}}}
+    new, old = rerun.cell_records(files(1)), rerun.cell_records(files(0))
+    paired = rerun.pairing(new, old, other, MIX)
+    assert not paired.same and [c.seed for c in paired.changes] == [1, 2, 3]
+    assert paired.why == ("training corpus sources.pkg.version: 1-2 rebuilt, 1-1 committed",)
+    page = rerun.render("T", [], [], {"rerun": "r", "committed": ["c"]}, "", paired)
+    assert "**Refused: not the same models.**" in page and "- training corpus sources.pkg.version" in page
+    split = files(1)
+    split[path("rope", 3, 256)]["identity"]["corpus_meta_sha256"] = "b" * 64
+    paired = rerun.pairing(rerun.cell_records(split), old, MIX, MIX)
+    assert paired.why == ("the re-run's models name 2 training corpora, not one",)
+    with pytest.raises(ValueError, match="committed run records no meta of the training corpus"):
+        rerun.pairing(new, old, MIX, None)
+
+
+def test_the_training_meta_is_not_held_to_the_evaluation_corpus_check():
+    other = {**MIX, "splits": {"train": {"n_docs": 901, "n_tokens": 4_000_000}}}
+    rerun.check_same_corpora({TRAIN_META: other}, {TRAIN_META: MIX}, TRAIN_META)
+    with pytest.raises(ValueError, match="not the same corpus"):
+        rerun.check_same_corpora({TRAIN_META: other}, {TRAIN_META: MIX})
 
 
 def test_refused_when_an_evaluation_corpus_differs():
@@ -166,7 +214,7 @@ def test_page_and_numbers_from_raw_results(tmp_path):
     write_text(new, text_of(files(1)))
     write_text(old, text_of(files(0)))
     out_md, out_json = tmp_path / "page.md", tmp_path / "page.json"
-    rerun.main(["--rerun", str(new), "--committed", str(old), "--title", "LEX Table 2",
+    rerun.main(["--rerun", str(new), "--committed", str(old), "--title", "LEX Table 2", "--train-meta", TRAIN_META,
                 "--out-md", str(out_md), "--out-json", str(out_json)])
     page = out_md.read_text()
     assert page.startswith("# LEX Table 2\n")
@@ -174,7 +222,8 @@ def test_page_and_numbers_from_raw_results(tmp_path):
     numbers = json.loads(out_json.read_text())
     assert [c["length"] for c in numbers["cells"]] == [256, 2048]
     assert numbers["rises"][0]["difference"]["mean"] == pytest.approx(0.1)
-    assert numbers["same_models"] and numbers["split"] == {"cells": [], "rises": []}
+    assert numbers["same_models"] and numbers["pairing_rule"] == rerun.DIGEST_RULE
+    assert numbers["split"] == {"cells": [], "rises": []}
     assert "Added after the re-run" not in page
 
 
@@ -188,6 +237,7 @@ def test_the_page_adds_the_reproduce_split_where_given_and_pairs_by_path(tmp_pat
     check.write_text(json.dumps({"cells": reproduce_cells(files(0), {p: r["nll"] for p, r in files(0).items()})}))
     out_md, out_json = tmp_path / "page.md", tmp_path / "page.json"
     rerun.main(["--rerun", str(new), "--committed", str(old), "--reproduce", str(check), "--title", "T",
+                "--train-meta", TRAIN_META,
                 "--out-md", str(out_md), "--out-json", str(out_json)])
     numbers = json.loads(out_json.read_text())
     assert numbers["rises"][0]["committed"]["mean"] == pytest.approx(0.4 / 3)  # not the sliding record's

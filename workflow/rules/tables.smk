@@ -69,9 +69,11 @@ rule table_rerun_page:
         "results/{preset}/logs/reruns/{paper}/table{table}.seeds{seeds}.page.log",
     conda:
         ENV
+    params:
+        train_meta=lambda wc: pipeline.paths.train_meta(wc.preset, wc.paper),
     shell:
         "python -m lenex.pipeline.launch lenex.tables.rerun --rerun {input.rerun} --committed {input.committed}"
-        " --run-record {input.run} --reproduce {input.reproduce}"
+        " --run-record {input.run} --reproduce {input.reproduce} --train-meta {params.train_meta}"
         " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 

@@ -132,8 +132,9 @@ class Recorded:
 
     def rerun_recorded(self, preset_name: str, paper: str, table, seeds: str) -> list[str]:
         """What a re-run of one table's cells for some seeds records (rule table_rerun): the table's
-        results of those seeds, its corpus metas and the training curves of the models they score,
-        so the re-run is judged against the committed run on its own raw results."""
+        results of those seeds, its corpus metas, the meta of the corpus its models trained on and
+        their training curves, so the re-run is judged against the committed run on its own raw
+        results (lenex.tables.rerun pairs the models by what both training metas record)."""
         groups = self.settings.paper(paper).table_recorded(self.paths, preset_name, str(table))
         chosen = rerun_seeds(seeds)
         results = of_seeds(groups.get("results", []), chosen)
@@ -142,7 +143,7 @@ class Recorded:
                             rf"(?P<model>{self.settings.paper(paper).model_layout})/")
         models = sorted({m["model"] for f in results if (m := layout.match(f))})
         curves = [curve_path(f"results/{preset_name}/models/{paper}/{m}.pt") for m in models]
-        return sorted(set(results) | set(others) | set(curves))
+        return sorted(set(results) | set(others) | set(curves) | {self.paths.train_meta(preset_name, paper)})
 
     def rerun_beside(self, preset_name: str, paper: str, table, seeds: str, kind: str) -> list[str]:
         """A file committed beside a table re-run's raw results, where there is one: its run record

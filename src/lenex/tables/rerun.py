@@ -12,9 +12,16 @@ A difference whose interval holds 0 is inconclusive, whichever way it points.
 
 The pairing needs the same models on the same text. A missing committed cell, or an evaluation corpus
 whose facts differ (tokenizer, each split's size and, where both record one, its digest), stops the
-page. Models that trained on another corpus than the committed ones (their identities'
-corpus_meta_sha256 differ) are not the same models: the paired differences are refused and the page
-says so, with the two digests, showing each run's cells and rises unpaired.
+page. Models that trained on another corpus than the committed ones are not the same models: the
+paired differences are refused and the page says why, showing each run's cells and rises unpaired.
+Which corpus a model trained on is decided by one of two rules (`pairing`), the page naming it:
+- a re-run that records its training corpus's meta (every re-run since re-runs record it) pairs
+  when that meta and the committed run's agree on every fact both record
+  (lenex.data.rebuild_check.shared_differences: documents and tokens per split and per component,
+  the tokenizer, each package's version and sha256), and each run's models name one training corpus;
+- one that does not is judged by its models' identities: their corpus_meta_sha256 must equal the
+  committed models'. The digest of meta.json changes whenever meta.json gains a fact, so it can only
+  pair runs made by the same preparing code; the first rule is why a re-run records the meta.
 
 `--reproduce` adds what a re-run's plan did not ask for, labelled so: lenex.scoring.reproduce's
 scores of the re-trained models on the committed cells by the committed rule. Those split a cell's
@@ -34,6 +41,7 @@ import numpy as np
 
 from ..cli import run_cli
 from ..claims.intervals import t_of_differences
+from ..data.rebuild_check import shared_differences
 from ..files import atomic_write_text, read_json
 from .raw_results import read_raw
 
@@ -144,10 +152,11 @@ def corpus_differences(new: dict, old: dict) -> list[str]:
     return out
 
 
-def check_same_corpora(rerun: dict[str, object], committed: dict[str, object]) -> None:
-    """Every evaluation corpus meta the re-run recorded matches the committed run's (corpus_differences)."""
+def check_same_corpora(rerun: dict[str, object], committed: dict[str, object], train_meta: str = "") -> None:
+    """Every evaluation corpus meta the re-run recorded matches the committed run's (corpus_differences);
+    the training corpus's (`train_meta`) decides the models' pairing instead (`pairing`)."""
     for path, meta in rerun.items():
-        if not path.endswith("/meta.json"):
+        if not path.endswith("/meta.json") or path == train_meta:
             continue
         if path not in committed:
             raise ValueError(f"the committed run records no {path}: the re-run read a corpus it did not")
@@ -176,6 +185,48 @@ def other_models(rerun: dict, committed: dict) -> list[ModelChange]:
             if old is not None and training_corpus(new) != training_corpus(old[1]):
                 out.setdefault((key[1], seed), ModelChange(key[1], seed, training_corpus(new), training_corpus(old[1])))
     return [out[k] for k in sorted(out)]
+
+
+DIGEST_RULE = "digest"
+SHARED_FACTS_RULE = "shared facts"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Whether the re-run's models are the committed ones, by which rule, and if not why."""
+    rule: str  # DIGEST_RULE or SHARED_FACTS_RULE
+    changes: tuple[ModelChange, ...]  # the models refused, each once
+    why: tuple[str, ...] = ()  # SHARED_FACTS_RULE: what the training metas or the models disagree on
+    facts_compared: int = 0
+
+    @property
+    def same(self) -> bool:
+        return not self.changes
+
+
+def pairing(rerun: dict, committed: dict, rerun_train: dict | None = None,
+            committed_train: dict | None = None) -> Pairing:
+    """The rule that says whether the re-run's models (cell_records' form) trained on the committed
+    models' corpus: by the training metas' shared facts where the re-run recorded its own
+    (`rerun_train`), else by the identities' digests (other_models)."""
+    if rerun_train is None:
+        return Pairing(DIGEST_RULE, tuple(other_models(rerun, committed)))
+    if committed_train is None:
+        raise ValueError("the committed run records no meta of the training corpus the re-run recorded: "
+                         "nothing to pair its models with")
+    differences, _, compared = shared_differences(rerun_train, committed_train)
+    models = {}  # (variant, seed) -> (re-run digest, committed digest)
+    for key, seeds in rerun.items():
+        for seed, (_, new) in seeds.items():
+            old = committed.get(key, {}).get(seed)
+            models.setdefault((key[1], seed), (training_corpus(new), training_corpus(old[1]) if old else None))
+    why = [f"training corpus {d}" for d in differences]
+    for side, digests in (("re-run", {n for n, _ in models.values()}), ("committed run", {o for _, o in models.values()})):
+        if None in digests or len(digests) != 1:
+            why.append(f"the {side}'s models name {len(digests - {None})} training corpora"
+                       f"{' (some none)' if None in digests else ''}, not one")
+    changes = tuple(ModelChange(v, s, *models[(v, s)]) for v, s in sorted(models)) if why else ()
+    return Pairing(SHARED_FACTS_RULE, changes, tuple(why), compared)
 
 
 def _paired(rerun: dict, committed: dict, key: tuple) -> list[int]:
@@ -340,16 +391,28 @@ def _difference_cell(i: Interval | None) -> str:
     return "refused" if i is None else _interval_cell(i)
 
 
-def refusal_lines(changes: list[ModelChange]) -> list[str]:
-    """Why the paired differences are refused: which models trained on another corpus, by digest."""
-    if not changes:
-        return []
-    digests = sorted({(c.rerun_corpus, c.committed_corpus) for c in changes}, key=str)
-    models = ", ".join(f"{c.variant} seed {c.seed}" for c in changes)
-    lines = ["", "**Refused: not the same models.** The re-run's models trained on another corpus than the "
-             "committed ones (their identities' `corpus_meta_sha256`, the digest of the training corpus's meta):"]
-    lines += [f"re-run `{new or 'not recorded'}` against committed `{old or 'not recorded'}`" for new, old in digests]
-    lines[-len(digests):] = ["- " + line for line in lines[-len(digests):]]
+def pairing_lines(pairing: Pairing) -> list[str]:
+    """By which rule the models were paired and, where they are refused, why."""
+    if pairing.rule == SHARED_FACTS_RULE:
+        rule = (f"**Models paired by the training corpus's recorded facts**: its meta in each run's raw results, "
+                f"compared on the {pairing.facts_compared} facts both record (lenex.data.rebuild_check), "
+                "each run's models naming one training corpus.")
+    else:
+        rule = ("**Models paired by their identities' `corpus_meta_sha256`** (the digest of the training corpus's "
+                "meta): the re-run records no meta of its training corpus to compare by its facts.")
+    lines = ["", rule]
+    if pairing.same:
+        return lines
+    models = ", ".join(f"{c.variant} seed {c.seed}" for c in pairing.changes)
+    if pairing.rule == SHARED_FACTS_RULE:
+        lines += ["", "**Refused: not the same models.** What the two runs' training corpora or models disagree on:"]
+        lines += [f"- {why}" for why in pairing.why]
+    else:
+        digests = sorted({(c.rerun_corpus, c.committed_corpus) for c in pairing.changes}, key=str)
+        lines += ["", "**Refused: not the same models.** The re-run's models trained on another corpus than the "
+                  "committed ones (their identities' `corpus_meta_sha256`, the digest of the training corpus's meta):"]
+        lines += [f"- re-run `{new or 'not recorded'}` against committed `{old or 'not recorded'}`"
+                  for new, old in digests]
     lines += ["", f"Models concerned: {models}. The paired differences of ln ppl (re-run - committed) would "
               "mix what is scored with what was learnt, so they are not given; each run's cells and rises are "
               "shown unpaired, each rise with its own interval over its own models' seeds."]
@@ -377,7 +440,7 @@ def split_lines(cells: list[Split], rises: list[Split], source: str) -> list[str
 
 
 def render(title: str, cells: list[CellComparison], rises: list[RiseComparison], sources: dict,
-           run_text: str = "", changes: list[ModelChange] = (), splits: tuple[list, list] = ([], [])) -> str:
+           run_text: str = "", pairing: Pairing | None = None, splits: tuple[list, list] = ([], [])) -> str:
     """The page: the rises first (what the claims read), then every cell, then what each scored."""
     seeds = sorted({s for c in cells for s in c.seeds})
     lines = [f"# {title}", "",
@@ -386,7 +449,7 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
              f"cells of the same seeds come from {', '.join(f'`{p}`' for p in sources['committed'])}. "
              "Differences are of ln ppl, re-run minus committed, each seed's models paired, with 95% t intervals "
              "over the seeds; one whose interval holds 0 is inconclusive, whichever way it points "
-             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), *refusal_lines(list(changes)), "",
+             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), *(pairing_lines(pairing) if pairing else []), "",
              "## Rise from L_tr to the longest length", "",
              "| corpus | variant | lengths | committed rise | re-run rise | re-run - committed | reading |",
              "|---|---|---|---|---|---|---|"]
@@ -417,20 +480,22 @@ def main(argv=None) -> None:
     parser.add_argument("--run-record", nargs="*", default=[], help="the re-run's record (reference_record --record)")
     parser.add_argument("--reproduce", nargs="*", default=[],
                         help="lenex.scoring.reproduce's check of the re-trained models, where one was made")
+    parser.add_argument("--train-meta", required=True,
+                        help="the path of the training corpus's meta.json, as both raw results name it")
     parser.add_argument("--title", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-json", required=True)
     args = parser.parse_args(argv)
     rerun_files, committed_files = read_raw([args.rerun]), read_raw(args.committed)
-    check_same_corpora(rerun_files, committed_files)
+    check_same_corpora(rerun_files, committed_files, args.train_meta)
     # a cell's committed record is the one at the re-run's path: the committed run also holds other
     # masks' records of the same corpus, variant and length (the ablations'), which are other cells
     rerun = cell_records(rerun_files)
     committed = cell_records({path: committed_files[path] for path in rerun_files if path in committed_files})
     if not rerun:
         raise ValueError(f"{args.rerun} holds no perplexity record to compare")
-    changes = other_models(rerun, committed)
-    cells, rises = compare_cells(rerun, committed, not changes), compare_rises(rerun, committed, not changes)
+    paired = pairing(rerun, committed, rerun_files.get(args.train_meta), committed_files.get(args.train_meta))
+    cells, rises = compare_cells(rerun, committed, paired.same), compare_rises(rerun, committed, paired.same)
     sources = {"rerun": args.rerun, "committed": args.committed}
     for option, given in (("run record", args.run_record), ("reproduce check", args.reproduce)):
         if len(given) > 1:
@@ -442,11 +507,12 @@ def main(argv=None) -> None:
         splits = split_changes(rerun, committed, read_json(args.reproduce[0])["cells"])
     revisions = sorted({r["git_rev"] for seeds in rerun.values() for _, r in seeds.values() if r.get("git_rev")})
     atomic_write_text(args.out_json, json.dumps({
-        "sources": sources, "same_models": not changes, "other_models": [asdict(c) for c in changes],
+        "sources": sources, "pairing_rule": paired.rule, "same_models": paired.same,
+        "other_models": [asdict(c) for c in paired.changes], "not_paired_because": list(paired.why),
         "cells": [asdict(c) for c in cells], "rises": [asdict(r) for r in rises],
         "split": {"cells": [asdict(c) for c in splits[0]], "rises": [asdict(r) for r in splits[1]]}},
         indent=1) + "\n")
-    atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions), changes,
+    atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions), paired,
                                           splits))
 
 
