@@ -59,6 +59,13 @@ def test_far_variation_by_hand():
         far_variation([0.0, 1.0, 2.0])
 
 
+def test_exact_numbers_keep_twelve_significant_digits():
+    from lenex.lex.figures import exact_digits
+    assert exact_digits(108.31680688698373) == exact_digits(108.31680688698327) == 108.316806887
+    assert exact_digits(1.861113937931907e-42) == 1.86111393793e-42
+    assert exact_digits(0.0) == 0.0
+
+
 def test_figure2_cells_are_exact_and_named_as_the_claims_read_them(tmp_path):
     from lenex.lex.figures import figure2_cells
     from lenex.lex.targets import FIGURE2_VALUES

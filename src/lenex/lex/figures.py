@@ -112,6 +112,18 @@ def far_variation(g) -> float:
     return float(np.abs(np.diff(g[g.size // 2:])).sum() / abs(g[0]))
 
 
+#: Significant digits an exact Figure 2 number is written with. numpy's vectorised cos differs in
+#: its last bits between CPUs (the instruction set it dispatches to), and a sum over 8,192 distances
+#: carries that to about 1e-15 relative: 12 digits are the same on every machine, and far more than
+#: any claim reads.
+EXACT_DIGITS = 12
+
+
+def exact_digits(x: float) -> float:
+    """`x` to EXACT_DIGITS significant digits."""
+    return float(f"{x:.{EXACT_DIGITS}g}")
+
+
 def figure2_cells(head_dim: int, max_distance: int, gamma: float, scale_base: int) -> dict:
     """What Figure 2 shows, as exact numbers for the claims (lenex.lex.targets.FIGURE2_VALUES): each
     curve's far variation and attention resolution; xPos as Eq. 12 computes it (zeta-hat^(n/B))
@@ -120,7 +132,8 @@ def figure2_cells(head_dim: int, max_distance: int, gamma: float, scale_base: in
     values = {}
     for name, (_, g, resolution) in zip(("rope", "xpos", "xpos_text"), curves):
         values[f"{name}_far_variation"], values[f"{name}_resolution"] = far_variation(g), resolution
-    return {"figure": "2", "paper": "lex", "exact": True, "values": {k: values[k] for k in FIGURE2_VALUES},
+    return {"figure": "2", "paper": "lex", "exact": True,
+            "values": {k: exact_digits(values[k]) for k in FIGURE2_VALUES},
             "head_dim": head_dim, "max_distance": max_distance, "gamma": gamma, "scale_base": scale_base}
 
 
