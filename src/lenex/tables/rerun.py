@@ -175,15 +175,22 @@ class ModelChange:
     committed_corpus: str | None
 
 
+def model_cells(rerun: dict, committed: dict):
+    """(variant, seed, re-run record, committed record or None) for every cell of every re-run model
+    (cell_records' form): what the pairing rules read each model's training corpus from."""
+    for key, seeds in rerun.items():
+        for seed, (_, new) in seeds.items():
+            old = committed.get(key, {}).get(seed)
+            yield key[1], seed, new, None if old is None else old[1]
+
+
 def other_models(rerun: dict, committed: dict) -> list[ModelChange]:
     """The re-run's models (variant, seed) that trained on another corpus than the committed model
     scored in the same cell (their records' training_corpus), each once."""
     out = {}
-    for key, seeds in rerun.items():
-        for seed, (_, new) in seeds.items():
-            old = committed.get(key, {}).get(seed)
-            if old is not None and training_corpus(new) != training_corpus(old[1]):
-                out.setdefault((key[1], seed), ModelChange(key[1], seed, training_corpus(new), training_corpus(old[1])))
+    for variant, seed, new, old in model_cells(rerun, committed):
+        if old is not None and training_corpus(new) != training_corpus(old):
+            out.setdefault((variant, seed), ModelChange(variant, seed, training_corpus(new), training_corpus(old)))
     return [out[k] for k in sorted(out)]
 
 
@@ -216,10 +223,8 @@ def pairing(rerun: dict, committed: dict, rerun_train: dict | None = None,
                          "nothing to pair its models with")
     differences, _, compared = shared_differences(rerun_train, committed_train)
     models = {}  # (variant, seed) -> (re-run digest, committed digest)
-    for key, seeds in rerun.items():
-        for seed, (_, new) in seeds.items():
-            old = committed.get(key, {}).get(seed)
-            models.setdefault((key[1], seed), (training_corpus(new), training_corpus(old[1]) if old else None))
+    for variant, seed, new, old in model_cells(rerun, committed):
+        models.setdefault((variant, seed), (training_corpus(new), training_corpus(old) if old else None))
     why = [f"training corpus {d}" for d in differences]
     for side, digests in (("re-run", {n for n, _ in models.values()}), ("committed run", {o for _, o in models.values()})):
         if None in digests or len(digests) != 1:
@@ -449,7 +454,8 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
              f"cells of the same seeds come from {', '.join(f'`{p}`' for p in sources['committed'])}. "
              "Differences are of ln ppl, re-run minus committed, each seed's models paired, with 95% t intervals "
              "over the seeds; one whose interval holds 0 is inconclusive, whichever way it points "
-             "(lenex.tables.rerun).", *(["", run_text] if run_text else []), *(pairing_lines(pairing) if pairing else []), "",
+             "(lenex.tables.rerun).", *(["", run_text] if run_text else []),
+             *(pairing_lines(pairing) if pairing else []), "",
              "## Rise from L_tr to the longest length", "",
              "| corpus | variant | lengths | committed rise | re-run rise | re-run - committed | reading |",
              "|---|---|---|---|---|---|---|"]
