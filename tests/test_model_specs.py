@@ -103,6 +103,12 @@ def test_fairseq_under_the_receptive_field_preset_trains_through_fairseq(tmp_pat
     inputs = pipeline.specs.inputs(spec)
     assert "results/p/data-fairseq/arxiv/train.bin" in inputs["data"] and "fairseq_backend.train" in inputs["code"]
     assert '"backend": "fairseq"' in spec.command(1)
+    # its training job's curve file says it has none: fairseq's metrics are not lenex's trainer's
+    assert not spec.records_curve
+    assert spec.curve_command() == ("python -m lenex.pipeline.launch lenex.training.curve "
+                                    "results/p/train/receptive-field/arxiv/alibi/seed1/metrics.jsonl "
+                                    "results/p/curves/receptive-field/arxiv/alibi/seed1/curve.json --none "
+                                    "'trained by the fairseq backend, whose metrics are not lenex'\"'\"'s trainer'\"'\"'s'")
     assert pipeline.specs.model("p", "lex", "alibi/seed1").backend == "lenex"  # the other papers as they were
 
 

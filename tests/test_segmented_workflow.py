@@ -81,7 +81,7 @@ def test_paper_preset_uses_released_models_and_their_tokenizers(workdir):
     assert "eval/segmented/pythia/seed1/chunk-0.25-x4/L8192.json" in out  # Pythia: L_t 2048
     assert "eval/segmented/gpt2/seed1/chunk-0.25-x4/L4096.json" in out  # GPT-2: L_t 1024
     blocks = out.split("\n\n")
-    jobs = [b for b in blocks if re.search(r"^(local)?rule train:", b, re.M) and re.search(r"-x\d+\.pt$", b, re.M)]
+    jobs = [b for b in blocks if re.search(r"^(local)?rule train:", b, re.M) and re.search(r"-x\d+\.pt(,|$)", b, re.M)]
     assert jobs and all("gpu=4" in b for b in jobs)
 
 

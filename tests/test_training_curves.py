@@ -1,6 +1,6 @@
 """Training curves in the pipeline (docs/curves.md): the diagnostics section and figure
 (lenex.tables.training_curves), curves kept in the raw results and read back from them (a run with
-no curves says so), and where the rule training_curve reads and writes (ModelSpec, Recorded)."""
+no curves says so), and where the training job reads and writes them (ModelSpec, Recorded)."""
 
 import json
 
@@ -127,31 +127,62 @@ def test_the_curve_files_the_pipeline_plans(pipeline):  # noqa: F811
     assert spec.curve == "results/tiny/curves/segmented/bloom/seed1/ootb/curve.json" and spec.records_curve
     assert spec.metrics == "results/tiny/train/segmented/bloom/seed1/ootb/metrics.jsonl"
     assert curve_path("results/tiny/models/lex/alibi/seed1.pt") == "results/tiny/curves/lex/alibi/seed1/curve.json"
+    assert (curve_path("results/tiny/crosscheck/fairseq/s2/models/lex/alibi.pt")
+            == "results/tiny/crosscheck/fairseq/s2/curves/lex/alibi/curve.json")
     with pytest.raises(ValueError, match="not a model of the pipeline"):
         curve_path("results/tiny/eval/lex/alibi/seed1.pt")
 
 
-def test_rule_training_curve_makes_a_trained_models_curve(tmp_path):
-    """The rule end to end, on a scratch workflow: a model trained where the training rule puts it
-    (checkpoint and work folder, here trained directly), its curve made by rule training_curve alone."""
+def test_the_training_job_makes_its_models_curve(tmp_path, pipeline):  # noqa: F811 (the fixture)
+    """The training job's outputs are the checkpoint and its curve (no job of the curve's own), and
+    the curve command it runs after the training makes the curve: here on a model trained where the
+    rule puts it (checkpoint and work folder, trained directly to keep the test short)."""
+    import subprocess
+
     import torch
     from corpus_fixture import make_corpus
-    from test_workflow import scratch_workflow, snakemake
+    from test_workflow import planned_jobs, scratch_workflow, snakemake
 
     from lenex.config import ModelConfig
     from lenex.training.train import TrainConfig, train
 
     workdir = scratch_workflow(tmp_path / "w")
+    target = "results/tiny/curves/lex/alibi/seed1/curve.json"
+    dry = snakemake("-n", "-p", "--cores", "1", target, cwd=workdir)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    jobs = {rule: outputs for rule, outputs, _ in planned_jobs(dry.stdout)}
+    assert "training_curve" not in jobs
+    assert sorted(jobs["train"]) == ["results/tiny/curves/lex/alibi/seed1/curve.json",
+                                     "results/tiny/models/lex/alibi/seed1.pt"]
     torch.set_num_threads(1)
     model = ModelConfig(n_layer=1, d_model=32, n_head=2, d_ff=64, train_length=32, position="alibi")
     cfg = TrainConfig(steps=8, batch_size=2, lr=3e-3, warmup=1, log_every=2, checkpoint_every=100)
     train(model, cfg, make_corpus(tmp_path / "corpus"), workdir / "results/tiny/models/lex/alibi/seed1.pt",
           workdir / "results/tiny/train/lex/alibi/seed1")
-    target = "results/tiny/curves/lex/alibi/seed1/curve.json"
-    run = snakemake("--cores", "1", target, "--allowed-rules", "training_curve", cwd=workdir)
-    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    spec = pipeline.specs.model("tiny", "lex", "alibi/seed1")
+    assert spec.curve == target
+    run = subprocess.run(["bash", "-c", spec.curve_command()], cwd=workdir, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
     made = json.loads((workdir / target).read_text())
     assert made["tokens_per_step"] == 2 * 32 and [p["step"] for p in made["points"]] == [2, 4, 6, 8]
     assert made["tokens_per_step_from"] == "checkpoint results/tiny/models/lex/alibi/seed1.pt"
     assert made["summary"]["final_valid_from_checkpoint"] and made["summary"]["tokens"] == 8 * 2 * 32
-    assert (workdir / "results/tiny/logs/curves/lex/alibi/seed1.log").is_file()
+
+
+def test_a_trainer_without_lenexs_metrics_gets_a_curve_file_saying_so(tmp_path):
+    from lenex.training.curve import main as curve_main
+
+    out = tmp_path / "curve.json"
+    curve_main([str(tmp_path / "absent.jsonl"), str(out), "--none", "trained by the fairseq backend"])
+    assert json.loads(out.read_text())["none"] == "trained by the fairseq backend"
+    with pytest.raises(ValueError, match="says why"):
+        curve_main([str(tmp_path / "absent.jsonl"), str(out), "--none", " "])
+
+
+def test_a_none_curve_is_read_as_a_model_without_a_curve(tmp_path):
+    none = tmp_path / "results/t/curves/lex/rope/seed1/curve.json"
+    write_curve({"format": "lenex-training-curve-v1", "none": "trained by the fairseq backend"}, none)
+    real = tmp_path / "results/t/curves/lex/rope/seed2/curve.json"
+    write_curve(curve(4.0, [5.0, 4.5]), real)
+    found, missing = read_curves([str(none), str(real)])
+    assert list(found) == [str(real)] and missing == [str(none)]

@@ -44,7 +44,8 @@ def job_outputs(output: str, rule_prefix: str) -> list[str]:
 def trained_models(output: str) -> list[str]:
     """The checkpoints the training rule's jobs of a dry-run printout write (rule `train`, and its
     variant on several nodes): every paper's models are its (lenex.pipeline.specs)."""
-    return [path for rule, files, _ in planned_jobs(output) if rule in ("train", "train_multinode") for path in files]
+    return [path for rule, files, _ in planned_jobs(output) if rule in ("train", "train_multinode")
+            for path in files if path.endswith(".pt")]
 
 
 def segmented_trainings(output: str) -> dict[str, int]:

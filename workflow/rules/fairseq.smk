@@ -30,7 +30,8 @@ use rule train as crosscheck_train with:
     input:
         unpack(lambda wc: pipeline.specs.inputs(fairseq.crosscheck_model(pipeline, wc))),
     output:
-        "results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
+        model="results/{preset}/crosscheck/{backend}/s{seed}/models/{paper}/{variant}.pt",
+        curve="results/{preset}/crosscheck/{backend}/s{seed}/curves/{paper}/{variant}/curve.json",
     log:
         "results/{preset}/logs/crosscheck/{backend}/s{seed}/train/{paper}/{variant}.log",
     wildcard_constraints:
@@ -39,6 +40,7 @@ use rule train as crosscheck_train with:
         command=lambda wc, threads: fairseq.crosscheck_model(pipeline, wc).command(
             threads
         ),
+        curve=lambda wc: fairseq.crosscheck_model(pipeline, wc).curve_command(),
 
 
 use rule evaluate as crosscheck_evaluate with:

@@ -80,7 +80,7 @@ rule table_rerun_page:
 
 # Diagnostics of every paper (lenex.tables.diagnostics): the beyond-L_tr perplexity from its tables' cells
 # and the loss by position of its evaluations beyond L_tr, ours, beside the papers' metrics; then its
-# models' training curves (rule training_curve; under from_raw those its raw results hold, a run
+# models' training curves (written by rule train; under from_raw those its raw results hold, a run
 # recorded before curves saying it has none: docs/curves.md).
 rule paper_diagnostics:
     input:

@@ -5,7 +5,11 @@
 # configs, data, labels, backend, launcher, GPUs, nodes), which gives the job's inputs and command.
 # Seed s trains with the paper's training seed + s - 1 (Paper.train_config). The resumable state
 # lives in results/<preset>/train/, outside the declared output, so a rerun after a crash (or a
-# SLURM job that hit its time limit) resumes.
+# SLURM job that hit its time limit) resumes. The same job then writes the model's training curve
+# (lenex.training.curve, docs/curves.md: its loss against the tokens it has seen, from the
+# metrics.jsonl its trainer left in its work folder, tokens per step from its checkpoint), read by
+# its paper's diagnostics (Recorded.curve_files) and kept in its raw results; one job a model, not
+# two: a curve is a few milliseconds of work, and a job of its own costs Snakemake more than that.
 #
 # How a training starts follows the preset's `resources: train:` and `train: backend:`, for every
 # paper alike (lenex.pipeline.specs.Specs.launch):
@@ -25,7 +29,8 @@ rule train:
     input:
         unpack(lambda wc: pipeline.specs.inputs(pipeline.specs.of(wc))),
     output:
-        "results/{preset}/models/{paper}/{model}.pt",
+        model="results/{preset}/models/{paper}/{model}.pt",
+        curve="results/{preset}/curves/{paper}/{model}/curve.json",
     log:
         "results/{preset}/logs/train/{paper}/{model}.log",
     wildcard_constraints:
@@ -39,8 +44,9 @@ rule train:
     params:
         # checked now (lenex.pipeline.dag_checks): a bad config stops the DAG, the old model stays
         command=lambda wc, threads: pipeline.specs.of(wc).command(threads),
+        curve=lambda wc: pipeline.specs.of(wc).curve_command(),
     shell:
-        "{params.command} > {log} 2>&1"
+        "{params.command} > {log} 2>&1 && {params.curve} >> {log} 2>&1"
 
 
 # Multi-node data parallelism: SLURM gives `nodes` nodes with `gpus` GPUs each; `mpi` tells
@@ -52,26 +58,3 @@ use rule train as train_multinode with:
         model=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
     resources:
         **pipeline.resources.multinode_resources(),
-
-
-# A trained model's training curve (lenex.training.curve, docs/curves.md): its loss against the
-# tokens it has seen, from the metrics.jsonl its trainer left in its work folder (ModelSpec.metrics),
-# tokens per step from its checkpoint. Read by its paper's diagnostics (Recorded.curve_files) and
-# kept in its raw results, so a committed run keeps its curves.
-rule training_curve:
-    input:
-        checkpoint=lambda wc: pipeline.specs.curve_checkpoint(wc),
-        code=pipeline.code.stamp("lenex.training.curve"),
-    output:
-        "results/{preset}/curves/{paper}/{model}/curve.json",
-    log:
-        "results/{preset}/logs/curves/{paper}/{model}.log",
-    wildcard_constraints:
-        model=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
-    conda:
-        ENV
-    params:
-        metrics=lambda wc: pipeline.specs.model(wc.preset, wc.paper, wc.model).metrics,
-    shell:
-        "python -m lenex.pipeline.launch lenex.training.curve {params.metrics} {output} --checkpoint {input.checkpoint}"
-        " > {log} 2>&1"

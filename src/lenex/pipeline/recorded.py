@@ -120,7 +120,7 @@ class Recorded:
                       | set(self.curve_files(preset_name, paper)))
 
     def curve_files(self, preset_name: str, paper: str) -> list[str]:
-        """The training curves (results/<preset>/curves/<paper>/<model>/curve.json, rule training_curve)
+        """The training curves (results/<preset>/curves/<paper>/<model>/curve.json, written by rule train)
         of the models a paper's diagnostics' evaluations score (Paper.trained_models). In a normal run,
         only those of models whose trainer writes the metrics a curve reads (ModelSpec.records_curve:
         lenex's own); under from_raw every one, as a path its raw results may or may not hold (a run

@@ -141,8 +141,8 @@ class Resources:
         node count (train, or train_multinode): a paper may train on one node at a preset whose
         other papers span several (its `papers.<paper>.resources.train.nodes`). A constraint sees
         only its own wildcard, so each preset's name carries a lookahead for the papers it takes:
-        `paper(?=/models/(?:lex)/)` matches results/paper/models/lex/... and no other paper's
-        models. A paper's models that are fetched at a preset, not trained (Paper.fetched_models:
+        `paper(?=/(?:models|curves)/lex/)` matches results/paper/models/lex/... (and the curve the
+        same job writes) and no other paper's. A paper's models that are fetched at a preset, not trained (Paper.fetched_models:
         the segmented paper's released checkpoints) are left to the rule that fetches them. "-"
         matches no preset."""
         choices = []
@@ -151,7 +151,7 @@ class Resources:
                 if (self.settings.rule_resources(name, "train", "nodes", 1, paper) == 1) != one_node:
                     continue
                 fetched = self.settings.paper(paper).fetched_models(self.settings, name)
-                choices.append(f"{name}(?=/models/{re.escape(paper)}/{f'(?!{fetched})' if fetched else ''})")
+                choices.append(f"{name}(?=/(?:models|curves)/{re.escape(paper)}/{f'(?!{fetched})' if fetched else ''})")
         return "|".join(choices) or "-"
 
     def train_gpus(self, preset_name: str, paper: str) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,13 +104,23 @@ class ModelSpec:
 
     @property
     def curve(self) -> str:
-        """Its training curve (rule training_curve, lenex.training.curve): curve_path of its checkpoint."""
+        """Its training curve (lenex.training.curve), written by its training job: curve_path of its checkpoint."""
         return curve_path(self.output)
 
     @property
     def records_curve(self) -> bool:
         """Whether its trainer writes the metrics a curve reads: lenex's own (a continued run always is)."""
         return not self.trained_from_scratch or BACKENDS[self.backend].curves
+
+    def curve_command(self) -> str:
+        """What the training job runs after the training: the curve from its metrics and checkpoint, or,
+        for a trainer whose metrics are not lenex's, a curve file that says so (the rule's outputs are
+        the same for every model; the tables read only the curves of models that record one)."""
+        curve = f"{launcher('lenex.training.curve', 1)} {self.metrics} {self.curve}"
+        if self.records_curve:
+            return f"{curve} --checkpoint {self.output}"
+        why = f"trained by the {self.backend} backend, whose metrics are not lenex's trainer's"
+        return f"{curve} --none {shlex.quote(why)}"
 
     def process_threads(self, job_threads: int) -> int:
         """torch CPU threads of each training process: fixed, or the job's cores shared among its GPUs."""
@@ -143,11 +154,12 @@ class ModelSpec:
 
 
 def curve_path(checkpoint: str) -> str:
-    """results/<preset>/curves/<paper>/<model>/curve.json of results/<preset>/models/<paper>/<model>.pt."""
-    found = re.fullmatch(r"results/(?P<preset>[^/]+)/models/(?P<paper>[^/]+)/(?P<model>.+)\.pt", checkpoint)
+    """<root>/curves/<paper>/<model>/curve.json of <root>/models/<paper>/<model>.pt, the root being
+    results/<preset> (or a cross-check's results/<preset>/crosscheck/<backend>/s<seed>)."""
+    found = re.fullmatch(r"(?P<root>results/[^/]+(/[^/]+)*?)/models/(?P<paper>[^/]+)/(?P<model>.+)\.pt", checkpoint)
     if not found:
         raise ValueError(f"{checkpoint} is not a model of the pipeline (results/<preset>/models/<paper>/<model>.pt)")
-    return "results/{preset}/curves/{paper}/{model}/curve.json".format(**found.groupdict())
+    return "{root}/curves/{paper}/{model}/curve.json".format(**found.groupdict())
 
 
 def path_fields(pattern: str, path: str, paper: str, layouts: str) -> dict:
@@ -212,16 +224,6 @@ class Specs:
                    f"itself); resources.train asks for {nodes} nodes")
         module = spec.continued.module if not spec.trained_from_scratch else trainer.module
         return dataclasses.replace(spec, backend=backend, module=module, gpus=gpus, nodes=nodes)
-
-    def curve_checkpoint(self, wildcards) -> str:
-        """Rule training_curve's input: the checkpoint of the model whose curve its output names
-        (results/{preset}/curves/{paper}/{model}/curve.json), refused where its trainer writes no metrics
-        a curve reads (ModelSpec.records_curve)."""
-        spec = self.model(wildcards.preset, wildcards.paper, wildcards.model)
-        if not spec.records_curve:
-            refuse(f"{spec.output}: trained by the {spec.backend} backend, whose metrics are not lenex's trainer's: "
-                   "no training curve is made for it (lenex.training.curve reads lenex's)")
-        return spec.output
 
     # -- what the training rule reads ----------------------------------------------------------------
     def inputs(self, spec: ModelSpec) -> dict:

@@ -255,7 +255,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
-    parser.add_argument("--curves", nargs="*", default=[], help="its models' training curves (rule training_curve), "
+    parser.add_argument("--curves", nargs="*", default=[], help="its models' training curves (written by rule train), "
                         "each where recorded")
     parser.add_argument("--out-curves-png", required=True)
     args = parser.parse_args(argv)

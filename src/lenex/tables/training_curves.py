@@ -1,5 +1,5 @@
 """The "Training curves" section of a paper's diagnostics page and its `<paper>.curves.png`
-(lenex.tables.diagnostics): each trained model's curve (lenex.training.curve, rule training_curve),
+(lenex.tables.diagnostics): each trained model's curve (lenex.training.curve, written by rule train),
 read as a recorded file (from its raw results under `from_raw`), one table per model (a row per
 seed: final train and validation loss, the still-falling slope) and one panel per model (train and
 validation loss against tokens seen, log x, one line per seed). A run whose raw results hold no
@@ -36,13 +36,15 @@ def model_and_seed(path: str) -> tuple[str, int | None]:
 
 
 def read_curves(paths: list[str]) -> tuple[dict[str, dict], list[str]]:
-    """({path: curve} of the curves recorded, [paths of those not recorded])."""
+    """({path: curve} of the curves recorded, [paths of those not recorded]): a curve file saying its
+    run has none (lenex.training.curve.no_curve: a trainer whose metrics are not lenex's) is not one."""
     found, missing = {}, []
     for path in paths:
-        if holds_recorded(path):
-            found[path] = read_recorded(path)
-        else:
+        curve = read_recorded(path) if holds_recorded(path) else None
+        if curve is None or "none" in curve:
             missing.append(path)
+        else:
+            found[path] = curve
     return found, missing
 
 

@@ -178,6 +178,13 @@ def training_curve(metrics, tokens_per_step: int | None = None, checkpoint=None)
     return curve_of(records, tokens_per_step, "argument")
 
 
+def no_curve(reason: str) -> dict:
+    """The curve file of a run that records no curve lenex reads, saying why."""
+    if not reason.strip():
+        raise ValueError("a curve file without a curve says why: give a reason")
+    return {"format": FORMAT, "none": reason}
+
+
 def write_curve(curve: dict, out) -> None:
     atomic_write_result(out, curve, cell=f"training curve {out}")
 
@@ -189,7 +196,12 @@ def main(argv=None) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--checkpoint", help="the run's final checkpoint: its tokens per step and final validation loss")
     source.add_argument("--tokens-per-step", type=int, help="tokens per optimizer step (batch size x sequence length)")
+    source.add_argument("--none", metavar="REASON", help="write a curve file saying why the run has none (its "
+                        "trainer's metrics are not lenex's); the metrics are not read")
     args = parser.parse_args(argv)
+    if args.none is not None:
+        write_curve(no_curve(args.none), args.out)
+        return
     write_curve(training_curve(args.metrics, args.tokens_per_step, args.checkpoint), args.out)
 
 
