@@ -444,3 +444,55 @@ def test_a_committed_rerun_holds_exactly_the_files_it_declares(pipeline, raw):
 
 #: Committed re-runs made before rule table_rerun recorded the training corpus's meta.
 RECORDED_BEFORE_TRAIN_META = {"table2.seeds1-3.jsonl.xz"}
+
+
+def test_a_table_rerun_of_every_seed_supersedes_the_reference_run_for_the_jobs_reading_only_it(tmp_path, monkeypatch):
+    """Under from_raw, re-runs that together hold every seed of Table 2 are laid over the reference
+    run's raw results for the jobs that read Table 2's results alone (the table, its header, Figure 1);
+    an ablation table that reads its causal rows beside other masks' keeps the reference run's, and
+    the claims' earlier side reads Table 2 rendered from the reference run alone."""
+    raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path / "stamps")
+    monkeypatch.chdir(tmp_path)
+    parts = raw.recorded.stored_raw("workstation", "lex")
+    folder = tmp_path / "results/workstation/reruns/lex"
+    folder.mkdir(parents=True)
+    (folder / "table2.seeds1-3.jsonl.xz").write_bytes(b"")
+    table2 = wc(preset="workstation", paper="lex", table="2")
+    listed = lambda w: raw.recorded.table_recorded(w.paper, w.preset, w.table)  # noqa: E731
+    assert raw.recorded.superseding("workstation", "lex") == {}  # seeds 4-6 not re-run: nothing is read from it
+    assert raw.recorded.raw_env(listed=listed)(table2) == f"LENEX_RAW='{' '.join(parts)}' "
+    assert raw.targets.earlier_cells("workstation", "lex") == []
+
+    raw = Pipeline(repo_config(from_raw=True), REPO, stamps=tmp_path / "stamps")
+    (folder / "table2.seeds4-6.jsonl.xz").write_bytes(b"")
+    reruns = [f"results/workstation/reruns/lex/table2.seeds{s}.jsonl.xz" for s in ("1-3", "4-6")]
+    assert raw.recorded.superseding("workstation", "lex") == {"2": reruns}
+    assert raw.recorded.raw_env(listed=listed)(table2) == f"LENEX_RAW='{' '.join([*parts, '+', *reruns])}' "
+    assert raw.recorded.inputs(listed)(table2) == parts + reruns
+    assert raw.recorded.raw_env(listed=listed, reference=True)(table2) == f"LENEX_RAW='{' '.join(parts)}' "
+    table4 = wc(preset="workstation", paper="lex", table="4")
+    assert set(raw.recorded.table_results("workstation", "lex", "4")) & raw.recorded.overlaid_results("workstation", "lex")
+    assert raw.recorded.raw_env(listed=listed)(table4) == f"LENEX_RAW='{' '.join(parts)}' "
+    figure1 = lambda w: raw.settings.paper("lex").figure_recorded(raw.paths, w.preset, "1")  # noqa: E731
+    assert "+" in raw.recorded.raw_env("lex", figure1)(wc(preset="workstation"))
+    assert raw.recorded.raw_env("lex")(wc(preset="workstation")) == f"LENEX_RAW='{' '.join(parts)}' "  # diagnostics
+    assert raw.recorded.superseded_tables("workstation", "lex") == ["table2"]
+    earlier = raw.targets.earlier_cells("workstation", "lex")
+    today = raw.targets.paper_cells("workstation", "lex")
+    assert [(a, b) for a, b in zip(today, earlier) if a != b] == [
+        ("results/workstation/tables/lex/table2.cells.json", "results/workstation/reruns/lex/reference/table2.cells.json")]
+    assert raw.targets.reference_table_inputs("workstation", "lex", "2") == {
+        "header": "results/workstation/reruns/lex/reference/table2.header.json"}
+    assert "--header results/workstation/reruns/lex/reference/table2.header.json" in \
+        raw.targets.reference_table_arguments("workstation", "lex", "2")
+
+
+def test_a_normal_run_reads_no_rerun(pipeline, tmp_path, monkeypatch):
+    """Outside from_raw every evaluation is made by the run itself: committed re-runs are not read."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "results/workstation/reruns/lex"
+    folder.mkdir(parents=True)
+    for seeds in ("1-3", "4-6"):
+        (folder / f"table2.seeds{seeds}.jsonl.xz").write_bytes(b"")
+    assert pipeline.recorded.superseding("workstation", "lex") == {}
+    assert pipeline.recorded.raw_env(listed=lambda w: ["x"])(wc(preset="workstation", paper="lex")) == ""

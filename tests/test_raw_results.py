@@ -15,7 +15,8 @@ from tiny_build import finished_tiny
 from lenex.files import save_figure
 from lenex.tables.header import build_header
 from lenex.pipeline.recorded import recorded_in_part
-from lenex.tables.raw_results import RAW_ENV, collect, file_lines, merge, parse, read_raw, read_recorded
+from lenex.tables.raw_results import (RAW_ENV, collect, file_lines, laid_over, merge, parse, raw_env_value, read_raw,
+                                      read_recorded)
 from lenex.records.run_facts import NOT_RECORDED, recorded
 from lenex.records.stored import compress_file, existing, read_text, write_text
 from lenex.pipeline.reference import raw_revisions, raw_text
@@ -80,6 +81,41 @@ def test_parts_read_together_give_each_file_once_and_refuse_one_held_twice(recor
     (tmp_path / "c.jsonl").write_text(collect(paths[1:]))
     with pytest.raises(ValueError, match=f"{paths[1]} is in two raw-results files: {tmp_path / 'a.jsonl'} and "):
         read_raw([str(tmp_path / "a.jsonl"), str(tmp_path / "c.jsonl")])
+
+
+def test_reruns_laid_over_replace_the_evaluations_they_hold_and_keep_the_reference_metas(recorded_files, tmp_path,
+                                                                                         monkeypatch):
+    """A re-run's evaluation replaces the reference run's at its path (a corpus meta stays the
+    reference run's: a re-run's page refuses another corpus); a path only a re-run holds is added;
+    two re-runs holding one path must agree there. LENEX_RAW names the re-runs after a lone +."""
+    meta = {"tokenizer": "gpt2", "splits": {"test": {"n_docs": 3}}}
+    write(tmp_path / "results/t/data/c/meta.json", meta)
+    reference = tmp_path / "reference.jsonl"
+    reference.write_text(collect([*recorded_files, "results/t/data/c/meta.json"]))
+    again = {**EVAL, "ppl": 4.4, "nll": math.log(4.4)}
+    write(tmp_path / "results/t/eval/a/L32.json", again)
+    write(tmp_path / "results/t/data/c/meta.json", {**meta, "prepared": "later"})
+    write(tmp_path / "results/t/curves/a/curve.json", {"points": []})
+    rerun = tmp_path / "rerun.jsonl"
+    rerun.write_text(collect(["results/t/eval/a/L32.json", "results/t/data/c/meta.json", "results/t/curves/a/curve.json"]))
+    read = read_raw([str(reference)], [str(rerun)])
+    assert read["results/t/eval/a/L32.json"] == again
+    assert read["results/t/data/c/meta.json"] == meta
+    assert read["results/t/curves/a/curve.json"] == {"points": []}
+    assert read["results/t/eval/rf/last_token.json"] == LIST
+    assert read_raw([str(reference)])["results/t/eval/a/L32.json"] == EVAL
+    assert read_raw([str(reference)], [str(rerun), str(rerun)]) == read  # the same content twice is one file
+    write(tmp_path / "results/t/eval/a/L32.json", EVAL)
+    other = tmp_path / "other.jsonl"
+    other.write_text(collect(["results/t/eval/a/L32.json"]))
+    with pytest.raises(ValueError, match=f"results/t/eval/a/L32.json differs between the re-runs {rerun} and {other}"):
+        read_raw([str(reference)], [str(rerun), str(other)])
+    value = raw_env_value([str(reference)], [str(rerun)])
+    assert value == f"{reference} + {rerun}" and raw_env_value([str(reference)]) == str(reference)
+    monkeypatch.setenv(RAW_ENV, value)
+    assert laid_over() == [str(rerun)]
+    monkeypatch.setenv(RAW_ENV, str(reference))
+    assert laid_over() == []
 
 
 def test_a_part_holds_the_files_of_its_corpora_and_every_file_lies_in_one_part():

@@ -21,6 +21,9 @@ rule paper_claims:
         sweep_parts=designed_sweeps.part_files(workflow.basedir),
         # the claims as they stood before a reference run's data, evaluated beside today's
         frozen=lambda wc: pipeline.targets.frozen_claims(wc.preset, wc.paper),
+        # where re-runs supersede a table's evaluations, the cells the reference run's records give:
+        # the verdicts under its scoring, beside today's
+        earlier=lambda wc: pipeline.targets.earlier_cells(wc.preset, wc.paper),
         code=pipeline.code.stamp("lenex.claims.render"),
     # update(): Snakemake keeps the previous page while the job runs and puts it back if the job
     # fails (it deletes the outputs of other failed jobs), so a broken claims file loses no page.
@@ -42,7 +45,7 @@ rule paper_claims:
         " --preset {wildcards.preset} --cells {input.cells} {params.models}"
         " --scale-study {input.study} --budget {params.budget} --tokenizer {params.tokenizer}"
         " --emergence {input.emergence} --sweep-design {input.sweep_design} --sweep-plan {input.sweep_plan}"
-        " --sweep-parts {input.sweep_parts} --frozen {input.frozen}"
+        " --sweep-parts {input.sweep_parts} --frozen {input.frozen} --earlier-cells {input.earlier}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
 
 

@@ -33,10 +33,42 @@ rule lex_table_header:
         ENV
     params:
         arguments=lambda wc: LEX.header_arguments(pipeline.paths, wc.preset, wc.table),
-        raw=pipeline.recorded.raw_env(LEX.name),
+        raw=pipeline.recorded.raw_env(
+            LEX.name,
+            lambda wc: LEX.table_recorded(pipeline.paths, wc.preset, wc.table)[
+                "results"
+            ],
+        ),
     shell:
         "{params.raw}python -m lenex.pipeline.launch lenex.tables.header {params.arguments}"
         " --out {output} > {log} 2>&1"
+
+
+# The header of a table rendered from the reference run's records alone (rule paper_table_reference).
+use rule lex_table_header as lex_table_header_reference with:
+    input:
+        evaluations=pipeline.recorded.inputs(
+            lambda wc: LEX.table_recorded(pipeline.paths, wc.preset, wc.table)[
+                "results"
+            ],
+            reference=True,
+        ),
+        metas=pipeline.recorded.inputs(
+            lambda wc: LEX.table_recorded(pipeline.paths, wc.preset, wc.table)[
+                "metas"
+            ],
+            reference=True,
+        ),
+        train_meta=pipeline.recorded.inputs(
+            lambda wc: LEX.header_recorded(pipeline.paths, wc.preset), reference=True
+        ),
+        code=pipeline.code.stamp("lenex.tables.header"),
+    output:
+        "results/{preset}/reruns/{paper}/reference/table{table}.header.json",
+    log:
+        "results/{preset}/logs/reruns/{paper}/reference/table{table}.header.log",
+    params:
+        raw=pipeline.recorded.raw_env(LEX.name, reference=True),
 
 
 # Figure 1: perplexity against length, from the PG22 evaluations of Table 2 (nothing else).
@@ -59,7 +91,9 @@ rule lex_figure1:
         ENV
     params:
         results=lambda wc: LEX.figure_recorded(pipeline.paths, wc.preset, "1"),
-        raw=pipeline.recorded.raw_env(LEX.name),
+        raw=pipeline.recorded.raw_env(
+            LEX.name, lambda wc: LEX.figure_recorded(pipeline.paths, wc.preset, "1")
+        ),
         schemes=lambda wc: pipeline.settings.table_schemes(LEX.name, 2),
         expect=lambda wc: pipeline.identities.results_expect(
             wc.preset, LEX.name, workflow.rules

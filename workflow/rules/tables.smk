@@ -35,7 +35,11 @@ rule paper_table:
         arguments=lambda wc: pipeline.settings.paper(wc.paper).table_arguments(
             pipeline.paths, wc.preset, wc.table
         ),
-        raw=pipeline.recorded.raw_env(),
+        raw=pipeline.recorded.raw_env(
+            listed=lambda wc: pipeline.recorded.table_recorded(
+                wc.paper, wc.preset, wc.table
+            )
+        ),
         schemes=lambda wc: pipeline.settings.table_schemes(wc.paper, wc.table),
         # a result file holding another cell's or model's result is an error, never a row
         expect=lambda wc: pipeline.identities.results_expect(
@@ -76,6 +80,38 @@ rule table_rerun_page:
         " --run-record {input.run} --reproduce {input.reproduce} --train-meta {params.train_meta}"
         " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+
+
+# A table whose committed re-runs hold every seed it reads is rendered from them under from_raw
+# (lenex.pipeline.recorded.Recorded.superseding: every renderer of the paper reads the re-runs'
+# evaluations in place of the reference run's). The same table rendered from the reference run's
+# records alone: its old numbers, and the cells the claims' earlier side reads (rule paper_claims).
+use rule paper_table as paper_table_reference with:
+    input:
+        unpack(
+            lambda wc: pipeline.targets.reference_table_inputs(
+                wc.preset, wc.paper, wc.table
+            )
+        ),
+        recorded=pipeline.recorded.inputs(
+            lambda wc: pipeline.recorded.table_recorded(wc.paper, wc.preset, wc.table),
+            reference=True,
+        ),
+        spec="config/experiments/{paper}.yaml",
+        code=lambda wc: pipeline.code.stamp(
+            pipeline.settings.paper(wc.paper).table_renderer
+        ),
+    output:
+        md="results/{preset}/reruns/{paper}/reference/table{table}.md",
+        tex="results/{preset}/reruns/{paper}/reference/table{table}.tex",
+        cells="results/{preset}/reruns/{paper}/reference/table{table}.cells.json",
+    log:
+        "results/{preset}/logs/reruns/{paper}/reference/table{table}.log",
+    params:
+        arguments=lambda wc: pipeline.targets.reference_table_arguments(
+            wc.preset, wc.paper, wc.table
+        ),
+        raw=pipeline.recorded.raw_env(reference=True),
 
 
 # Diagnostics of every paper (lenex.tables.diagnostics): the beyond-L_tr perplexity from its tables' cells

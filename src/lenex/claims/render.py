@@ -31,6 +31,7 @@ from ..tables.formatting import md_escape
 from .designed_sweeps import designed_by_claim, designed_text
 from .emergence import emergence_text, readings_by_claim
 from .evaluate import SCHEMA, evaluate_paper, load_claims
+from .earlier_scoring import earlier_record, earlier_section
 from .frozen import frozen_section, load_rules, moved, pinned
 from .predicates import THRESHOLDS
 from .scale import Budget, load_points
@@ -156,7 +157,7 @@ def render_markdown(document: dict) -> str:
         lines.append(f"| {r['id']} | {md_escape(claim_text(r))} | {md_escape(r['source'])} | "
                      f"{paper_side(r)} | {verdict} | {md_escape(interval_text(r))} | "
                      f"{effect_text(r)} | {md_escape(r['evidence'])} |")
-    return "\n".join(lines + frozen_section(document)) + "\n"
+    return "\n".join(lines + frozen_section(document) + earlier_section(document)) + "\n"
 
 
 def main(argv=None) -> None:
@@ -186,6 +187,9 @@ def main(argv=None) -> None:
     one.add_argument("--frozen", nargs="*", default=[], metavar="FILE",
                      help="none, or the run's frozen-claims.yaml and frozen-rules.json (lenex.claims.frozen): the "
                           "claims as they stood before the data, evaluated beside today's")
+    one.add_argument("--earlier-cells", nargs="*", default=[], metavar="FILE",
+                     help="none, or --cells with the tables that re-runs supersede rendered from the reference run's "
+                          "records (lenex.claims.earlier_scoring): the verdicts those give, beside today's")
     summary = sub.add_parser("summary", help="the preset's summary over papers")
     summary.add_argument("--preset", required=True)
     summary.add_argument("--claims-json", nargs="+", required=True)
@@ -215,6 +219,10 @@ def main(argv=None) -> None:
             document["frozen"] = {"revision": rules["revision"], "date": rules["date"],
                                   "records": [{k: r[k] for k in ("id", "verdict", "on_paper")} for r in frozen_records],
                                   "moved": moved(frozen_claims, claims, frozen_records, records, rules)}
+        if args.earlier_cells:
+            earlier = evaluate_paper(claims, load_cells(args.earlier_cells), budget, readings,
+                                     per_variant=args.one_model_per_variant, designed=designed)
+            document["earlier_scoring"] = earlier_record(args.cells, args.earlier_cells, records, earlier)
         # One value a line, unindented: diffs stay line by line, and the tree sent to a GPU machine stays
         # small (the receptive-field record alone is half a megabyte indented).
         atomic_write_text(args.out_json, json.dumps(document, indent=0, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from statistics import median
 
+from .earlier_scoring import earlier_table
 from .emergence import measured_reason
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, VERDICTS
 
@@ -206,6 +207,7 @@ def render_summary(preset: str, documents: list[dict], paths: list[Path], out: P
                      f"{bar['inconclusive']} | {bar['untestable']} | {bar['never_seen']} | {bar['reachable']} | "
                      f"{meets(bar)} |")
     lines += frozen_table(documents)
+    lines += earlier_table(documents)
     lines += non_holding_table(documents)
     for document in documents:
         records = document["claims"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..experiment.presets import reference_parts
 from ..records.stored import SUFFIX, existing
-from ..tables.raw_results import RAW_ENV, check_collected
+from ..tables.raw_results import RAW_ENV, check_collected, raw_env_value
 from .specs import curve_path
 from .user_errors import refuse
 
@@ -66,6 +66,7 @@ class Recorded:
 
     def __init__(self, settings, paths, specs=None):
         self.settings, self.paths, self.specs = settings, paths, specs
+        self._superseding: dict[tuple[str, str], dict[str, list[str]]] = {}
 
     def raw_file(self, preset_name: str, paper: str) -> str:
         """A paper's raw results made in one go (rule raw_results; `paper` may name a part)."""
@@ -160,31 +161,109 @@ class Recorded:
         found = [p for paper in papers for p in sorted((root / paper).glob(f"table*.seeds*{SUFFIX}"))]
         return [str(p)[: -len(SUFFIX)].removesuffix(".jsonl") + ".md" for p in found]
 
+    def table_reruns(self, preset_name: str, paper: str, table) -> dict[str, list[int]]:
+        """The committed re-runs of one table (rule table_rerun's raw results) -> the seeds each holds."""
+        prefix, suffix = f"table{table}.seeds", f".jsonl{SUFFIX}"
+        found = Path(f"results/{preset_name}/reruns/{paper}").glob(f"{prefix}*{suffix}")
+        runs = {str(p): rerun_seeds(p.name.removeprefix(prefix).removesuffix(suffix)) for p in found}
+        return dict(sorted(runs.items(), key=lambda item: item[1]))
+
+    def superseding(self, preset_name: str, paper: str) -> dict[str, list[str]]:
+        """Under from_raw, table -> its re-runs, for every table whose committed re-runs hold every seed
+        its results read: their evaluations (and models' curves) are read in place of the reference
+        run's at the same paths, by every renderer of the paper (read_raw's `over`), and the claims
+        judged on them list beside them the verdicts the reference run's records give (rule
+        paper_table_reference). A table re-run for some of its seeds only is not read: its rows would
+        mix two runs' scoring; its re-run's page compares it with the committed run."""
+        if not self.settings.from_raw:
+            return {}
+        key = (preset_name, paper)
+        if key not in self._superseding:
+            out = {}
+            for table in self.settings.experiment(paper)["tables"]:
+                number = table.removeprefix("table")
+                reruns = self.table_reruns(preset_name, paper, number)
+                covered = sorted({s for seeds in reruns.values() for s in seeds})
+                results = self.table_results(preset_name, paper, number)
+                if reruns and results and set(of_seeds(results, covered)) == set(results):
+                    out[number] = list(reruns)
+            self._superseding[key] = out
+        return self._superseding[key]
+
+    def table_results(self, preset_name: str, paper: str, table: str) -> list[str]:
+        return self.settings.paper(paper).table_recorded(self.paths, preset_name, table).get("results", [])
+
+    def overlaid_results(self, preset_name: str, paper: str) -> set[str]:
+        """The result files the superseding re-runs hold (every seed of their tables)."""
+        return {f for table in self.superseding(preset_name, paper) for f in self.table_results(preset_name, paper, table)}
+
+    def reads_reruns(self, preset_name: str, paper: str, files: list[str]) -> bool:
+        """Whether a render job reading `files` reads the superseding re-runs: every result it reads is
+        one they hold (a table re-run whole, a figure drawn from its cells). A job that reads others too
+        (an ablation table whose causal rows are the re-run table's) reads the reference run's records
+        alone: its rows would otherwise set one run's models and scoring against another's."""
+        overlaid = self.overlaid_results(preset_name, paper)
+        results = [f for f in files if Path(f).name != "meta.json" and "/curves/" not in f]
+        return bool(overlaid) and bool(results) and set(results) <= overlaid
+
+    def superseded_tables(self, preset_name: str, paper: str) -> list[str]:
+        """Every table of the paper (its key, `table2`) rendered from the superseding re-runs
+        (`reads_reruns`): the tables whose cells the claims' earlier side reads from the reference
+        run's records. A figure whose cells the claims read must not read the re-runs (refused)."""
+        if not self.overlaid_results(preset_name, paper):
+            return []
+        declared = self.settings.paper(paper)
+        out = [t for t in self.settings.experiment(paper)["tables"]
+               if self.reads_reruns(preset_name, paper, self.table_recorded(paper, preset_name, t.removeprefix("table")))]
+        for figure in declared.figure_cells:
+            if self.reads_reruns(preset_name, paper, declared.figure_recorded(self.paths, preset_name, figure.removeprefix("figure"))):
+                refuse(f"{paper} {figure}'s cells read results a re-run supersedes; the claims' earlier side renders "
+                       "tables only from the reference run's records: render the figure there too before it is read")
+        return out
+
     def table_recorded(self, paper: str, preset_name: str, table) -> list[str]:
         """Every recorded file one table's job reads."""
         groups = self.settings.paper(paper).table_recorded(self.paths, preset_name, str(table))
         return [path for group in groups.values() for path in group]
 
-    def inputs(self, listed, paper: str | None = None):
+    def inputs(self, listed, paper: str | None = None, reference: bool = False):
         """Input function of a render job for recorded files: those `listed(wildcards)` names or,
-        under from_raw, the raw results that hold them (the job's {paper}, or `paper`)."""
+        under from_raw, the raw results that hold them (the job's {paper}, or `paper`), with the
+        superseding re-runs where the job reads them (`reads_reruns`; `reference`: never)."""
 
         def files(wildcards):
             if self.settings.from_raw:
-                stored = self.stored_raw(wildcards.preset, paper or wildcards.paper)
+                stored = self.raw_read(wildcards.preset, paper or wildcards.paper, listed(wildcards), reference)
                 return stored[0] if len(stored) == 1 else stored
             return listed(wildcards)
 
         return files
 
-    def raw_env(self, paper: str | None = None):
+    def raw_read(self, preset_name: str, paper: str, files: list[str] | None, reference: bool = False) -> list[str]:
+        """The raw results a render job reading `files` (None: not said) reads under from_raw."""
+        over = [] if reference or files is None else self.overlays(preset_name, paper, files)
+        return self.stored_raw(preset_name, paper) + over
+
+    def overlays(self, preset_name: str, paper: str, files: list[str]) -> list[str]:
+        """The re-runs laid over a paper's raw results for a job reading `files` (`reads_reruns`)."""
+        if not self.reads_reruns(preset_name, paper, files):
+            return []
+        return [r for reruns in self.superseding(preset_name, paper).values() for r in reruns]
+
+    def raw_env(self, paper: str | None = None, listed=None, reference: bool = False):
         """Params function, the shell prefix of a render rule: under from_raw, LENEX_RAW names the
-        raw results that lenex.tables.raw_results.read_recorded serves the recorded files from."""
+        raw results that lenex.tables.raw_results.read_recorded serves the recorded files from, with
+        the superseding re-runs laid over them where the job reads them (`listed(wildcards)`: the
+        recorded files it reads, as for `inputs`; not given, or `reference`: the reference run's alone)."""
 
         def prefix(wildcards):
             if not self.settings.from_raw:
                 return ""
-            return f"{RAW_ENV}={shlex.quote(' '.join(self.stored_raw(wildcards.preset, paper or wildcards.paper)))} "
+            name = paper or wildcards.paper
+            files = None if listed is None else listed(wildcards)
+            stored = self.stored_raw(wildcards.preset, name)
+            read = self.raw_read(wildcards.preset, name, files, reference)
+            return f"{RAW_ENV}={shlex.quote(raw_env_value(stored, read[len(stored):]))} "
 
         return prefix
 

@@ -18,6 +18,17 @@ def plan_pointer(preset_name: str, papers: list[str]) -> str:
             f"model; GPU-hours at a GPU one): snakemake --cores 1 {pages}")
 
 
+def reference_folder(preset_name: str, paper: str) -> str:
+    """Where a superseded table is rendered from the reference run's records alone (rule paper_table_reference)."""
+    return f"results/{preset_name}/reruns/{paper}/reference/"
+
+
+def reference_path(path: str, preset_name: str, paper: str) -> str:
+    """A table's file (results/<preset>/tables/<paper>/...) as its reference rendering writes it."""
+    tables = f"results/{preset_name}/tables/{paper}/"
+    return reference_folder(preset_name, paper) + path.removeprefix(tables) if path.startswith(tables) else path
+
+
 class Targets:
     """The rendered files of each configured paper, from the settings (its experiment file), the
     paths (which corpora build here) and the recorded part (raw results, `from_raw`)."""
@@ -46,6 +57,27 @@ class Targets:
                   for key in self.settings.experiment(paper)["tables"]]
         return tables + [f"results/{preset_name}/figures/{paper}/{key}.cells.json"
                          for key in self.settings.paper(paper).figure_cells]
+
+    def earlier_cells(self, preset_name: str, paper: str) -> list[str]:
+        """Where committed re-runs supersede some tables' evaluations (Recorded.superseding): the cells
+        files the claims' earlier side reads, those tables rendered from the reference run's records
+        alone (rule paper_table_reference) in place of today's; none where nothing is superseded."""
+        superseded = set(self.recorded.superseded_tables(preset_name, paper))
+        if not superseded:
+            return []
+        tables = f"results/{preset_name}/tables/{paper}/"
+        return [reference_path(f, preset_name, paper) if f.startswith(tables) and Path(f).name.split(".")[0] in superseded
+                else f for f in self.paper_cells(preset_name, paper)]
+
+    def reference_table_inputs(self, preset_name: str, paper: str, table: str) -> dict[str, str]:
+        """A table's non-recorded inputs (its header ...) as its reference rendering reads them."""
+        inputs = self.settings.paper(paper).table_inputs(self.paths, preset_name, table)
+        return {name: reference_path(path, preset_name, paper) for name, path in inputs.items()}
+
+    def reference_table_arguments(self, preset_name: str, paper: str, table: str) -> str:
+        """The renderer's own arguments for a table's reference rendering: its header's path moved too."""
+        arguments = self.settings.paper(paper).table_arguments(self.paths, preset_name, table)
+        return arguments.replace(f"results/{preset_name}/tables/{paper}/", reference_folder(preset_name, paper))
 
     def plan_tables(self, preset_name: str, paper: str) -> list[str]:
         """What a paper's plan page costs (rule plan): its tables' Markdown."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..cli import run_cli
 from ..files import atomic_write_text, read_yaml
 from ..experiment.presets import paper_view, shared_view
-from .raw_results import read_recorded
+from .raw_results import laid_over, read_recorded
 from .seeds import seeds_fact
 from ..records.run_facts import RUN_FACTS, recorded  # RUN_FACTS: which code, on which device, when
 
@@ -105,8 +105,20 @@ def build_header(preset: dict, corpora: dict, metas: dict[str, dict], results: l
         "seeds": seeds_fact(results),
         **scaled_options_fact(preset, results),
         **run_record(results),
+        **reruns_fact(),
         **(facts or {}),
     }
+
+
+def reruns_fact() -> dict:
+    """Where the evaluations come from when re-runs supersede the reference run's (raw_results.laid_over)."""
+    reruns = laid_over()
+    if not reruns:
+        return {}
+    folders = sorted({str(Path(r).parent) for r in reruns})
+    return {"evaluations_from": f"the re-runs {', '.join(Path(r).name for r in reruns)} (in {', '.join(folders)}), which "
+            "hold every seed of these cells and supersede the reference run's evaluations of them; the reference "
+            f"run's table: {', '.join(f + '/reference/' for f in folders)}"}
 
 
 def scaled_options(positions: dict, results: list[dict]) -> str | None:

@@ -155,25 +155,60 @@ def parse(text: str, source: str = "raw results") -> dict[str, object]:
     return files
 
 
-def read_raw(paths: list[str]) -> dict[str, object]:
+def read_raw(paths: list[str], over: list[str] = ()) -> dict[str, object]:
     """path -> content over several raw-results files (one whole-run file, or a reference run's
-    parts: together what `merge` joins, so a file in two of them is an error)."""
+    parts: together what `merge` joins, so a file in two of them is an error), with the re-runs'
+    (`over`, rule table_rerun) laid over them: a re-run's evaluations and training curves replace
+    the reference run's records at the same paths. A corpus's meta.json stays the reference run's
+    (a re-run's page refuses one whose corpus differs, lenex.tables.rerun). Two re-runs holding one
+    path must hold the same content there (the corpus metas each re-run records)."""
     files: dict[str, object] = {}
     held_by: dict[str, str] = {}
     for raw in paths:
-        if not Path(raw).exists():
-            raise FileNotFoundError(f"raw results {raw} not found (written by rule raw_results of a pipeline run)")
-        for path, content in parse(read_text(raw), raw).items():
+        for path, content in _parsed(raw).items():
             if path in held_by:
                 raise ValueError(f"{path} is in two raw-results files: {held_by[path]} and {raw}")
             files[path], held_by[path] = content, raw
+    laid: dict[str, tuple[str, object]] = {}  # path -> the first re-run holding it, its content there
+    for raw in over:
+        for path, content in _parsed(raw).items():
+            if path in laid and laid[path][1] != content:
+                raise ValueError(f"{path} differs between the re-runs {laid[path][0]} and {raw}")
+            laid.setdefault(path, (raw, content))
+            if Path(path).name != "meta.json" or path not in files:
+                files[path] = content
     return files
+
+
+def _parsed(raw: str) -> dict[str, object]:
+    if not Path(raw).exists():
+        raise FileNotFoundError(f"raw results {raw} not found (written by rule raw_results of a pipeline run)")
+    return parse(read_text(raw), raw)
+
+
+#: In LENEX_RAW, what separates the raw results from the re-runs laid over them (read_raw's `over`).
+OVER = "+"
+
+
+def raw_env_value(paths: list[str], over: list[str] = ()) -> str:
+    """LENEX_RAW's value naming these raw results and the re-runs laid over them."""
+    return " ".join([*paths, *([OVER, *over] if over else [])])
+
+
+def laid_over() -> list[str]:
+    """The re-runs LENEX_RAW lays over the raw results (none when unset or none is laid over)."""
+    names = os.environ.get(RAW_ENV, "").split()
+    return names[names.index(OVER) + 1:] if OVER in names else []
 
 
 @functools.cache
 def _store(raw_files: str) -> dict[str, object]:
-    """read_raw of the files LENEX_RAW names, once per process."""
-    return read_raw(raw_files.split())
+    """read_raw of the files LENEX_RAW names (raw_env_value), once per process."""
+    names = raw_files.split()
+    if OVER in names:
+        cut = names.index(OVER)
+        return read_raw(names[:cut], names[cut + 1:])
+    return read_raw(names)
 
 
 def on_disk(path: str) -> object:

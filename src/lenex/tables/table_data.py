@@ -19,7 +19,7 @@ MISSING = "—"
 _SCALE_KEYS = {"preset", "n_layer", "d_model", "n_head", "train_length", "steps", "stand_ins",
                "unavailable"}
 _LABELS = {"n_params": "Model size", "model_size": "Model size", "tokens_seen": "Tokens seen",
-           "git_rev": "Git revision", "git_revision": "Git revision",
+           "git_rev": "Git revision", "git_revision": "Git revision", "evaluations_from": "Evaluations",
            "scaled_scheme_options": "Scaled scheme options (docs/dimensions.md)"}
 _PARAM_KEYS, _COUNT_KEYS = {"n_params", "model_size"}, {"tokens_seen"}
 
