@@ -264,3 +264,15 @@ def test_the_page_says_how_the_rerun_was_made():
         "Its run: `snakemake --cores 2 x`, 66 min 40 s (4000 s), 60 jobs, at revision `1e3352b`.")
     assert rerun.run_line(None, []) == ("Its run is not recorded (no run record beside it); its evaluations were "
                                         "made at revision not recorded.")
+
+
+def test_the_retrained_models_curves_are_read_from_the_rerun_and_a_curveless_trainer_is_named():
+    from lenex.tables.rerun import rerun_curves
+
+    curve = {"points": [], "summary": {}}
+    files = {"results/w/curves/lex/alibi/seed1/curve.json": curve,
+             "results/w/curves/lex/rope/seed1/curve.json": {"none": "trained by fairseq"},
+             "results/w/eval/lex/alibi/seed1/pg22/causal/L256.json": {"nll": 1.0}}
+    found, missing = rerun_curves(files)
+    assert found == {"results/w/curves/lex/alibi/seed1/curve.json": curve}
+    assert missing == ["results/w/curves/lex/rope/seed1/curve.json"]

@@ -69,6 +69,7 @@ rule table_rerun_page:
     output:
         md="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.md",
         json="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.json",
+        curves_png="results/{preset}/reruns/{paper}/table{table}.seeds{seeds}.curves.png",
     log:
         "results/{preset}/logs/reruns/{paper}/table{table}.seeds{seeds}.page.log",
     conda:
@@ -79,7 +80,7 @@ rule table_rerun_page:
         "python -m lenex.pipeline.launch lenex.tables.rerun --rerun {input.rerun} --committed {input.committed}"
         " --run-record {input.run} --reproduce {input.reproduce} --train-meta {params.train_meta}"
         " --title '{wildcards.paper} Table {wildcards.table}, seeds {wildcards.seeds}: the re-run beside the committed run'"
-        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+        " --out-md {output.md} --out-json {output.json} --out-curves-png {output.curves_png} > {log} 2>&1"
 
 
 # A table whose committed re-runs hold every seed it reads is rendered from them under from_raw

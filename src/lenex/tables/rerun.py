@@ -36,6 +36,7 @@ import argparse
 import json
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from ..claims.intervals import t_of_differences
 from ..data.rebuild_check import shared_differences
 from ..files import atomic_write_text, read_json
 from .raw_results import read_raw
+from .training_curves import plot, section
 
 ALPHA = 0.05
 #: The record fields a cell is read by (the LEX protocol's perplexity records carry them all).
@@ -367,6 +369,16 @@ def split_changes(rerun: dict, committed: dict, reproduce: dict) -> tuple[list[S
     return cells, rises
 
 
+def rerun_curves(files: dict[str, object]) -> tuple[dict[str, dict], list[str]]:
+    """({path: curve} of the re-trained models' training curves the re-run recorded, [paths of those
+    that say their trainer kept none]) (lenex.tables.training_curves reads them the same way)."""
+    found, missing = {}, []
+    for path, content in sorted(files.items()):
+        if "/curves/" in path and isinstance(content, dict):
+            (missing.append(path) if "none" in content else found.__setitem__(path, content))
+    return found, missing
+
+
 def _signed(x: float | None) -> str:
     return "—" if x is None else f"{x:+.3f}"
 
@@ -445,7 +457,8 @@ def split_lines(cells: list[Split], rises: list[Split], source: str) -> list[str
 
 
 def render(title: str, cells: list[CellComparison], rises: list[RiseComparison], sources: dict,
-           run_text: str = "", pairing: Pairing | None = None, splits: tuple[list, list] = ([], [])) -> str:
+           run_text: str = "", pairing: Pairing | None = None, splits: tuple[list, list] = ([], []),
+           curves_section: list[str] = ()) -> str:
     """The page: the rises first (what the claims read), then every cell, then what each scored."""
     seeds = sorted({s for c in cells for s in c.seeds})
     lines = [f"# {title}", "",
@@ -476,7 +489,9 @@ def render(title: str, cells: list[CellComparison], rises: list[RiseComparison],
         first.setdefault(c.corpus, c)
     lines += [f"| {corpus} | {c.scored_committed} | {c.scored_rerun} |" for corpus, c in sorted(first.items())]
     lines += split_lines(*splits, sources.get("reproduce", ""))
-    return "\n".join(lines) + "\n"
+    if curves_section:
+        lines += ["", *curves_section]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def main(argv=None) -> None:
@@ -491,6 +506,7 @@ def main(argv=None) -> None:
     parser.add_argument("--title", required=True)
     parser.add_argument("--out-md", required=True)
     parser.add_argument("--out-json", required=True)
+    parser.add_argument("--out-curves-png", help="the re-trained models' training curves, drawn (their section on the page)")
     args = parser.parse_args(argv)
     rerun_files, committed_files = read_raw([args.rerun]), read_raw(args.committed)
     check_same_corpora(rerun_files, committed_files, args.train_meta)
@@ -518,8 +534,16 @@ def main(argv=None) -> None:
         "cells": [asdict(c) for c in cells], "rises": [asdict(r) for r in rises],
         "split": {"cells": [asdict(c) for c in splits[0]], "rises": [asdict(r) for r in splits[1]]}},
         indent=1) + "\n")
+    curves_section = []
+    if args.out_curves_png:
+        curves, missing = rerun_curves(rerun_files)
+        preset, _, paper = Path(args.rerun).parts[-4:-1]
+        stem = Path(args.rerun).name.split(".jsonl")[0].replace(".seeds", ", seeds ")
+        plot(curves, f"{paper} {stem} re-trained", preset, args.out_curves_png)
+        curves_section = section(curves, missing, Path(args.out_curves_png).name)
+        curves_section[0] = "## Training curves of the re-trained models"
     atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions), paired,
-                                          splits))
+                                          splits, curves_section))
 
 
 if __name__ == "__main__":
