@@ -105,6 +105,10 @@ def test_reruns_laid_over_replace_the_evaluations_they_hold_and_keep_the_referen
     assert read["results/t/eval/rf/last_token.json"] == LIST
     assert read_raw([str(reference)])["results/t/eval/a/L32.json"] == EVAL
     assert read_raw([str(reference)], [str(rerun), str(rerun)]) == read  # the same content twice is one file
+    write(tmp_path / "results/t/data/c/meta.json", {**meta, "prepared": "another day"})
+    fetched_again = tmp_path / "fetched-again.jsonl"
+    fetched_again.write_text(collect(["results/t/eval/a/L32.json", "results/t/data/c/meta.json"]))
+    assert read_raw([str(reference)], [str(rerun), str(fetched_again)]) == read  # metas are not laid over
     write(tmp_path / "results/t/eval/a/L32.json", EVAL)
     other = tmp_path / "other.jsonl"
     other.write_text(collect(["results/t/eval/a/L32.json"]))

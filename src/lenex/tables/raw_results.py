@@ -160,8 +160,9 @@ def read_raw(paths: list[str], over: list[str] = ()) -> dict[str, object]:
     parts: together what `merge` joins, so a file in two of them is an error), with the re-runs'
     (`over`, rule table_rerun) laid over them: a re-run's evaluations and training curves replace
     the reference run's records at the same paths. A corpus's meta.json stays the reference run's
-    (a re-run's page refuses one whose corpus differs, lenex.tables.rerun). Two re-runs holding one
-    path must hold the same content there (the corpus metas each re-run records)."""
+    (a re-run's page refuses one whose corpus differs, lenex.tables.rerun; two re-runs' metas of one
+    corpus may differ in what they record of its fetch, as the source's fetch time). Two re-runs
+    holding one path they lay over must hold the same content there."""
     files: dict[str, object] = {}
     held_by: dict[str, str] = {}
     for raw in paths:
@@ -172,11 +173,12 @@ def read_raw(paths: list[str], over: list[str] = ()) -> dict[str, object]:
     laid: dict[str, tuple[str, object]] = {}  # path -> the first re-run holding it, its content there
     for raw in over:
         for path, content in _parsed(raw).items():
+            if Path(path).name == "meta.json" and path in files:
+                continue  # the reference run's stays
             if path in laid and laid[path][1] != content:
                 raise ValueError(f"{path} differs between the re-runs {laid[path][0]} and {raw}")
             laid.setdefault(path, (raw, content))
-            if Path(path).name != "meta.json" or path not in files:
-                files[path] = content
+            files[path] = content
     return files
 
 
