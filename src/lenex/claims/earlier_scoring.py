@@ -37,17 +37,13 @@ def earlier_section(document: dict) -> list[str]:
     earlier = document.get("earlier_scoring")
     if not earlier:
         return []
-    from .summary import verdict_counts
-    from .verdicts import VERDICTS
-    before, now = verdict_counts(earlier["records"]), verdict_counts(document["claims"])
+    from .summary import counts_table
     lines = ["", f"## Verdicts on the reference run's records, beside the re-runs' ({tables_named(earlier)})", "",
              f"Committed re-runs hold every seed of {tables_named(earlier)}, so those cells are read from them "
              "(each re-run's page compares it with the reference run, cell by cell). The same claims, rules and "
              "engine, judged on the cells the reference run's records give (rendered from them alone: "
              + ", ".join(f"`{r['earlier']}`" for r in earlier["replaced"]) + "):", "",
-             "| cells | claims | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS),
-             f"| the reference run's | {len(earlier['records'])} | " + " | ".join(str(before[v]) for v in VERDICTS) + " |",
-             f"| the re-runs' | {len(document['claims'])} | " + " | ".join(str(now[v]) for v in VERDICTS) + " |"]
+             *counts_table("cells", [("the reference run's", earlier["records"]), ("the re-runs'", document["claims"])])]
     if not earlier["moved"]:
         return lines + ["", "No verdict moved."]
     lines += ["", "| claim | on the reference run's records | on the re-runs' |", "|---|---|---|"]

@@ -185,17 +185,13 @@ def frozen_section(document: dict) -> list[str]:
     frozen = document.get("frozen")
     if not frozen:
         return []
-    from .summary import verdict_counts
-    from .verdicts import VERDICTS
-    before, now = verdict_counts(frozen["records"]), verdict_counts(document["claims"])
+    from .summary import counts_table
     lines = ["", f"## The rules as they stood before the data ({frozen['revision']}, {frozen['date'][:10]})", "",
              f"This run's first raw results were made at `{frozen['revision']}`. Its claims file and default "
              "thresholds as they stood there, evaluated on the same cells by today's engine (docs/claims.md, "
              "\"Frozen rules beside revised ones\"):", "",
-             "| rules | claims | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS),
-             f"| frozen at {frozen['revision']} | {len(frozen['records'])} | "
-             + " | ".join(str(before[v]) for v in VERDICTS) + " |",
-             f"| today's | {len(document['claims'])} | " + " | ".join(str(now[v]) for v in VERDICTS) + " |"]
+             *counts_table("rules", [(f"frozen at {frozen['revision']}", frozen["records"]),
+                                     ("today's", document["claims"])])]
     if not frozen["moved"]:
         return lines + ["", "No verdict moved."]
     lines += ["", "| claim | frozen | today | why it moved | commits |", "|---|---|---|---|---|"]

@@ -29,6 +29,16 @@ def verdict_counts(records: list[dict]) -> dict[str, int]:
     return counts
 
 
+def counts_table(column: str, sides: list[tuple[str, list[dict]]]) -> list[str]:
+    """A Markdown table of the five counts, one row per (label, records): the two sides a claims page
+    sets beside each other (frozen rules and today's, the reference run's records and the re-runs')."""
+    lines = [f"| {column} | claims | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
+    for label, records in sides:
+        counts = verdict_counts(records)
+        lines.append(f"| {label} | {len(records)} | " + " | ".join(str(counts[v]) for v in VERDICTS) + " |")
+    return lines
+
+
 def paper_counts(records: list[dict]) -> dict[str, int]:
     counts = {v: 0 for v in PAPER_SIDE.values()}
     for r in records:

@@ -67,6 +67,7 @@ class Recorded:
     def __init__(self, settings, paths, specs=None):
         self.settings, self.paths, self.specs = settings, paths, specs
         self._superseding: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._overlaid: dict[tuple[str, str], set[str]] = {}
 
     def raw_file(self, preset_name: str, paper: str) -> str:
         """A paper's raw results made in one go (rule raw_results; `paper` may name a part)."""
@@ -194,8 +195,13 @@ class Recorded:
         return self.settings.paper(paper).table_recorded(self.paths, preset_name, table).get("results", [])
 
     def overlaid_results(self, preset_name: str, paper: str) -> set[str]:
-        """The result files the superseding re-runs hold (every seed of their tables)."""
-        return {f for table in self.superseding(preset_name, paper) for f in self.table_results(preset_name, paper, table)}
+        """The result files the superseding re-runs hold (every seed of their tables); asked by every
+        render job's input function, so computed once."""
+        key = (preset_name, paper)
+        if key not in self._overlaid:
+            self._overlaid[key] = {f for table in self.superseding(preset_name, paper)
+                                   for f in self.table_results(preset_name, paper, table)}
+        return self._overlaid[key]
 
     def reads_reruns(self, preset_name: str, paper: str, files: list[str]) -> bool:
         """Whether a render job reading `files` reads the superseding re-runs: every result it reads is
@@ -260,10 +266,8 @@ class Recorded:
             if not self.settings.from_raw:
                 return ""
             name = paper or wildcards.paper
-            files = None if listed is None else listed(wildcards)
-            stored = self.stored_raw(wildcards.preset, name)
-            read = self.raw_read(wildcards.preset, name, files, reference)
-            return f"{RAW_ENV}={shlex.quote(raw_env_value(stored, read[len(stored):]))} "
+            over = [] if reference or listed is None else self.overlays(wildcards.preset, name, listed(wildcards))
+            return f"{RAW_ENV}={shlex.quote(raw_env_value(self.stored_raw(wildcards.preset, name), over))} "
 
         return prefix
 

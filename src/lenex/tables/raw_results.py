@@ -197,20 +197,22 @@ def raw_env_value(paths: list[str], over: list[str] = ()) -> str:
     return " ".join([*paths, *([OVER, *over] if over else [])])
 
 
+def raw_layers(value: str) -> tuple[list[str], list[str]]:
+    """(raw results, re-runs laid over them) of a LENEX_RAW value (raw_env_value's inverse)."""
+    names = value.split()
+    cut = names.index(OVER) if OVER in names else len(names)
+    return names[:cut], names[cut + 1:]
+
+
 def laid_over() -> list[str]:
     """The re-runs LENEX_RAW lays over the raw results (none when unset or none is laid over)."""
-    names = os.environ.get(RAW_ENV, "").split()
-    return names[names.index(OVER) + 1:] if OVER in names else []
+    return raw_layers(os.environ.get(RAW_ENV, ""))[1]
 
 
 @functools.cache
 def _store(raw_files: str) -> dict[str, object]:
     """read_raw of the files LENEX_RAW names (raw_env_value), once per process."""
-    names = raw_files.split()
-    if OVER in names:
-        cut = names.index(OVER)
-        return read_raw(names[:cut], names[cut + 1:])
-    return read_raw(names)
+    return read_raw(*raw_layers(raw_files))
 
 
 def on_disk(path: str) -> object:

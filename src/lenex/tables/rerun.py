@@ -45,7 +45,7 @@ from ..claims.intervals import t_of_differences
 from ..data.rebuild_check import shared_differences
 from ..files import atomic_write_text, read_json
 from .raw_results import read_raw
-from .training_curves import plot, section
+from .training_curves import plot, section, split_curves
 
 ALPHA = 0.05
 #: The record fields a cell is read by (the LEX protocol's perplexity records carry them all).
@@ -371,12 +371,8 @@ def split_changes(rerun: dict, committed: dict, reproduce: dict) -> tuple[list[S
 
 def rerun_curves(files: dict[str, object]) -> tuple[dict[str, dict], list[str]]:
     """({path: curve} of the re-trained models' training curves the re-run recorded, [paths of those
-    that say their trainer kept none]) (lenex.tables.training_curves reads them the same way)."""
-    found, missing = {}, []
-    for path, content in sorted(files.items()):
-        if "/curves/" in path and isinstance(content, dict):
-            (missing.append(path) if "none" in content else found.__setitem__(path, content))
-    return found, missing
+    that say their trainer kept none]), as the diagnostics read theirs (training_curves.split_curves)."""
+    return split_curves({path: content for path, content in sorted(files.items()) if "/curves/" in path})
 
 
 def _signed(x: float | None) -> str:
@@ -540,8 +536,8 @@ def main(argv=None) -> None:
         preset, _, paper = Path(args.rerun).parts[-4:-1]
         stem = Path(args.rerun).name.split(".jsonl")[0].replace(".seeds", ", seeds ")
         plot(curves, f"{paper} {stem} re-trained", preset, args.out_curves_png)
-        curves_section = section(curves, missing, Path(args.out_curves_png).name)
-        curves_section[0] = "## Training curves of the re-trained models"
+        curves_section = section(curves, missing, Path(args.out_curves_png).name,
+                                 "Training curves of the re-trained models")
     atomic_write_text(args.out_md, render(args.title, cells, rises, sources, run_line(run, revisions), paired,
                                           splits, curves_section))
 

@@ -36,11 +36,15 @@ def model_and_seed(path: str) -> tuple[str, int | None]:
 
 
 def read_curves(paths: list[str]) -> tuple[dict[str, dict], list[str]]:
-    """({path: curve} of the curves recorded, [paths of those not recorded]): a curve file saying its
-    run has none (lenex.training.curve.no_curve: a trainer whose metrics are not lenex's) is not one."""
+    """({path: curve} of the curves recorded, [paths of those not recorded]) (`split_curves`)."""
+    return split_curves({path: read_recorded(path) if holds_recorded(path) else None for path in paths})
+
+
+def split_curves(read: dict[str, dict | None]) -> tuple[dict[str, dict], list[str]]:
+    """({path: curve}, [paths without one]) of curves as read (None: not recorded): a curve file saying
+    its run has none (lenex.training.curve.no_curve: a trainer whose metrics are not lenex's) is not one."""
     found, missing = {}, []
-    for path in paths:
-        curve = read_recorded(path) if holds_recorded(path) else None
+    for path, curve in read.items():
         if curve is None or "none" in curve:
             missing.append(path)
         else:
@@ -61,9 +65,9 @@ def _loss(value) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def section(curves: dict[str, dict], missing: list[str], png: str) -> list[str]:
+def section(curves: dict[str, dict], missing: list[str], png: str, title: str = "Training curves") -> list[str]:
     """The page's "## Training curves" section (Markdown lines)."""
-    lines = ["## Training curves", ""]
+    lines = [f"## {title}", ""]
     if not curves:
         why = f" (its results hold none of its {len(missing)} models' curves: see docs/curves.md)" if missing else ""
         return lines + [f"{NO_CURVE}{why}.", ""]
