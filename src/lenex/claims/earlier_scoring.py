@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .counts import counts_table, verdict_counts
+from .verdicts import VERDICTS
+
 
 def earlier_record(cells: list[str], earlier_cells: list[str], records: list[dict], earlier: list[dict]) -> dict:
     """What the claims document keeps of the earlier side: the cells files it read in place of today's,
@@ -37,7 +40,6 @@ def earlier_section(document: dict) -> list[str]:
     earlier = document.get("earlier_scoring")
     if not earlier:
         return []
-    from .summary import counts_table
     lines = ["", f"## Verdicts on the reference run's records, beside the re-runs' ({tables_named(earlier)})", "",
              f"Committed re-runs hold every seed of {tables_named(earlier)}, so those cells are read from them "
              "(each re-run's page compares it with the reference run, cell by cell). The same claims, rules and "
@@ -56,8 +58,6 @@ def earlier_table(documents: list[dict]) -> list[str]:
     judged = [d for d in documents if d.get("earlier_scoring")]
     if not judged:
         return []
-    from .summary import verdict_counts
-    from .verdicts import VERDICTS
     lines = ["", "Re-runs beside the reference run: where committed re-runs hold every seed of a table, its cells are "
              "read from them; the same claims judged on the reference run's records for those tables:", "",
              "| paper | tables re-run | cells | " + " | ".join(VERDICTS) + " | verdicts moved |",

@@ -185,7 +185,7 @@ def frozen_section(document: dict) -> list[str]:
     frozen = document.get("frozen")
     if not frozen:
         return []
-    from .summary import counts_table
+    from .counts import counts_table
     lines = ["", f"## The rules as they stood before the data ({frozen['revision']}, {frozen['date'][:10]})", "",
              f"This run's first raw results were made at `{frozen['revision']}`. Its claims file and default "
              "thresholds as they stood there, evaluated on the same cells by today's engine (docs/claims.md, "

@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from statistics import median
 
+from .counts import counts_table, verdict_counts
 from .earlier_scoring import earlier_table
 from .emergence import measured_reason
 from .verdicts import BY_CONSTRUCTION, UNTESTABLE, VERDICTS
@@ -19,24 +20,6 @@ PAPER_SIDE = {True: "holds", False: "fails", None: "not printed"}
 # paper's own numbers (by-construction ones excluded) must hold on ours. A fraction, so that the
 # claims it asks for are counted exactly.
 BAR_SHARE = Fraction(4, 5)
-
-
-def verdict_counts(records: list[dict]) -> dict[str, int]:
-    """How many claims of each of the five verdicts on ours."""
-    counts = {v: 0 for v in VERDICTS}
-    for r in records:
-        counts[r["verdict"]] += 1
-    return counts
-
-
-def counts_table(column: str, sides: list[tuple[str, list[dict]]]) -> list[str]:
-    """A Markdown table of the five counts, one row per (label, records): the two sides a claims page
-    sets beside each other (frozen rules and today's, the reference run's records and the re-runs')."""
-    lines = [f"| {column} | claims | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
-    for label, records in sides:
-        counts = verdict_counts(records)
-        lines.append(f"| {label} | {len(records)} | " + " | ".join(str(counts[v]) for v in VERDICTS) + " |")
-    return lines
 
 
 def paper_counts(records: list[dict]) -> dict[str, int]:
