@@ -14,12 +14,15 @@ from subprocess_env import env_with_venv
 from test_workflow import REPO, job_counts, snakemake
 
 from lenex.scale_study import study as scale_study
+from lenex.training import train as trainer
 from lenex.scale_study.points import gather_points, length_ratios, read_points, with_added_scores
 from lenex.scale_study import study_rules
 from lenex.scale_study.points import merged_record
 from lenex.scale_study.report import first_showing_rows, scheme_order_rows, write_report, writeup
 from lenex.scale_study.study import estimated_cost, expand_grid, load_study, point_name, receptive_field, steps_for
 from lenex.scale_study.study_rules import pending_points
+from lenex.pipeline.specs import STUDIES
+from lenex.scale_study.studies import study_point_spec
 
 GRID = {"tokenizers": ["gpt2", "bpe-4096"], "train_tokens": [4096, 1024],
         "shapes": {"2x64": {"n_layer": 2, "d_model": 64}, "4x128": {"n_layer": 4, "d_model": 128}},
@@ -121,10 +124,18 @@ def _tiny_study(tmp_path, **fields) -> dict:
             **fields}
 
 
+def train_point(point: dict, study: dict, files, data_dir) -> None:
+    """Rule train's job for a study point: lenex.training.train with the configs of its spec
+    (lenex.scale_study.studies.point_spec, from study.point_settings)."""
+    model, train = scale_study.point_settings(point, study)
+    trainer.main(["--model-config", json.dumps(model), "--train-config", json.dumps(train), "--data", str(data_dir),
+                  "--out", str(files.model), "--workdir", str(files.workdir), "--threads", "1", "--device", "cpu"])
+
+
 def run_study(study: dict, out, only: str = "") -> list[str]:
     """What `snakemake results/scale-study/README.md --config scale_study=True` runs, job by job:
-    for each pending point (study_rules.pending_points) whose key contains `only`, the model job
-    unless its model is kept (Snakemake's decision: the model is that rule's output), the point
+    for each pending point (study_rules.pending_points) whose key contains `only`, the training
+    unless its model is kept (Snakemake's decision: the model is rule train's output), the point
     job, then the gather and the report. The keys it scored."""
     records = []
     for point in pending_points(study, out / "points.jsonl"):
@@ -133,9 +144,10 @@ def run_study(study: dict, out, only: str = "") -> list[str]:
         data_dir = out / "data" / point["tokenizer"]
         if not (data_dir / "meta.json").exists():
             scale_study.prepared_data(study, point["tokenizer"], out, "resources")
-        if not scale_study.point_paths(out, point["key"])[0].exists():
-            scale_study.train_point(point, study, out, data_dir, "cpu")
-        records.append(scale_study.score_point(point, study, out, data_dir, "cpu", "test", {"git_rev": "t"}))
+        files = scale_study.point_files(out, point["key"])
+        if not files.model.exists():
+            train_point(point, study, files, data_dir)
+        records.append(scale_study.score_point(point, study, files, data_dir, "cpu", "test", {"git_rev": "t"}))
     out.mkdir(parents=True, exist_ok=True)
     gather_points(out / "points.jsonl", records)
     write_report(read_points(out / "points.jsonl"), expand_grid(study), out)
@@ -158,7 +170,7 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("a recorded point was trained again")
 
-    monkeypatch.setattr(scale_study, "train", no_training)
+    monkeypatch.setattr(trainer, "train", no_training)
     assert run_study(study, out) == []
     # An interrupted point (its line lost, its model kept) is finished without retraining.
     lines = (out / "points.jsonl").read_text().splitlines()
@@ -189,7 +201,7 @@ def test_second_invocation_trains_nothing(tmp_path, monkeypatch):
 
     # With its model gone, a point lacking a multiple trains again, and the scores of the former
     # model are not reused.
-    (out / "models" / "rope-blowup__bpe-300__1x16__128.pt").unlink()
+    (out / "models" / "study" / "rope-blowup__bpe-300__1x16__128.pt").unlink()
     stale = out / "eval" / "rope-blowup__bpe-300__1x16__128" / "L16.json"
     stale.write_text(json.dumps({**json.loads(stale.read_text()), "span": 128, "ppl": 1e9}))
     monkeypatch.undo()
@@ -208,7 +220,7 @@ def test_a_protocol_added_later_is_scored_on_the_kept_model(tmp_path, monkeypatc
     def no_training(*args, **kwargs):
         raise AssertionError("a recorded point was trained again")
 
-    monkeypatch.setattr(scale_study, "train", no_training)
+    monkeypatch.setattr(trainer, "train", no_training)
     study["phenomena"]["rope-blowup"]["protocols"] = ["lex", "last-token"]
     assert run_study(study, out) == ["rope-blowup/bpe-300/1x16/128"]
     scored = read_points(out / "points.jsonl")["rope-blowup/bpe-300/1x16/128"]
@@ -361,9 +373,8 @@ def test_a_point_measured_again_is_merged_only_when_it_is_the_recorded_model_ove
 def test_a_points_inputs_and_unknown_names_by_hand():
     study = load_study(scale_study.CONFIG)
     name = "rope-blowup__bpe-4096__2x64__65536"
-    assert study_rules.point_inputs(study, name) == {"model": f"results/scale-study/models/{name}.pt",
+    assert study_rules.point_inputs(study, name) == {"model": f"results/scale-study/models/study/{name}.pt",
                                                      "data": "results/scale-study/data/bpe-4096/meta.json"}
-    assert study_rules.model_inputs(study, name) == ["results/scale-study/data/bpe-4096/meta.json"]
     corpus = study_rules.corpus_inputs(study)
     assert corpus and all(f.startswith("resources/") and f.endswith("/SOURCE.json") for f in corpus)
     assert study_rules.data_inputs(study, "bpe-4096") == [*corpus, "results/scale-study/tokenizer/bpe-4096.json"]
@@ -379,6 +390,28 @@ def test_a_points_inputs_and_unknown_names_by_hand():
     assert study_rules.snakemake_command(1, [], only="alibi/")[-2:] == ["scale_study=True", "scale_study_only=alibi/"]
     assert study_rules.study_targets(study, REPO, train=False) == ["results/scale-study/README.md",
                                                                     "results/scale-study/ratio.png"]
+
+
+def test_a_study_points_model_is_a_spec_of_the_one_training_rule():
+    study = load_study(scale_study.CONFIG)
+    name = "rope-blowup__bpe-4096__2x64__65536"
+    point = scale_study.find_point(study, name)
+    spec = study_point_spec(name, REPO)
+    assert (spec.output, spec.workdir, spec.data_inputs, spec.threads) == (
+        f"results/scale-study/models/study/{name}.pt", f"results/scale-study/train/{name}",
+        ("results/scale-study/data/bpe-4096/meta.json",), 1)
+    assert spec.model == point["model"] and "vocab_size" not in spec.model  # the trainer takes the corpus's
+    steps = steps_for(65536, study["train"]["batch_size"], point["model"]["train_length"])
+    assert (spec.train["steps"], spec.train["seed"]) == (steps, study["train"]["seed"])
+    assert spec.curve == f"results/scale-study/curves/study/{name}/curve.json"
+    command = spec.command(2)
+    assert command.startswith("python -m lenex.pipeline.launch lenex.training.train ") and "--threads 1 " in command
+    with pytest.raises(ValueError, match="no scale-study point 'rope-blowup__bpe-4096__2x64__1'"):
+        study_point_spec("rope-blowup__bpe-4096__2x64__1", REPO)
+    # the training rule's spec of results/scale-study/models/<study>/... is its study's
+    assert STUDIES["study"].spec(name, REPO) == spec
+    with pytest.raises(ValueError, match="unknown study of its own models 'nope'; known: study, sweeps"):
+        STUDIES["nope"]
 
 
 @pytest.fixture(scope="module")
@@ -401,8 +434,8 @@ def test_the_study_points_plan_only_with_the_flag(study_workdir):
     assert without.returncode != 0 and "No rule to produce" in without.stdout + without.stderr
     with_flag = snakemake("-n", record, "--config", "scale_study=True", cwd=study_workdir)
     assert with_flag.returncode == 0, with_flag.stdout[-2000:] + with_flag.stderr[-2000:]
-    assert {r: n for r, n in job_counts(with_flag.stdout).items() if r.startswith("scale_study_")} == {
-        "scale_study_tokenizer": 1, "scale_study_data": 1, "scale_study_model": 1, "scale_study_point": 1}
+    assert {r: n for r, n in job_counts(with_flag.stdout).items() if r.startswith("scale_study_") or r == "train"} == {
+        "scale_study_tokenizer": 1, "scale_study_data": 1, "train": 1, "scale_study_point": 1}
 
 
 @pytest.mark.slow  # two dry runs of the whole study: a minute or two on a shared machine
@@ -413,7 +446,7 @@ def test_the_study_target_plans_every_pending_point_and_with_train_off_none(stud
                            capture_output=True, text=True, timeout=600)
     assert whole.returncode == 0, whole.stderr[-2000:]
     counts = job_counts(whole.stdout)
-    assert counts["scale_study_point"] == counts["scale_study_model"] == len(pending)
+    assert counts["scale_study_point"] == counts["train"] == len(pending)
     assert counts["scale_study_points"] == counts["scale_study_report"] == counts["scale_study"] == 1
     again = snakemake("-n", "scale_study", "--forcerun", "scale_study_points", "scale_study_report",
                       "--config", "scale_study=True", "scale_study_train=False", cwd=study_workdir)
@@ -424,7 +457,7 @@ def test_the_study_target_plans_every_pending_point_and_with_train_off_none(stud
 def test_a_kept_model_is_scored_not_trained_again(study_workdir):
     name = point_name(pending_points(load_study(scale_study.CONFIG), COMMITTED / "points.jsonl")[0]["key"])
     out = study_workdir / "results" / "scale-study"
-    planted = [out / "tokenizer" / "bpe-4096.json", out / "data" / "bpe-4096" / "meta.json", out / "models" / f"{name}.pt"]
+    planted = [out / "tokenizer" / "bpe-4096.json", out / "data" / "bpe-4096" / "meta.json", out / "models" / "study" / f"{name}.pt"]
     for when, path in enumerate(planted):  # each newer than what it is made from
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}")
@@ -444,7 +477,8 @@ def test_the_rules_jobs_run_one_point_end_to_end(tmp_path):
     scale_study.main(["tokenizer", "bpe-300", *common])
     scale_study.main(["data", "bpe-300", *common])
     assert (out / study_rules.data_meta("bpe-300", ".")).is_file()
-    scale_study.main(["model", name, *common])
+    train_point(scale_study.find_point(study, name), study, scale_study.point_files(out, "rope-blowup/bpe-300/1x16/128"),
+                out / "data" / "bpe-300")
     record = out / "records" / f"{name}.json"
     scale_study.main(["point", name, "--record", str(record), *common])
     assert json.loads(record.read_text())["command"].startswith(f"python -m lenex.scale_study.study point {name}")
@@ -454,4 +488,4 @@ def test_the_rules_jobs_run_one_point_end_to_end(tmp_path):
     scale_study.main(["report", *common])
     assert "complete: every grid point recorded" in (out / "README.md").read_text()
     with pytest.raises(ValueError, match="no scale-study point 'rope-blowup__bpe-300__1x16__64'"):
-        scale_study.main(["model", "rope-blowup__bpe-300__1x16__64", *common])
+        scale_study.main(["point", "rope-blowup__bpe-300__1x16__64", "--record", str(record), *common])

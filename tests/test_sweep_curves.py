@@ -52,14 +52,16 @@ def test_the_point_rule_records_the_runs_curve(tmp_path, monkeypatch):
     out, work = tmp_path / "sweeps", tmp_path / "work"
     from lenex.scale_study import study
 
-    def run_point(p, settings, where, data_dir, device, command, facts):  # the training and scoring, faked
-        write_metrics(study.point_paths(where, p["key"])[1] / "metrics.jsonl")
+    # the training (rule train's, into the point's workdir) and the scoring, faked
+    write_metrics(sw.point_files(chosen, work).workdir / "metrics.jsonl")
+
+    def score_point(p, settings, files, data_dir, device, command, facts):
+        assert files == sw.point_files(chosen, work, tmp_path / "models")
         return point(train_tokens=p["train_tokens"], tokens_seen=8 * 128)
 
-    monkeypatch.setattr(study, "run_point", run_point)
-    monkeypatch.setattr(sweep_run, "prepare_corpus", lambda *a: tmp_path / "data")
+    monkeypatch.setattr(study, "score_point", score_point)
     (out / "lex-budget" / "points").mkdir(parents=True)
-    record = sweep_run.run_sweep_point(config, "lex-budget", chosen["id"], out, work, "resources", "cpu", "cmd")
+    record = sweep_run.score_sweep_point(config, "lex-budget", chosen["id"], out, work, tmp_path / "models", "cpu", "cmd")
     written = read_json(out / "lex-budget" / "points" / f"{chosen['id']}.json")
     assert written == record and written["id"] == chosen["id"]
     assert written["training_curve"]["summary"]["final_valid_loss"] == 5.2

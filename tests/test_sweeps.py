@@ -11,6 +11,9 @@ from lenex.files import read_json
 from lenex.scale_study import emergence_report as er
 from lenex.scale_study.emergence import Crossing, fit_trend
 from lenex.scale_study import sweep_rules, sweep_run
+from lenex.scale_study.studies import sweep_point_spec
+from lenex.scale_study.study import point_settings
+from lenex.training import train as trainer
 from lenex.scale_study import sweeps as sw
 
 
@@ -120,8 +123,16 @@ def test_rule_inputs(config, tmp_path):
         sweep_rules.corpus_inputs(config, "pg22", "gpt2")
     assert sweep_rules.sweeps_config(sw.ROOT) is sweep_rules.sweeps_config(sw.ROOT)  # read once
     ident = sw.sweep_points(config, "lex-corpus")[-1]["id"]
-    assert sweep_rules.point_inputs(config, "lex-corpus", ident) == [
-        f"{sw.WORK}/corpora/arxiv/data/bpe-4096/meta.json"]
+    assert sweep_rules.point_inputs(config, "lex-corpus", ident) == {
+        "model": f"results/scale-study/models/sweeps/lex-corpus/{ident}.pt",
+        "data": f"{sw.WORK}/corpora/arxiv/data/bpe-4096/meta.json"}
+    spec = sweep_point_spec(f"lex-corpus/{ident}", sw.ROOT)
+    point = sw.find_point(config, "lex-corpus", ident)
+    assert (spec.output, spec.data_inputs, spec.workdir, spec.train["seed"]) == (
+        f"results/scale-study/models/sweeps/lex-corpus/{ident}.pt", (f"{sw.WORK}/corpora/arxiv/data/bpe-4096/meta.json",),
+        f"{sw.WORK}/train/lex-corpus__{ident}", point["seed"])
+    with pytest.raises(ValueError, match="its models lie at models/sweeps/<sweep>/<point>.pt"):
+        sweep_point_spec(ident, sw.ROOT)
 
 
 def _record(model, value, seed, ppl2, ppl1, length=64):
@@ -238,18 +249,27 @@ def _tiny_config(tmp_path) -> dict:
 
 @pytest.mark.slow  # trains and scores a tiny model: several seconds on a shared machine
 def test_a_point_runs_once_and_a_part_records_its_points(tmp_path, monkeypatch):
-    config, out, work = _tiny_config(tmp_path), tmp_path / "sweeps", tmp_path / "work"
+    config, out, work, models = _tiny_config(tmp_path), tmp_path / "sweeps", tmp_path / "work", tmp_path / "models"
     ident = "rope__train_tokens-128__seed2"
-    record = sweep_run.run_sweep_point(config, "s", ident, out, work, "resources", "cpu", "test")
+    sweep_run.prepare_corpus(config, "tiny", work, "resources")  # rule sweep_corpus
+    point = sw.find_point(config, "s", ident)
+    model, train = point_settings(point, sw.point_study(config, point))  # rule train, by the point's spec
+    files = sw.point_files(point, work, models)
+    trainer.main(["--model-config", json.dumps(model), "--train-config", json.dumps(train), "--threads", "1",
+                  "--data", str(sw.corpus_folder(config, "tiny", work)), "--out", str(files.model),
+                  "--workdir", str(files.workdir), "--device", "cpu"])
+    record = sweep_run.score_sweep_point(config, "s", ident, out, work, models, "cpu", "test")
     assert (record["sweep"], record["value"], record["seed"], record["corpus"]) == ("s", 128, 2, "tiny")
     assert record["tokens_seen"] == 128 and set(record["ppl"]) == {"16", "32"}
     assert (work / "corpora" / "tiny" / "data" / "bpe-300" / "meta.json").is_file()
 
-    def no_training(*args, **kwargs):
-        raise AssertionError("a recorded point was trained again")
+    assert record["training_curve"]["points"][-1]["tokens"] == 128
 
-    monkeypatch.setattr("lenex.scale_study.study.run_point", no_training)
-    assert sweep_run.run_sweep_point(config, "s", ident, out, work, "resources", "cpu", "test") == record
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("a recorded point was scored again")
+
+    monkeypatch.setattr("lenex.scale_study.study.score_point", no_scoring)
+    assert sweep_run.score_sweep_point(config, "s", ident, out, work, models, "cpu", "test") == record
     (out / "plan.json").write_text(json.dumps({"sweeps": {"s": {"parts": {"p1": [ident]}, "part_seconds": {"p1": 9.0}}}}))
     part = sweep_run.record_part(out, "s", "p1", "test")
     assert part["points"] == [ident] and part["predicted_seconds"] == 9.0

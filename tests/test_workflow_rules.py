@@ -117,3 +117,22 @@ def test_a_local_run_drops_snakemakes_job_rate_limit_and_a_cluster_run_keeps_it(
         assert (workflow.scheduler.job_rate_limiter is limiter) == kept, executor
     drop_local_rate_limit(SimpleNamespace())  # a Snakemake without these attributes: nothing to do
     assert "drop_local_rate_limit(workflow)" in (REPO / "Snakefile").read_text().split("onstart:")[1]
+
+
+TRAINERS = ("lenex.training.train", "lenex.segmented.continued", "lenex.fairseq_backend.train")
+
+
+def test_one_rule_trains_every_model_the_workflow_trains():
+    """Rule train (and its multi-node form) is the only rule whose command trains: no rule file names a
+    trainer, and neither the scale study's nor the sweeps' jobs train (their points are train's models,
+    lenex.scale_study.studies)."""
+    text = "\n".join(line for p in RULES for line in p.read_text().splitlines() if not line.lstrip().startswith("#"))
+    assert [t for t in TRAINERS if t in text] == []
+    assert re.findall(r"command=lambda wc, threads: pipeline\.specs\.of\(wc\)\.command\(threads\)", text) != []
+    blocks = re.findall(r"^rule (\w+):(?:\n(?!rule |use rule ).*)*?pipeline\.specs\.of\(wc\)\.command", text, re.M)
+    assert blocks == ["train"]
+    # its variants are the same rule (`use rule train as`): several nodes, fairseq's cross-check folder
+    assert sorted(re.findall(r"^use rule train as (\w+)", text, re.M)) == ["crosscheck_train", "train_multinode"]
+    jobs = [REPO / "src/lenex/scale_study" / f for f in ("study.py", "sweep_run.py")]
+    imports_trainer = r"^\s*from (\.\.|lenex\.)training(\.train import| import .*\btrain\b)"
+    assert [p.name for p in jobs if re.search(imports_trainer, p.read_text(), re.M)] == []

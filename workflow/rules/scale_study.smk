@@ -5,7 +5,8 @@
 # complete, gathers them into it and renders the pages; `scale_study_only=<part of a key>` trains
 # only those points, `scale_study_train=False` none (add `--forcerun scale_study_points
 # scale_study_report` to render points.jsonl and the pages from the committed records alone).
-# Targets come from lenex.scale_study.study_rules; the jobs are lenex.scale_study.study's.
+# Targets come from lenex.scale_study.study_rules; the jobs are lenex.scale_study.study's, but the
+# training: the points' models are rule train's (lenex.scale_study.studies gives their specs).
 # config/scale-study.yaml is read only when a study target is asked for. The rules exist only
 # with `--config scale_study=True` (lenex.pipeline.settings): the papers' claims read the
 # committed points.jsonl as a recorded result, so no other run, and no `make tables`, ever trains
@@ -68,25 +69,11 @@ if pipeline.settings.scale_study:
             "python -m lenex.pipeline.launch lenex.scale_study.study data {wildcards.study_tokenizer}"
             " > {log} 2>&1"
 
-    # The model is kept (results/scale-study/models/, not committed): a point measured again (a
-    # multiple or protocol added to the config) is scored on it; with it gone, trained again. An
-    # interrupted training resumes from its state in results/scale-study/train/<point>/.
-    rule scale_study_model:
-        input:
-            lambda wc: study_rules.model_inputs(
-                study_rules.study_config(workflow.basedir), wc.study_point
-            ),
-        output:
-            "results/scale-study/models/{study_point}.pt",
-        log:
-            "results/scale-study/logs/model-{study_point}.log",
-        conda:
-            ENV
-        threads: 1
-        shell:
-            "python -m lenex.pipeline.launch lenex.scale_study.study model {wildcards.study_point}"
-            " --threads {threads} > {log} 2>&1"
-
+    # A point's model is trained by rule train (workflow/rules/train.smk; its spec:
+    # lenex.scale_study.studies) at results/scale-study/models/study/<point>.pt, kept, not
+    # committed: a point measured again (a multiple or protocol added to the config) is scored on
+    # it; with it gone, trained again. An interrupted training resumes from its state in
+    # results/scale-study/train/<point>/.
     # temp(): a record lives until the gather has added it to points.jsonl, the store; the next
     # time the point is pending (the config asks more of it) it is scored again.
     rule scale_study_point:

@@ -33,10 +33,15 @@ if pipeline.settings.sweeps:
         shell:
             "python -m lenex.pipeline.launch lenex.scale_study.sweep_run corpus {wildcards.corpus} > {log} 2>&1"
 
+    # A point's model is rule train's (workflow/rules/train.smk; its spec:
+    # lenex.scale_study.studies), at results/scale-study/models/sweeps/<sweep>/<point>.pt, its
+    # resumable state under sweep-work/train/; this job scores it and records the point.
     rule sweep_point:
         input:
-            lambda wc: sweep_rules.point_inputs(
-                sweep_rules.sweeps_config(workflow.basedir), wc.sweep, wc.point
+            unpack(
+                lambda wc: sweep_rules.point_inputs(
+                    sweep_rules.sweeps_config(workflow.basedir), wc.sweep, wc.point
+                )
             ),
         output:
             "results/scale-study/sweeps/{sweep}/points/{point}.json",

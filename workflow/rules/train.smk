@@ -3,6 +3,8 @@
 # receptive-field paper: <corpus>/<variant>/seed<s>; the segmented paper: pretrained/<model> and
 # <model>/seed<s>/<run>); its paper turns the path into its spec (lenex.pipeline.specs.ModelSpec:
 # configs, data, labels, backend, launcher, GPUs, nodes), which gives the job's inputs and command.
+# The scale study's and the sweeps' points train here too, at results/scale-study/models/study/<point>
+# and models/sweeps/<sweep>/<point> (specs: lenex.scale_study.studies; only with their config flags).
 # Seed s trains with the paper's training seed + s - 1 (Paper.train_config). The resumable state
 # lives in results/<preset>/train/, outside the declared output, so a rerun after a crash (or a
 # SLURM job that hit its time limit) resumes. The same job then writes the model's training curve

@@ -236,6 +236,11 @@ class CodeInputs:
     def __init__(self, settings):
         self.settings = settings
 
+    def scheme_stamp(self, module: str, position: str | None) -> str:
+        """The stamp of a job that trains or reads a model whose scheme its own config names (a
+        study's point, lenex.pipeline.specs.STUDIES): the entry point's code and the scheme's."""
+        return code_stamp(self.settings.stamps, module, position)
+
     def stamp(self, module: str, preset_name: str | None = None, paper: str | None = None,
               variant: str | None = None) -> str:
         """The stamp of the code a job of entry point `module` runs; for a job that trains or reads

@@ -30,6 +30,9 @@ STAGE_DEFAULTS = {"train": {"mem_mb": 2000, "runtime": 60}, "evaluate": {"mem_mb
 #: preset says: the trainer then saves its state after the step in progress (lenex.training.guards),
 #: and a paper-scale state (4.2 GB for LEX's 354M model with AdamW) must be written before the kill.
 SIGNAL_LEAD_S = 300
+#: The folder under results/ of the models a study trains by its own settings (lenex.pipeline.specs.STUDIES):
+#: no preset's, so its trainings take STAGE_DEFAULTS and one thread, as its cost model measured them.
+STUDY_RESULTS = "scale-study"
 #: The module every job starts through (lenex.pipeline.launch).
 LAUNCH = "lenex.pipeline.launch"
 
@@ -65,11 +68,17 @@ class Resources:
     def __init__(self, settings):
         self.settings = settings
 
+    def _resource(self, preset_name: str, stage: str, key: str, default, paper: str | None = None):
+        """The preset's `resources: <stage>: <key>` as `paper` sees it; a study's model: `default`."""
+        if preset_name == STUDY_RESULTS:
+            return default
+        return self.settings.rule_resources(preset_name, stage, key, default, paper)
+
     def stage_setting(self, stage: str, key: str, default=None, paper: str | None = None):
         """Input function: the preset's `resources: <stage>: <key>` for the job's paper (default:
         `default`, else the stage's STAGE_DEFAULTS)."""
         default = STAGE_DEFAULTS[stage].get(key) if default is None else default
-        return lambda wc: self.settings.rule_resources(wc.preset, stage, key, default, paper or wc.paper)
+        return lambda wc: self._resource(wc.preset, stage, key, default, paper or wc.paper)
 
     def stage_threads(self, stage: str, paper: str | None = None):
         return self.stage_setting(stage, "threads", 1, paper)
@@ -83,7 +92,7 @@ class Resources:
 
     def data_resources(self) -> dict:
         """resources: of a corpus job (memory, runtime) from the preset's `resources: data:`."""
-        return {key: (lambda wc, key=key: self.settings.rule_resources(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
+        return {key: (lambda wc, key=key: self._resource(wc.preset, "data", key, STAGE_DEFAULTS["data"][key]))
                 for key in ("mem_mb", "runtime")}
 
     def stage_resources_at(self, preset_name: str, stage: str, paper: str, runs: int = 1) -> dict:
@@ -98,12 +107,12 @@ class Resources:
         `torchrun --standalone`, and a job spread over nodes with fewer GPUs would give ranks
         devices that do not exist. `slurm_extra` (train): `train_slurm_extra`."""
         defaults = STAGE_DEFAULTS[stage]
-        gpus = self.settings.rule_resources(preset_name, stage, "gpus", 0, paper)
-        threads = self.settings.rule_resources(preset_name, stage, "threads", 1, paper)
-        nodes = self.settings.rule_resources(preset_name, stage, "nodes", 1, paper) if stage == "train" else 1
+        gpus = self._resource(preset_name, stage, "gpus", 0, paper)
+        threads = self._resource(preset_name, stage, "threads", 1, paper)
+        nodes = self._resource(preset_name, stage, "nodes", 1, paper) if stage == "train" else 1
         declared = {
-            "mem_mb": self.settings.rule_resources(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
-            "runtime": runs * self.settings.rule_resources(preset_name, stage, "runtime", defaults["runtime"], paper),
+            "mem_mb": self._resource(preset_name, stage, "mem_mb", defaults["mem_mb"], paper),
+            "runtime": runs * self._resource(preset_name, stage, "runtime", defaults["runtime"], paper),
             "gpu": gpus * nodes,
             "cpus_per_gpu": max(1, threads // gpus) if gpus else 0,
             "nodes": nodes,
@@ -117,9 +126,9 @@ class Resources:
         SIGTERM `signal_lead_s` before the time limit, so the state is saved before the kill
         (not `B:`, which would signal only the batch shell: the SLURM executor runs the job in an
         srun step, whose processes `--signal` reaches), and the nodes whole where it says `exclusive`."""
-        lead = self.settings.rule_resources(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
-        exclusive = self.settings.rule_resources(preset_name, "train", "exclusive", False, paper)
-        nodes = self.settings.rule_resources(preset_name, "train", "nodes", 1, paper)
+        lead = self._resource(preset_name, "train", "signal_lead_s", SIGNAL_LEAD_S, paper)
+        exclusive = self._resource(preset_name, "train", "exclusive", False, paper)
+        nodes = self._resource(preset_name, "train", "nodes", 1, paper)
         per_node = f"--gpus-per-node={self.train_gpus(preset_name, paper)} " if nodes > 1 else ""
         return ("--exclusive " if exclusive else "") + per_node + f"--signal=TERM@{lead}"
 
@@ -148,18 +157,22 @@ class Resources:
         choices = []
         for name in self.settings.preset_names:
             for paper in self.settings.config["papers"]:
-                if (self.settings.rule_resources(name, "train", "nodes", 1, paper) == 1) != one_node:
+                if (self._resource(name, "train", "nodes", 1, paper) == 1) != one_node:
                     continue
                 fetched = self.settings.paper(paper).fetched_models(self.settings, name)
                 choices.append(f"{name}(?=/(?:models|curves)/{re.escape(paper)}/{f'(?!{fetched})' if fetched else ''})")
+        if one_node and (self.settings.scale_study or self.settings.sweeps):
+            # results/scale-study/models/<study>/...: a study's models (lenex.pipeline.specs.STUDIES
+            # names the known ones), on one node, only while its rules are defined
+            choices.append(f"{STUDY_RESULTS}(?=/(?:models|curves)/)")
         return "|".join(choices) or "-"
 
     def train_gpus(self, preset_name: str, paper: str) -> int:
-        return self.settings.rule_resources(preset_name, "train", "gpus", 0, paper)
+        return self._resource(preset_name, "train", "gpus", 0, paper)
 
     def gpu_stage(self, preset_name: str, stage: str, paper: str) -> bool:
         """Whether the preset runs the stage's jobs on GPUs (a cluster or a GPU workstation)."""
-        return self.settings.rule_resources(preset_name, stage, "gpus", 0, paper) > 0
+        return self._resource(preset_name, stage, "gpus", 0, paper) > 0
 
 
 

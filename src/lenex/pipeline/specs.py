@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..experiment.preset_spec import PresetView
 from ..registry import Registry
-from .resources import KEEP_SHELL, launcher, quoted_json, train_command
+from .resources import KEEP_SHELL, STUDY_RESULTS, launcher, quoted_json, train_command
 from .user_errors import refuse
 
 
@@ -49,6 +49,12 @@ class Backend:
 #: (lenex.fairseq_backend.backend), registered there.
 BACKENDS = Registry("training backend", members="lenex.*.backend", known="known")
 BACKENDS.register(Backend("lenex", "lenex.training.train", continues=True, curves=True))
+
+
+#: The studies that train models by their own settings, not a preset's, under
+#: results/<STUDY_RESULTS>/models/<study>/, each registered in its package's `studies` module
+#: (lenex.scale_study.studies: the scale study's grid and the emergence sweeps).
+STUDIES = Registry("study of its own models", members="lenex.*.studies", known="known")
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,10 @@ class Specs:
     @functools.cache
     def model(self, preset: str, paper: str, path: str) -> ModelSpec:
         """The spec of results/<preset>/models/<paper>/<path>.pt: its paper's, from the preset as the
-        paper sees it (read once, typed), completed and launched from that same view."""
+        paper sees it (read once, typed), completed and launched from that same view; under
+        results/scale-study/models/<study>/, its study's (one CPU thread, lenex's trainer, no preset)."""
+        if preset == STUDY_RESULTS:
+            return STUDIES[paper].spec(path, self.settings.root)
         view = self.settings.paper_spec(preset, paper)
         spec = self.settings.paper(paper).model_spec(view.view, self.settings.experiment(paper), path)
         return self.launch(self.completed(spec), view)
@@ -233,7 +242,11 @@ class Specs:
         backend = BACKENDS[spec.backend]
         if backend.data_files and spec.trained_from_scratch:
             data += backend.data_files(spec.preset, spec.corpus)
-        named = {"data": data, "code": self.code.stamp(spec.module, spec.preset, spec.paper, spec.variant)}
+        if spec.preset == STUDY_RESULTS:  # its scheme is named by its own config, not by a preset's variant
+            stamp = self.code.scheme_stamp(spec.module, (spec.model or {}).get("position"))
+        else:
+            stamp = self.code.stamp(spec.module, spec.preset, spec.paper, spec.variant)
+        named = {"data": data, "code": stamp}
         if spec.continued is not None:
             named["init"] = spec.continued.init
         return named

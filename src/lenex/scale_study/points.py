@@ -15,12 +15,23 @@ the order they were first recorded in.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 from pathlib import Path
 
 from ..files import atomic_write_text
 from ..records.scale_record import PROTOCOL_FIELDS, scores_of
+
+
+@dataclasses.dataclass(frozen=True)
+class PointFiles:
+    """Where a point's model lives (trained by the pipeline's one training rule, its spec from
+    lenex.scale_study.studies), its training state and metrics (the trainer's workdir) and its scores."""
+
+    model: Path
+    workdir: Path
+    scores: Path
 
 
 def read_points(path: Path) -> dict[str, dict]:

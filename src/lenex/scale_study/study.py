@@ -7,16 +7,17 @@ the parameter count and the training tokens/s as one line of results/scale-study
 regenerate the plot and the write-up from every recorded line (lenex.scale_study.report).
 
 What runs is Snakemake's to decide (workflow/rules/scale_study.smk, targets from
-lenex.scale_study.study_rules): `python -m lenex.scale_study` asks it for the write-up. Each job
-here does its one thing: `model` trains a point (resuming from its training state,
-lenex.training.train's workdir, when an earlier try was cut off), `point` scores a trained model
-(keeping the evaluations an earlier try finished), `gather` adds the point records to
-points.jsonl, `report` writes the plot and the write-up.
+lenex.scale_study.study_rules): `python -m lenex.scale_study` asks it for the write-up. A point's
+model is trained by the pipeline's one training rule (its spec: lenex.scale_study.studies), which
+resumes from its training state when an earlier try was cut off. Each job here does its one thing:
+`point` scores a trained model (keeping the evaluations an earlier try finished on it), `gather`
+adds the point records to points.jsonl, `report` writes the plot and the write-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import logging
@@ -35,11 +36,9 @@ from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..files import atomic_write_text, read_json, read_yaml
 from ..records.run_facts import run_facts
-from .points import gather_points, length_ratios, read_points
+from .points import PointFiles, gather_points, length_ratios, read_points
 from .report import write_report
-from ..config import TrainConfig
-from ..training.train import train
-from ..training.vocabulary import model_config_for_corpus
+from ..config import ModelConfig, TrainConfig
 
 log = logging.getLogger("lenex.scale_study")
 ROOT = Path(__file__).resolve().parents[3]
@@ -238,38 +237,36 @@ def find_point(study: dict, name: str) -> dict:
                      f"{', '.join(point_name(p['key']) for p in grid[:3])} ({len(grid)} in all)")
 
 
-def point_paths(out: Path, key: str) -> tuple[Path, Path, Path]:
-    """A point's model, training state (the workdir its training resumes from) and scores."""
+def point_files(out: Path, key: str) -> PointFiles:
+    """A study point's files: its model under <out>/models/study/ (the training rule's layout,
+    results/scale-study/models/<study>/<model>.pt), its state and scores under <out>/train, <out>/eval."""
     name = point_name(key)
-    return out / "models" / f"{name}.pt", out / "train" / name, out / "eval" / name
+    return PointFiles(out / "models" / "study" / f"{name}.pt", out / "train" / name, out / "eval" / name)
 
 
-def _point_configs(point: dict, study: dict, data_dir: Path):
-    model_cfg = model_config_for_corpus(point["model"], data_dir)
-    steps = steps_for(point["train_tokens"], study["train"]["batch_size"], model_cfg.train_length)
-    return model_cfg, _train_config(study, steps)
+def default_train_length() -> int:
+    return next(f.default for f in dataclasses.fields(ModelConfig) if f.name == "train_length")
 
 
-def train_point(point: dict, study: dict, out: Path, data_dir: Path, device: str) -> Path:
-    """Train a point's model (resuming from its workdir's state if an earlier try was cut off);
-    the scores of a former model of the point are dropped first, so none is read as this one's."""
-    model_path, workdir, scores = point_paths(out, point["key"])
-    model_cfg, cfg = _point_configs(point, study, data_dir)
-    shutil.rmtree(scores, ignore_errors=True)
-    train(model_cfg, cfg, data_dir, model_path, workdir, device=device)
-    return model_path
+def point_settings(point: dict, study: dict) -> tuple[dict, dict]:
+    """A point's ModelConfig fields (its vocabulary is its corpus's, which the trainer reads) and its
+    TrainConfig fields: its steps from its training tokens, warmup, logging and checkpoints a share of them."""
+    model = dict(point["model"])
+    steps = steps_for(point["train_tokens"], study["train"]["batch_size"], model.get("train_length", default_train_length()))
+    return model, _train_config(study, steps).to_dict()
 
 
-def score_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
+def score_point(point: dict, study: dict, files: PointFiles, data_dir: Path, device: str, command: str,
+                facts: dict) -> dict:
     """Score a point's trained model at every length it asks for; its record. Scores finished
-    by an earlier try over the same span are kept. `point_wall_s`: the model's training time
-    (its last run) plus this scoring."""
+    by an earlier try over the same span, on this model, are kept (those older than the model are
+    a former model's: dropped). `point_wall_s`: the model's training time (its last run) plus this scoring."""
     started = time.time()
-    model_path, workdir, scores_dir = point_paths(out, point["key"])
-    model_cfg, cfg = _point_configs(point, study, data_dir)
-    length = model_cfg.train_length
+    model_path, scores_dir = files.model, files.scores
+    drop_scores_older_than(scores_dir, model_path)
     payload = read_checkpoint(model_path)
-    metrics = _last_metrics(workdir)
+    length = payload["model_config"]["train_length"]
+    metrics = _last_metrics(files.workdir)
     multiples = point["multiples"]
     span, ppl = max(multiples) * length, {}
     for scored in scored_lengths(multiples, point.get("short_multiples", []), length):
@@ -291,7 +288,7 @@ def score_point(point: dict, study: dict, out: Path, data_dir: Path, device: str
             "model_config": payload["model_config"], "params": payload["params"],
             "vocab_size": payload["model_config"]["vocab_size"], "train_length": length,
             "receptive_field": receptive_field(payload["model_config"]),
-            "steps": payload["step"], "batch_size": cfg.batch_size, "tokens_seen": payload["tokens_seen"],
+            "steps": payload["step"], "batch_size": study["train"]["batch_size"], "tokens_seen": payload["tokens_seen"],
             "final_loss": payload["final_loss"], "valid_loss": payload["valid_loss"],
             "train_tokens_per_s": metrics.get("tokens_per_s"), "train_wall_s": payload["wall_seconds_last_run"],
             "threads": torch.get_num_threads(), "ppl": {str(n): v for n, v in ppl.items()},
@@ -301,11 +298,11 @@ def score_point(point: dict, study: dict, out: Path, data_dir: Path, device: str
             **scores, **facts}
 
 
-def run_point(point: dict, study: dict, out: Path, data_dir: Path, device: str, command: str, facts: dict) -> dict:
-    """Train and score one point in one job (an emergence sweep's point, lenex.scale_study.sweep_run)."""
-    started = time.time()
-    train_point(point, study, out, data_dir, device)
-    return {**score_point(point, study, out, data_dir, device, command, facts), "point_wall_s": time.time() - started}
+def drop_scores_older_than(scores: Path, model: Path) -> None:
+    """A point's scores folder emptied when its model is newer than a score in it: that model was
+    trained again (its config or code changed), and its former model's scores must not be read as its."""
+    if scores.is_dir() and any(p.stat().st_mtime < model.stat().st_mtime for p in scores.iterdir()):
+        shutil.rmtree(scores)
 
 
 def last_token_scores(model_path: Path, data_dir: Path, length: int, multiples: list[int], settings: dict,
@@ -330,8 +327,8 @@ def last_token_scores(model_path: Path, data_dir: Path, length: int, multiples: 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="The scale study's jobs (workflow/rules/scale_study.smk runs them)")
-    parser.add_argument("command", choices=["tokenizer", "data", "model", "point", "gather", "report"])
-    parser.add_argument("name", nargs="?", help="a tokenizer (tokenizer, data) or a point (model, point)")
+    parser.add_argument("command", choices=["tokenizer", "data", "point", "gather", "report"])
+    parser.add_argument("name", nargs="?", help="a tokenizer (tokenizer, data) or a point (point)")
     parser.add_argument("--config", default=str(CONFIG), help="the grid (default config/scale-study.yaml)")
     parser.add_argument("--out", default="results/scale-study")
     parser.add_argument("--resources", default="resources", help="fetched corpora (as for the pipeline)")
@@ -343,21 +340,19 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     torch.set_num_threads(args.threads)
     study, out = load_study(args.config), Path(args.out)
-    if args.command in ("tokenizer", "data", "model", "point") and not args.name:
+    if args.command in ("tokenizer", "data", "point") and not args.name:
         parser.error(f"{args.command} takes a name")
     if args.command == "tokenizer":
         train_tokenizer(study, args.name, out, args.resources)
     elif args.command == "data":
         prepare_data(study, args.name, out, args.resources)
-    elif args.command == "model":
-        point = find_point(study, args.name)
-        train_point(point, study, out, data_folder(out, point["tokenizer"]), args.device)
     elif args.command == "point":
         if not args.record:
             parser.error("point needs --record")
         point = find_point(study, args.name)
         command = " ".join(["python -m lenex.scale_study.study", *(argv if argv is not None else sys.argv[1:])])
-        record = score_point(point, study, out, data_folder(out, point["tokenizer"]), args.device, command, run_facts())
+        record = score_point(point, study, point_files(out, point["key"]), data_folder(out, point["tokenizer"]),
+                             args.device, command, run_facts())
         atomic_write_text(Path(args.record), json.dumps(record, sort_keys=True) + "\n")
     elif args.command == "gather":
         gather_points(out / POINTS, [read_json(Path(path)) for path in args.records])

@@ -1,8 +1,9 @@
 """The targets of the scale study's Snakemake rules (workflow/rules/scale_study.smk), as plain
 functions: the rules stay thin and these are tested without Snakemake.
 
-A point is two targets: its model (results/scale-study/models/<point>.pt, kept, not committed) and
-its record (records/<point>.json, until the gather adds it to points.jsonl). Snakemake decides
+A point is two targets: its model (results/scale-study/models/study/<point>.pt, kept, not committed,
+trained by the pipeline's one training rule: lenex.scale_study.studies) and its record
+(records/<point>.json, until the gather adds it to points.jsonl). Snakemake decides
 what runs: a point whose model is kept is only scored; one whose model is gone is trained again.
 Rule scale_study and the gather ask for the records of the grid's points that points.jsonl (the
 committed store) does not hold complete, cheapest first; with every point recorded, or with
@@ -36,7 +37,7 @@ def study_config(root: str | Path = st.ROOT) -> dict:
 
 
 def model_file(name: str, out: str = OUT) -> str:
-    return f"{out}/models/{name}.pt"
+    return f"{out}/models/study/{name}.pt"
 
 
 def record_file(name: str, out: str = OUT) -> str:
@@ -106,11 +107,6 @@ def data_inputs(study: dict, tokenizer: str, root: str | Path = st.ROOT, out: st
     """The corpus, and for a bpe-<vocab> tokenizer the tokenizer trained on it."""
     check_tokenizer(study, tokenizer)
     return corpus_inputs(study, root) + ([tokenizer_file(tokenizer, out)] if tokenizer.startswith("bpe-") else [])
-
-
-def model_inputs(study: dict, name: str, out: str = OUT) -> list[str]:
-    """A point's model is trained on its tokenizer's corpus."""
-    return [data_meta(st.find_point(study, name)["tokenizer"], out)]
 
 
 def point_inputs(study: dict, name: str, out: str = OUT) -> dict[str, str]:

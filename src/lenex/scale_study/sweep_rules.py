@@ -43,9 +43,15 @@ def point_file(sweep: str, ident: str, out: str = sw.OUT) -> str:
     return f"{out}/{sweep}/points/{ident}.json"
 
 
-def point_inputs(config: dict, sweep: str, ident: str) -> list[str]:
-    """A point needs its corpus prepared (one job prepares it, so two points never race on it)."""
-    return [corpus_meta(config, sw.find_point(config, sweep, ident)["corpus"])]
+def model_file(sweep: str, ident: str, models: str = sw.MODELS) -> str:
+    """A point's model: rule train's output (its spec from lenex.scale_study.studies)."""
+    return f"{models}/{sweep}/{ident}.pt"
+
+
+def point_inputs(config: dict, sweep: str, ident: str) -> dict[str, str]:
+    """A point's record is scored from its model, on its corpus (one job prepares a corpus, so two
+    points never race on it)."""
+    return {"model": model_file(sweep, ident), "data": corpus_meta(config, sw.find_point(config, sweep, ident)["corpus"])}
 
 
 def part_inputs(sweep: str, part: str, out: str = sw.OUT) -> list[str]:

@@ -2,9 +2,7 @@
 
     plan                      the points, their predicted cost and their parts: results/scale-study/sweeps/plan.json
                               and plan.md (written once, before any point runs; parts are read from it)
-    part <sweep> <part>       run a part's points one after another, then record the part (resumable:
-                              a recorded point is skipped, an interrupted one resumes its training)
-    point <sweep> <point>     run one point (what the Snakemake rule sweep_point calls)
+    point <sweep> <point>     score one point's trained model, its record (what the Snakemake rule sweep_point calls)
     corpus <corpus>           prepare a corpus for the sweeps (rule sweep_corpus)
     part-record <sweep> <part>  record a part whose points are all recorded (rule sweep_part)
     report [<sweep> ...]      emergence.md and emergence.png of each sweep, from its recorded points
@@ -14,7 +12,8 @@
     attach-curve <sweep> <point> <metrics.jsonl>
                               add the training curve of its run's metrics to a point recorded before points kept theirs
 
-Points train and score with the scale study's code (lenex.scale_study.study.run_point); each point's
+A point's model is trained by the pipeline's one training rule (its spec: lenex.scale_study.studies) and
+scored here with the scale study's code (lenex.scale_study.study.score_point); each point's
 record keeps its run's training curve (`training_curve`, lenex.scale_study.sweep_curves; docs/curves.md).
 """
 from __future__ import annotations
@@ -216,14 +215,6 @@ def planned_part(out: Path, sweep: str, part: str) -> list[str]:
     return parts[part]
 
 
-def point_study(config: dict, point: dict, root: Path = sw.ROOT) -> dict:
-    """The scale-study settings run_point reads for one sweep point (its seed, its corpus inline)."""
-    corpora = read_yaml(root / config["corpora"])["corpora"]
-    settings = {k: v for k, v in config["train"].items()}
-    return {"corpus": corpora[point["corpus"]], "data": config["data"], "train": {**settings, "seed": point["seed"]},
-            "eval": config["eval"], "last_token": config["last_token"]}
-
-
 def prepare_corpus(config: dict, corpus: str, work: Path, resources: str) -> Path:
     from .study import prepared_data
 
@@ -231,19 +222,21 @@ def prepare_corpus(config: dict, corpus: str, work: Path, resources: str) -> Pat
                          config["tokenizer"], work / "corpora" / corpus, resources)
 
 
-def run_sweep_point(config: dict, sweep: str, ident: str, out: Path, work: Path, resources: str, device: str,
-                    command: str) -> dict:
-    """Train and score one point unless recorded; its record is the scale study's, plus the sweep's fields."""
+def score_sweep_point(config: dict, sweep: str, ident: str, out: Path, work: Path, models: Path, device: str,
+                      command: str) -> dict:
+    """Score one point's trained model (rule train made it) unless recorded; its record is the scale
+    study's, plus the sweep's fields and its training's curve."""
     target = out / sweep / "points" / f"{ident}.json"
     if target.exists():
         return read_json(target)
-    from .study import point_paths, run_point
+    from .study import score_point
 
     point = sw.find_point(config, sweep, ident)
-    data_dir = prepare_corpus(config, point["corpus"], work, resources)
-    record = run_point(point, point_study(config, point), work, data_dir, device, command, run_facts())
+    files = sw.point_files(point, work, models)
+    record = score_point(point, sw.point_study(config, point), files, sw.corpus_folder(config, point["corpus"], work),
+                         device, command, run_facts())
     record.update({k: point[k] for k in ("sweep", "id", "variable", "value", "seed", "corpus")})
-    record["training_curve"] = sweep_curves.point_curve(record, point_paths(work, point["key"])[1] / "metrics.jsonl")
+    record["training_curve"] = sweep_curves.point_curve(record, files.workdir / "metrics.jsonl")
     sweep_curves.write_point(target, record)
     return record
 
@@ -347,6 +340,7 @@ def main(argv=None) -> None:
     parser.add_argument("--config", default=str(sw.CONFIG))
     parser.add_argument("--out", default=sw.OUT)
     parser.add_argument("--work", default=sw.WORK)
+    parser.add_argument("--models", default=sw.MODELS)
     parser.add_argument("--resources", default="resources")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
@@ -367,7 +361,7 @@ def main(argv=None) -> None:
         prepare_corpus(config, args.names[0], work, args.resources)
     elif args.command == "point":
         sw.find_point(config, *args.names)
-        run_sweep_point(config, *args.names, out, work, args.resources, args.device, command)
+        score_sweep_point(config, *args.names, out, work, Path(args.models), args.device, command)
     elif args.command == "part-record":
         record_part(out, *args.names, command)
     elif args.command == "report":

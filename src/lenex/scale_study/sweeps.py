@@ -2,7 +2,8 @@
 
 A sweep varies one variable of one named setting (`train_tokens`, `n_head` at a fixed head
 dimension, or `corpus`) over its values, for each of its models and seeds; a point is one model
-trained and scored by the scale study's own code (lenex.scale_study.study.run_point), recorded as a
+trained by the pipeline's one training rule (its spec: lenex.scale_study.studies) and scored by the
+scale study's own code (lenex.scale_study.study.score_point), recorded as a
 scale-study point under results/scale-study/sweeps/<sweep>/points/<point>.json. Points are packed
 into parts, each predicted by the cost model to fit `part_hours` x `margin` on `cores` one-thread
 jobs side by side; the plan is written before any point runs (docs/emergence.md).
@@ -16,6 +17,7 @@ from pathlib import Path
 import jsonschema
 
 from ..files import read_yaml
+from .points import PointFiles
 
 # The paper's numbers (pandas), the emergence analysis (scipy) and the scale study (torch) are
 # imported where they are used: the workflow imports this module (through sweep_rules) on every
@@ -25,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config" / "sweeps.yaml"
 SCHEMA = ROOT / "workflow" / "schemas" / "sweeps.schema.yaml"
 OUT = "results/scale-study/sweeps"  # per sweep: points/, parts/, emergence.md and .png; plan.md
-WORK = "results/scale-study/sweep-work"  # prepared corpora, models, training state, evaluations (not committed)
+WORK = "results/scale-study/sweep-work"  # prepared corpora, training state, evaluations (not committed)
+MODELS = "results/scale-study/models/sweeps"  # the points' models, <sweep>/<point>.pt (the training rule's layout)
 FORWARD_PER_TRAIN = 3  # a training step ~ one forward and a backward of twice its cost: scoring runs ~3x faster
 _POINT = re.compile(r"^(?P<model>[A-Za-z0-9_.-]+?)__(?P<variable>train_tokens|n_head|corpus)-(?P<value>[A-Za-z0-9_.-]+)"
                     r"__seed(?P<seed>[0-9]+)$")
@@ -173,7 +176,7 @@ def point_model(config: dict, sweep: dict, model: str, value) -> dict:
 
 def sweep_points(config: dict, name: str) -> list[dict]:
     """Every point of a sweep, in the order value, model, seed: each a point as
-    lenex.scale_study.study.run_point takes it, plus the sweep's own fields."""
+    lenex.scale_study.study.score_point takes it, plus the sweep's own fields."""
     sweep = config["sweeps"][name]
     setting, variable = config["settings"][sweep["setting"]], sweep["variable"]["name"]
     points = []
@@ -201,6 +204,25 @@ def find_point(config: dict, name: str, ident: str) -> dict:
             return point
     parse_point_id(ident)
     raise ValueError(f"sweep {name!r} has no point {ident!r}")
+
+
+def point_study(config: dict, point: dict, root: Path = ROOT) -> dict:
+    """The scale-study settings a sweep point trains and scores by (its seed, its corpus inline)."""
+    corpora = read_yaml(root / config["corpora"])["corpora"]
+    return {"corpus": corpora[point["corpus"]], "data": config["data"], "train": {**config["train"], "seed": point["seed"]},
+            "eval": config["eval"], "last_token": config["last_token"]}
+
+
+def point_files(point: dict, work: str | Path = WORK, models: str | Path = MODELS) -> PointFiles:
+    """A sweep point's model (<models>/<sweep>/<point>.pt), training state and scores (under <work>)."""
+    name = point["key"].replace("/", "__")
+    return PointFiles(Path(models) / point["sweep"] / f"{point['id']}.pt", Path(work) / "train" / name,
+                      Path(work) / "eval" / name)
+
+
+def corpus_folder(config: dict, corpus: str, work: str | Path = WORK) -> Path:
+    """The folder a sweep corpus is prepared into (its meta.json written last, by lenex.data.prepare)."""
+    return Path(work) / "corpora" / corpus / "data" / config["tokenizer"]
 
 
 # --- the cost model ------------------------------------------------------------------------------
