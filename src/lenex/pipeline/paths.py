@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..data.corpus import fetched_inputs_of
+from ..data.corpus import fetched_files, fetched_inputs_of
 from ..data.fetch import PACKAGES
 from ..files import read_yaml
 from .settings import Settings, validate
@@ -127,16 +127,14 @@ class Paths:
 
     def fetched_inputs(self, preset_name: str, name: str) -> list[str]:
         """The fetched packages a corpus reads (none for local paths and the stdlib); a union's
-        are those of its parts (lenex.data.corpus.fetched_inputs_of)."""
+        are those of its parts (lenex.data.corpus.fetched_files)."""
         spec = self.corpus_spec(preset_name, name)
         reason = self.corpus_unavailable(preset_name, name)
         if reason:
             raise ValueError(reason)
         if spec["source"] == "mix":
             raise ValueError(f"corpus {name!r} is a mix: it is built from prepared corpora")
-        needs = fetched_inputs_of(spec)
-        return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
-                + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
+        return fetched_files(spec)
 
     def corpus_inputs(self, preset_name: str, corpus: str) -> list[str]:
         """What a corpus needs before it can be prepared: for a mix its components (prepared

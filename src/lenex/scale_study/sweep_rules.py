@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.corpus import fetched_inputs_of
+from ..data.corpus import fetched_files
 from ..files import read_json, read_yaml
 from . import sweeps as sw
 
@@ -34,9 +34,7 @@ def corpus_inputs(config: dict, corpus: str, tokenizer: str, root: Path = sw.ROO
     corpora = read_yaml(root / config["corpora"])["corpora"]
     if corpus not in corpora:
         raise ValueError(f"corpus {corpus!r} is not in {config['corpora']}")
-    needs = fetched_inputs_of(corpora[corpus])
-    return ([f"resources/{n}/SOURCE.json" for n in needs["pypi"]]
-            + [f"resources/debian/{p}/SOURCE.json" for p in needs["debian"]])
+    return fetched_files(corpora[corpus])
 
 
 def point_file(sweep: str, ident: str, out: str = sw.OUT) -> str:
