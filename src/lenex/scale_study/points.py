@@ -24,6 +24,11 @@ from ..files import atomic_write_text
 from ..records.scale_record import PROTOCOL_FIELDS, scores_of
 
 
+def point_name(key: str) -> str:
+    """A point's key as one path component: the name of its model, training state and scores."""
+    return key.replace("/", "__")
+
+
 @dataclasses.dataclass(frozen=True)
 class PointFiles:
     """Where a point's model lives (trained by the pipeline's one training rule, its spec from

@@ -34,12 +34,12 @@ def point_spec(study: str, output: str, point: dict, settings: dict, data: Path,
 def study_point_spec(path: str, root: Path) -> ModelSpec:
     """results/scale-study/models/study/<point>.pt: a point of config/scale-study.yaml's grid."""
     from . import study as st
-    from .study_rules import study_config
+    from .study_rules import OUT, study_config
 
-    settings, out = study_config(root), Path(f"results/{STUDY_RESULTS}")
+    settings, out = study_config(root), Path(OUT)
     point = st.find_point(settings, path)
-    return point_spec("study", f"{out}/models/study/{path}.pt", point, settings,
-                      st.data_folder(out, point["tokenizer"]), st.point_files(out, point["key"]).workdir)
+    files = st.point_files(out, point["key"])
+    return point_spec("study", str(files.model), point, settings, st.data_folder(out, point["tokenizer"]), files.workdir)
 
 
 def sweep_point_spec(path: str, root: Path) -> ModelSpec:
@@ -51,8 +51,9 @@ def sweep_point_spec(path: str, root: Path) -> ModelSpec:
                          "models/sweeps/<sweep>/<point>.pt")
     config = sweeps_config(root)
     point = sw.find_point(config, fields["sweep"], fields["point"])
-    return point_spec("sweeps", f"{sw.MODELS}/{path}.pt", point, sw.point_study(config, point, Path(root)),
-                      sw.corpus_folder(config, point["corpus"]), sw.point_files(point).workdir)
+    files = sw.point_files(point)
+    return point_spec("sweeps", str(files.model), point, sw.point_study(config, point, Path(root)),
+                      sw.corpus_folder(config, point["corpus"]), files.workdir)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ..cli import run_cli
 from ..data.tokenizer import get_tokenizer
 from ..files import atomic_write_text, read_json, read_yaml
 from ..records.run_facts import run_facts
-from .points import PointFiles, gather_points, length_ratios, read_points
+from .points import PointFiles, gather_points, length_ratios, point_name, read_points
 from .report import write_report
 from ..config import ModelConfig, TrainConfig
 
@@ -220,11 +220,6 @@ def _train_config(study: dict, steps: int) -> TrainConfig:
 def _last_metrics(workdir: Path) -> dict:
     lines = (workdir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     return json.loads(lines[-1]) if lines else {}
-
-
-def point_name(key: str) -> str:
-    """A point's key as one path component: the name of its model, training state and scores."""
-    return key.replace("/", "__")
 
 
 def find_point(study: dict, name: str) -> dict:

@@ -36,10 +36,6 @@ def study_config(root: str | Path = st.ROOT) -> dict:
     return _LOADED[root]
 
 
-def model_file(name: str, out: str = OUT) -> str:
-    return f"{out}/models/study/{name}.pt"
-
-
 def record_file(name: str, out: str = OUT) -> str:
     return f"{out}/records/{name}.json"
 
@@ -109,7 +105,8 @@ def data_inputs(study: dict, tokenizer: str, root: str | Path = st.ROOT, out: st
 
 def point_inputs(study: dict, name: str, out: str = OUT) -> dict[str, str]:
     """A point's record is scored from its model, on its tokenizer's corpus."""
-    return {"model": model_file(name, out), "data": data_meta(st.find_point(study, name)["tokenizer"], out)}
+    point = st.find_point(study, name)
+    return {"model": str(st.point_files(Path(out), point["key"]).model), "data": data_meta(point["tokenizer"], out)}
 
 
 def snakemake_command(cores: int, extra: list[str], only: str = "") -> list[str]:

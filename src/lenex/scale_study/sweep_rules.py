@@ -23,7 +23,7 @@ def sweeps_config(root: str | Path = sw.ROOT) -> dict:
 
 def corpus_meta(config: dict, corpus: str, work: str = sw.WORK) -> str:
     """The file that marks a corpus prepared for the sweeps (written last by lenex.data.prepare)."""
-    return f"{work}/corpora/{corpus}/data/{config['tokenizer']}/meta.json"
+    return str(sw.corpus_folder(config, corpus, work) / "meta.json")
 
 
 def corpus_inputs(config: dict, corpus: str, tokenizer: str, root: Path = sw.ROOT) -> list[str]:
@@ -41,15 +41,11 @@ def point_file(sweep: str, ident: str, out: str = sw.OUT) -> str:
     return f"{out}/{sweep}/points/{ident}.json"
 
 
-def model_file(sweep: str, ident: str, models: str = sw.MODELS) -> str:
-    """A point's model: rule train's output (its spec from lenex.scale_study.studies)."""
-    return f"{models}/{sweep}/{ident}.pt"
-
-
 def point_inputs(config: dict, sweep: str, ident: str) -> dict[str, str]:
     """A point's record is scored from its model, on its corpus (one job prepares a corpus, so two
     points never race on it)."""
-    return {"model": model_file(sweep, ident), "data": corpus_meta(config, sw.find_point(config, sweep, ident)["corpus"])}
+    point = sw.find_point(config, sweep, ident)
+    return {"model": str(sw.point_files(point).model), "data": corpus_meta(config, point["corpus"])}
 
 
 def part_inputs(sweep: str, part: str, out: str = sw.OUT) -> list[str]:

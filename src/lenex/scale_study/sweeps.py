@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 
 from ..files import read_yaml
-from .points import PointFiles
+from .points import PointFiles, point_name
 
 # The paper's numbers (pandas), the emergence analysis (scipy) and the scale study (torch) are
 # imported where they are used: the workflow imports this module (through sweep_rules) on every
@@ -215,7 +215,7 @@ def point_study(config: dict, point: dict, root: Path = ROOT) -> dict:
 
 def point_files(point: dict, work: str | Path = WORK, models: str | Path = MODELS) -> PointFiles:
     """A sweep point's model (<models>/<sweep>/<point>.pt), training state and scores (under <work>)."""
-    name = point["key"].replace("/", "__")
+    name = point_name(point["key"])
     return PointFiles(Path(models) / point["sweep"] / f"{point['id']}.pt", Path(work) / "train" / name,
                       Path(work) / "eval" / name)
 
